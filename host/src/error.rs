@@ -1,0 +1,68 @@
+//! The one error type of the library.
+
+use crate::Dim3;
+use cust::error::CudaError;
+
+/// Everything that can go wrong, as a value.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No usable CUDA device or driver on this machine.
+    #[error("no CUDA device available ({reason}); GPU work needs an NVIDIA GPU and its driver")]
+    NoDevice { reason: String },
+
+    /// A device allocation did not fit.
+    #[error("out of device memory allocating {bytes} bytes")]
+    OutOfMemory { bytes: usize },
+
+    /// A buffer's length does not match the shape it is used with.
+    #[error("{buffer} holds {actual} elements but a {shape} matrix needs {expected}")]
+    LengthMismatch { buffer: &'static str, shape: String, expected: usize, actual: usize },
+
+    /// A dimension is zero: there is nothing to launch.
+    #[error("shape {rows}x{cols} has a zero dimension; every dimension must be at least 1")]
+    ZeroDimension { rows: usize, cols: usize },
+
+    /// The shape cannot be expressed to this kernel (a dimension past `u32`,
+    /// or more elements than memory can address).
+    #[error("shape {rows}x{cols} is too large: {why}")]
+    ShapeTooLarge { rows: usize, cols: usize, why: &'static str },
+
+    /// The launch would need a grid past the device's limits.
+    #[error("{kernel} on {shape} needs grid {grid:?}, past the device limit {limit:?}")]
+    GridTooLarge { kernel: &'static str, shape: String, grid: Dim3, limit: Dim3 },
+
+    /// The input and output buffers are the same memory.
+    #[error("{kernel} cannot run in place: input and output must be different buffers")]
+    Aliased { kernel: &'static str },
+
+    /// The kernel module lacks an expected entry point (PTX built from other sources).
+    #[error("kernel `{name}` is not in the loaded module")]
+    MissingKernel { name: &'static str },
+
+    /// The emulator refused or aborted a launch.
+    #[error("emulated launch failed: {0}")]
+    Emulator(#[from] coalesce_kernels::emu::EmuError),
+
+    /// Any other driver error, with the operation that got it.
+    #[error("CUDA driver error in {op}: {source}")]
+    Cuda {
+        op: &'static str,
+        #[source]
+        source: CudaError,
+    },
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Attaches the name of the failing operation to a driver result.
+pub(crate) trait Context<T> {
+    fn during(self, op: &'static str) -> Result<T>;
+}
+
+impl<T> Context<T> for cust::error::CudaResult<T> {
+    fn during(self, op: &'static str) -> Result<T> {
+        self.map_err(|source| Error::Cuda { op, source })
+    }
+}

@@ -1,0 +1,188 @@
+//! The device, its context, the loaded kernel module, and streams.
+
+use crate::error::Context as _;
+use crate::{Dim3, Error, LaunchDims, Result};
+use cust::context::Context;
+use cust::device::{Device, DeviceAttribute};
+use cust::error::CudaError;
+use cust::function::Function;
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
+use cust::module::Module;
+use cust::stream::StreamFlags;
+use std::ffi::c_void;
+
+/// The largest grid a launch may use. CUDA's limits since compute capability
+/// 3.0; [`Gpu::grid_limits`] reads the device's own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GridLimits {
+    pub max_grid: Dim3,
+    pub max_threads_per_block: u32,
+    pub max_shared_bytes_per_block: u32,
+}
+
+impl GridLimits {
+    /// The limits every CUDA GPU of compute capability 3.0 or later has (and
+    /// the emulator enforces, so that CPU tests reject what a GPU would).
+    pub const CUDA: GridLimits = GridLimits {
+        max_grid: Dim3::new(i32::MAX as u32, 65_535, 65_535),
+        max_threads_per_block: 1024,
+        max_shared_bytes_per_block: 48 * 1024,
+    };
+
+    /// Checks a launch against these limits.
+    pub(crate) fn check(&self, kernel: &'static str, shape: &dyn std::fmt::Display, dims: LaunchDims) -> Result<()> {
+        let (g, m) = (dims.grid, self.max_grid);
+        if g.x > m.x || g.y > m.y || g.z > m.z {
+            return Err(Error::GridTooLarge { kernel, shape: shape.to_string(), grid: g, limit: m });
+        }
+        debug_assert!(dims.block.count() <= self.max_threads_per_block as u64);
+        debug_assert!(dims.shared_bytes <= self.max_shared_bytes_per_block);
+        Ok(())
+    }
+}
+
+/// A CUDA device with a context and the kernel module loaded.
+///
+/// Create one per process (it owns the context); everything else borrows it.
+pub struct Gpu {
+    // Field order is drop order: the module must go before its context.
+    module: Module,
+    device: Device,
+    limits: GridLimits,
+    name: String,
+    sm_count: u32,
+    _context: Context,
+}
+
+/// Whether a driver error means "there is no GPU here" rather than a fault.
+fn means_no_device(e: CudaError) -> bool {
+    matches!(
+        e,
+        CudaError::NoDevice | CudaError::InvalidDevice | CudaError::NotInitialized | CudaError::UnknownError
+    ) || e as u32 == 34 // CUDA_ERROR_STUB_LIBRARY: linked against the toolkit's stub
+        || e as u32 == 35 // CUDA_ERROR_INSUFFICIENT_DRIVER
+}
+
+impl Gpu {
+    /// Initialises the driver, makes a context on device 0 and loads `ptx`
+    /// (for this crate's kernels: `coalesce::PTX`).
+    ///
+    /// Returns [`Error::NoDevice`] on a machine without a usable GPU.
+    pub fn load(ptx: &str) -> Result<Gpu> {
+        let no_device = |e: CudaError| {
+            if means_no_device(e) {
+                Error::NoDevice { reason: e.to_string() }
+            } else {
+                Error::Cuda { op: "cuInit", source: e }
+            }
+        };
+        cust::init(cust::CudaFlags::empty()).map_err(no_device)?;
+        if Device::num_devices().map_err(no_device)? == 0 {
+            return Err(Error::NoDevice { reason: "the driver reports 0 devices".into() });
+        }
+        let device = Device::get_device(0).during("cuDeviceGet")?;
+        let context = Context::new(device).during("cuCtxCreate")?;
+        let attr = |a| device.get_attribute(a).during("cuDeviceGetAttribute").map(|v| v as u32);
+        let limits = GridLimits {
+            max_grid: Dim3::new(
+                attr(DeviceAttribute::MaxGridDimX)?,
+                attr(DeviceAttribute::MaxGridDimY)?,
+                attr(DeviceAttribute::MaxGridDimZ)?,
+            ),
+            max_threads_per_block: attr(DeviceAttribute::MaxThreadsPerBlock)?,
+            max_shared_bytes_per_block: attr(DeviceAttribute::MaxSharedMemoryPerBlock)?,
+        };
+        let sm_count = attr(DeviceAttribute::MultiprocessorCount)?;
+        let name = device.name().during("cuDeviceGetName")?;
+        let module = Module::from_ptx(ptx, &[]).during("cuModuleLoadData (PTX JIT)")?;
+        for name in coalesce_kernels::ENTRY_POINTS {
+            module.get_function(name).map_err(|_| Error::MissingKernel { name })?;
+        }
+        Ok(Gpu { module, device, limits, name, sm_count, _context: context })
+    }
+
+    /// The device's marketing name, e.g. "NVIDIA H100 80GB HBM3".
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Number of streaming multiprocessors.
+    pub fn sm_count(&self) -> u32 {
+        self.sm_count
+    }
+    /// The device's grid and block limits.
+    pub fn grid_limits(&self) -> GridLimits {
+        self.limits
+    }
+    /// The underlying `cust` device.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+    /// The loaded module, for launching kernels by hand with `cust`.
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// A new stream. It synchronises with the legacy default stream, so a
+    /// plain (synchronous) `copy_to` after a launch sees the kernel's result.
+    pub fn stream(&self) -> Result<Stream<'_>> {
+        let inner = cust::stream::Stream::new(StreamFlags::DEFAULT, None).during("cuStreamCreate")?;
+        Ok(Stream { inner, gpu: self })
+    }
+
+    /// Allocates `len` uninitialised elements of device memory.
+    pub fn alloc<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let bytes = len.saturating_mul(size_of::<T>());
+        // SAFETY: the contents are uninitialised device memory; `T: DeviceCopy`
+        // is plain data, so any bit pattern is a valid value.
+        unsafe { DeviceBuffer::uninitialized(len) }.map_err(|e| match e {
+            CudaError::OutOfMemory | CudaError::InvalidMemoryAllocation => Error::OutOfMemory { bytes },
+            source => Error::Cuda { op: "cuMemAlloc", source },
+        })
+    }
+
+    /// Copies a host slice into new device memory.
+    pub fn upload<T: DeviceCopy>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
+        let mut buf = self.alloc(host.len())?;
+        buf.copy_from(host).during("cuMemcpyHtoD")?;
+        Ok(buf)
+    }
+
+    fn function(&self, name: &'static str) -> Result<Function<'_>> {
+        self.module.get_function(name).map_err(|_| Error::MissingKernel { name })
+    }
+}
+
+/// A CUDA stream tied to the [`Gpu`] whose kernels it launches.
+pub struct Stream<'g> {
+    inner: cust::stream::Stream,
+    gpu: &'g Gpu,
+}
+
+impl<'g> Stream<'g> {
+    /// The GPU this stream belongs to.
+    pub fn gpu(&self) -> &'g Gpu {
+        self.gpu
+    }
+    /// The underlying `cust` stream (for events, copies, `launch!`).
+    pub fn as_cust(&self) -> &cust::stream::Stream {
+        &self.inner
+    }
+    /// Blocks until all work queued on this stream has finished.
+    pub fn synchronize(&self) -> Result<()> {
+        self.inner.synchronize().during("cuStreamSynchronize")
+    }
+
+    /// The one raw launch of the crate. Callers are the typed launchers,
+    /// which have checked buffer lengths and shapes.
+    ///
+    /// # Safety
+    /// `args` must match the kernel's parameters in number, order and type,
+    /// and every pointer among them must be valid for what the kernel touches.
+    pub(crate) unsafe fn launch_raw(&self, name: &'static str, dims: LaunchDims, args: &[*mut c_void]) -> Result<()> {
+        let f = self.gpu.function(name)?;
+        let (g, b) = (dims.grid, dims.block);
+        // SAFETY: forwarded from the caller.
+        unsafe { self.inner.launch(&f, (g.x, g.y, g.z), (b.x, b.y, b.z), dims.shared_bytes, args) }
+            .during("cuLaunchKernel")
+    }
+}

@@ -1,0 +1,25 @@
+//! The `cust` side of `coalesce`: one context, the kernel module, typed
+//! launchers that check every shape before anything reaches the driver, and
+//! the same launchers on the CPU emulator.
+//!
+//! | layer | what | where |
+//! | --- | --- | --- |
+//! | kernels | bodies generic over `ThreadCtx`, compiled to PTX | `coalesce-kernels` |
+//! | runtime | [`Gpu`] (context + module), [`Stream`] | [`gpu`] |
+//! | launchers | [`transpose::launch`] and one function per version | [`transpose`] |
+//! | emulator | the same launchers on host slices | [`emu`] |
+//! | errors | one [`Error`] for everything that can fail | [`error`] |
+//!
+//! Library code never panics on bad input and never exits: it returns
+//! [`Error`]. `unsafe` appears only at the raw launch, with its reason.
+
+pub mod emu;
+pub mod error;
+pub mod gpu;
+pub mod shape;
+pub mod transpose;
+
+pub use coalesce_kernels::{Dim3, LaunchDims};
+pub use error::{Error, Result};
+pub use gpu::{Gpu, GridLimits, Stream};
+pub use shape::MatrixShape;

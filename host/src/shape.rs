@@ -1,0 +1,68 @@
+//! Matrix shapes, checked once.
+
+use crate::{Error, Result};
+use std::fmt;
+
+/// A `rows x cols` row-major matrix of at least one element, whose dimensions
+/// fit the kernels' `u32` parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MatrixShape {
+    rows: u32,
+    cols: u32,
+}
+
+impl MatrixShape {
+    /// Checks that both dimensions are nonzero, fit in `u32`, and that the
+    /// element count fits in memory's address space.
+    pub fn new(rows: usize, cols: usize) -> Result<Self> {
+        if rows == 0 || cols == 0 {
+            return Err(Error::ZeroDimension { rows, cols });
+        }
+        let (Ok(r), Ok(c)) = (u32::try_from(rows), u32::try_from(cols)) else {
+            return Err(Error::ShapeTooLarge { rows, cols, why: "a dimension exceeds u32::MAX" });
+        };
+        if rows.checked_mul(cols).and_then(|n| n.checked_mul(4)).is_none_or(|b| b > isize::MAX as usize) {
+            return Err(Error::ShapeTooLarge { rows, cols, why: "its byte size overflows the address space" });
+        }
+        Ok(MatrixShape { rows: r, cols: c })
+    }
+
+    pub fn rows(self) -> usize {
+        self.rows as usize
+    }
+    pub fn cols(self) -> usize {
+        self.cols as usize
+    }
+    /// Number of elements.
+    pub fn len(self) -> usize {
+        self.rows() * self.cols()
+    }
+    /// Never true: a shape has at least one element.
+    pub fn is_empty(self) -> bool {
+        false
+    }
+    /// The shape with rows and columns swapped.
+    pub fn t(self) -> Self {
+        MatrixShape { rows: self.cols, cols: self.rows }
+    }
+    pub(crate) fn rows_u32(self) -> u32 {
+        self.rows
+    }
+    pub(crate) fn cols_u32(self) -> u32 {
+        self.cols
+    }
+
+    /// Checks that a buffer of `actual` elements holds exactly this matrix.
+    pub(crate) fn check_len(self, buffer: &'static str, actual: usize) -> Result<()> {
+        if actual != self.len() {
+            return Err(Error::LengthMismatch { buffer, shape: self.to_string(), expected: self.len(), actual });
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for MatrixShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.rows, self.cols)
+    }
+}

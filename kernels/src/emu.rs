@@ -1,0 +1,369 @@
+//! The CPU emulator: runs kernel bodies on the host, one OS thread per CUDA
+//! thread, so that every kernel is tested on machines without a GPU.
+//!
+//! A launch spawns one thread per thread of a block; together they walk the
+//! grid's blocks in order. What the emulator keeps faithful:
+//!
+//! - `sync_threads` is a real barrier over the block's threads. A barrier
+//!   reached by only some threads (one that returned early, say) is reported
+//!   as [`EmuError::DivergentBarrier`] instead of hanging or silently pairing
+//!   with the wrong barrier, as real hardware may.
+//! - Each block gets its own dynamic shared memory, filled with a poison byte
+//!   (`0xFF`, a NaN for f32) before the block starts, so a kernel that reads
+//!   shared memory it did not write, or expects another block's data, fails.
+//! - Warp shuffles exchange values among the 32 lanes of a warp (threads with
+//!   consecutive linear index, as on the GPU); a missing lane is an error.
+//!
+//! What it does not model: timing, memory coalescing, bank conflicts, or
+//! blocks running concurrently (they run one after another), so a kernel that
+//! relies on inter-block communication within one launch is not caught.
+
+use crate::{Dim3, LaunchDims, ThreadCtx};
+use std::boxed::Box;
+use std::cell::UnsafeCell;
+use std::string::String;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::vec::Vec;
+
+/// Threads in a warp.
+pub const WARP_SIZE: u32 = 32;
+/// The byte that fills shared memory before each block.
+pub const SHARED_POISON: u8 = 0xFF;
+/// The most threads one block may have, as on every CUDA GPU since Fermi.
+pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
+
+/// Why an emulated launch failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EmuError {
+    /// The block has no threads or more than [`MAX_THREADS_PER_BLOCK`].
+    InvalidBlock(Dim3),
+    /// The grid has no blocks.
+    EmptyGrid(Dim3),
+    /// Threads of one block met at different barriers (or some had returned).
+    DivergentBarrier { block: Dim3 },
+    /// A warp shuffle needs all 32 lanes and the warp had fewer.
+    PartialWarpShuffle { block: Dim3, lanes: u32 },
+    /// A kernel thread panicked (an out-of-bounds index, say).
+    Panicked { block: Dim3, thread: Dim3, message: String },
+}
+
+impl core::fmt::Display for EmuError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            EmuError::InvalidBlock(b) => write!(f, "block {b:?} must have 1..={MAX_THREADS_PER_BLOCK} threads"),
+            EmuError::EmptyGrid(g) => write!(f, "grid {g:?} has no blocks"),
+            EmuError::DivergentBarrier { block } => {
+                write!(f, "block {block:?}: not every thread reached the same sync_threads")
+            }
+            EmuError::PartialWarpShuffle { block, lanes } => {
+                write!(f, "block {block:?}: warp shuffle in a warp of {lanes} lanes (needs 32)")
+            }
+            EmuError::Panicked { block, thread, message } => {
+                write!(f, "block {block:?} thread {thread:?} panicked: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for EmuError {}
+
+/// Where a thread is when it waits: inside the kernel or at the block's end.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Site {
+    Kernel,
+    BlockEnd,
+}
+
+/// A reusable barrier that notices divergence and aborts instead of hanging.
+struct Barrier {
+    parties: u32,
+    state: Mutex<BarrierState>,
+    cv: Condvar,
+}
+
+struct BarrierState {
+    arrived: u32,
+    generation: u64,
+    site: Option<Site>,
+    diverged: bool,
+}
+
+/// Unwinds a waiting thread when the launch is abandoned.
+struct Abandoned;
+
+impl Barrier {
+    fn new(parties: u32) -> Self {
+        Barrier {
+            parties,
+            state: Mutex::new(BarrierState { arrived: 0, generation: 0, site: None, diverged: false }),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// Waits for all parties. Returns `Err` to the last arrival if arrivals
+    /// disagreed on the site; every other thread then unwinds with
+    /// [`Abandoned`], as it does whenever `abort` is raised.
+    fn wait(&self, site: Site, abort: &AtomicBool) -> Result<(), ()> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if abort.load(Ordering::Acquire) {
+            drop(s);
+            std::panic::resume_unwind(Box::new(Abandoned));
+        }
+        if s.site.is_some_and(|first| first != site) {
+            s.diverged = true;
+        }
+        s.site.get_or_insert(site);
+        s.arrived += 1;
+        if s.arrived == self.parties {
+            let diverged = s.diverged;
+            s.arrived = 0;
+            s.site = None;
+            s.diverged = false;
+            s.generation += 1;
+            if diverged {
+                abort.store(true, Ordering::Release);
+            }
+            self.cv.notify_all();
+            return if diverged { Err(()) } else { Ok(()) };
+        }
+        let generation = s.generation;
+        loop {
+            if abort.load(Ordering::Acquire) {
+                drop(s);
+                std::panic::resume_unwind(Box::new(Abandoned));
+            }
+            if s.generation != generation {
+                return Ok(());
+            }
+            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn wake_all(&self) {
+        let _guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.cv.notify_all();
+    }
+}
+
+/// Values in flight during one warp shuffle.
+struct Warp {
+    lanes: u32,
+    slots: Mutex<[u32; WARP_SIZE as usize]>,
+    barrier: Barrier,
+}
+
+/// The state all threads of one launch share.
+struct Shared {
+    dims: LaunchDims,
+    block_barrier: Barrier,
+    warps: Vec<Warp>,
+    /// This block's dynamic shared memory (u128 words: 16-byte aligned).
+    smem: UnsafeCell<Vec<u128>>,
+    abort: AtomicBool,
+    error: Mutex<Option<EmuError>>,
+}
+
+// SAFETY: `smem` is only written through raw pointers by kernel code (whose
+// correctness is what is being tested) and re-poisoned by thread 0 between two
+// block barriers, when no other thread touches it.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn fail(&self, error: EmuError) {
+        let mut slot = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        slot.get_or_insert(error);
+        drop(slot);
+        self.abort.store(true, Ordering::Release);
+        self.block_barrier.wake_all();
+        for w in &self.warps {
+            w.barrier.wake_all();
+        }
+    }
+
+    fn sync(&self, site: Site, block: Dim3) {
+        if self.block_barrier.wait(site, &self.abort).is_err() {
+            self.fail(EmuError::DivergentBarrier { block });
+            std::panic::resume_unwind(Box::new(Abandoned));
+        }
+    }
+}
+
+/// The [`ThreadCtx`] of one emulated thread.
+pub struct EmuCtx<'a> {
+    shared: &'a Shared,
+    thread: Dim3,
+    linear: u32,
+    block: Dim3,
+}
+
+impl ThreadCtx for EmuCtx<'_> {
+    fn thread_idx(&self) -> Dim3 {
+        self.thread
+    }
+    fn block_idx(&self) -> Dim3 {
+        self.block
+    }
+    fn block_dim(&self) -> Dim3 {
+        self.shared.dims.block
+    }
+    fn grid_dim(&self) -> Dim3 {
+        self.shared.dims.grid
+    }
+    fn sync_threads(&self) {
+        self.shared.sync(Site::Kernel, self.block);
+    }
+    fn shared_mem<T>(&self) -> *mut T {
+        // SAFETY: only the pointer is taken; see `Shared`'s Sync note.
+        unsafe { (*self.shared.smem.get()).as_mut_ptr().cast() }
+    }
+    fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32 {
+        let warp = &self.shared.warps[(self.linear / WARP_SIZE) as usize];
+        if warp.lanes != WARP_SIZE {
+            self.shared.fail(EmuError::PartialWarpShuffle { block: self.block, lanes: warp.lanes });
+            std::panic::resume_unwind(Box::new(Abandoned));
+        }
+        let lane = (self.linear % WARP_SIZE) as usize;
+        warp.slots.lock().unwrap_or_else(|e| e.into_inner())[lane] = value.to_bits();
+        self.warp_sync(warp);
+        let got = warp.slots.lock().unwrap_or_else(|e| e.into_inner())[lane ^ (lane_mask as usize & 31)];
+        self.warp_sync(warp); // nobody overwrites a slot before all have read
+        f32::from_bits(got)
+    }
+}
+
+impl EmuCtx<'_> {
+    fn warp_sync(&self, warp: &Warp) {
+        if warp.barrier.wait(Site::Kernel, &self.shared.abort).is_err() {
+            self.shared.fail(EmuError::DivergentBarrier { block: self.block });
+            std::panic::resume_unwind(Box::new(Abandoned));
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        String::from(*s)
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        String::from("(non-string panic payload)")
+    }
+}
+
+fn unlinear(i: u64, d: Dim3) -> Dim3 {
+    let (x, y) = (d.x as u64, d.y as u64);
+    Dim3::new((i % x) as u32, ((i / x) % y) as u32, (i / (x * y)) as u32)
+}
+
+/// Runs `kernel` for every thread of the launch `dims`, on the CPU.
+///
+/// `kernel` is called once per (block, thread) with that thread's context.
+/// Blocks run one after another; a block's threads run concurrently.
+///
+/// Global memory is whatever the closure captures: kernel bodies take raw
+/// pointers, so wrap them in [`SyncPtr`] / [`SyncMutPtr`] to share them.
+pub fn launch<F>(dims: LaunchDims, kernel: F) -> Result<(), EmuError>
+where
+    F: Fn(&EmuCtx<'_>) + Sync,
+{
+    let threads = dims.block.count();
+    if threads == 0 || threads > MAX_THREADS_PER_BLOCK {
+        return Err(EmuError::InvalidBlock(dims.block));
+    }
+    if dims.grid.count() == 0 {
+        return Err(EmuError::EmptyGrid(dims.grid));
+    }
+    let threads = threads as u32;
+    let warps = (0..threads.div_ceil(WARP_SIZE))
+        .map(|w| {
+            let lanes = (threads - w * WARP_SIZE).min(WARP_SIZE);
+            Warp { lanes, slots: Mutex::new([0; WARP_SIZE as usize]), barrier: Barrier::new(lanes) }
+        })
+        .collect();
+    let words = (dims.shared_bytes as usize).div_ceil(16);
+    let shared = Shared {
+        dims,
+        block_barrier: Barrier::new(threads),
+        warps,
+        smem: UnsafeCell::new(std::vec![u128::from_ne_bytes([SHARED_POISON; 16]); words]),
+        abort: AtomicBool::new(false),
+        error: Mutex::new(None),
+    };
+    std::thread::scope(|scope| {
+        for linear in 0..threads {
+            let shared = &shared;
+            let kernel = &kernel;
+            std::thread::Builder::new()
+                .stack_size(256 * 1024)
+                .spawn_scoped(scope, move || run_thread(shared, kernel, linear))
+                .expect("the emulator could not spawn a thread");
+        }
+    });
+    match shared.error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn run_thread<F: Fn(&EmuCtx<'_>) + Sync>(shared: &Shared, kernel: &F, linear: u32) {
+    let thread = unlinear(linear as u64, shared.dims.block);
+    let mut current = Dim3::new(0, 0, 0);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for b in 0..shared.dims.grid.count() {
+            let block = unlinear(b, shared.dims.grid);
+            current = block;
+            kernel(&EmuCtx { shared, thread, linear, block });
+            // Everyone is done with this block's shared memory; thread 0
+            // poisons it for the next block while the others wait.
+            shared.sync(Site::BlockEnd, block);
+            if linear == 0 {
+                // SAFETY: all other threads are parked at the next barrier.
+                unsafe { (*shared.smem.get()).fill(u128::from_ne_bytes([SHARED_POISON; 16])) };
+            }
+            shared.sync(Site::BlockEnd, block);
+        }
+    }));
+    if let Err(payload) = outcome
+        && !payload.is::<Abandoned>()
+    {
+        shared.fail(EmuError::Panicked { block: current, thread, message: panic_message(&*payload) });
+    }
+}
+
+/// A `*const T` that may be shared with the emulator's threads.
+///
+/// Kernel bodies take raw pointers, which are neither `Send` nor `Sync`.
+/// Capture this wrapper in the launch closure and call [`SyncPtr::get`].
+#[derive(Clone, Copy, Debug)]
+pub struct SyncPtr<T>(*const T);
+// SAFETY: the pointer is only dereferenced by kernel code under the same
+// rules as on the GPU (the kernel's own `# Safety` contract).
+unsafe impl<T> Send for SyncPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SyncPtr<T> {}
+impl<T> SyncPtr<T> {
+    pub fn new(slice: &[T]) -> Self {
+        SyncPtr(slice.as_ptr())
+    }
+    pub fn get(self) -> *const T {
+        self.0
+    }
+}
+
+/// A `*mut T` that may be shared with the emulator's threads; see [`SyncPtr`].
+#[derive(Clone, Copy, Debug)]
+pub struct SyncMutPtr<T>(*mut T);
+// SAFETY: as for SyncPtr; concurrent writes must go to disjoint elements, as
+// on the GPU.
+unsafe impl<T> Send for SyncMutPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SyncMutPtr<T> {}
+impl<T> SyncMutPtr<T> {
+    pub fn new(slice: &mut [T]) -> Self {
+        SyncMutPtr(slice.as_mut_ptr())
+    }
+    pub fn get(self) -> *mut T {
+        self.0
+    }
+}

@@ -1,0 +1,96 @@
+//! Checks of the PTX module that need no GPU: it is what the driver will
+//! accept, and every kernel compiles without stack frames or spills.
+
+use coalesce::kernels::ENTRY_POINTS;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn entries(ptx: &str) -> Vec<&str> {
+    ptx.lines()
+        .filter_map(|l| l.trim().strip_prefix(".visible .entry "))
+        .map(|l| l.split('(').next().unwrap())
+        .collect()
+}
+
+#[test]
+fn every_kernel_is_an_entry_and_every_entry_is_listed() {
+    let mut found = entries(coalesce::PTX);
+    let mut listed = ENTRY_POINTS.to_vec();
+    found.sort();
+    listed.sort();
+    assert_eq!(found, listed, "PTX entries and coalesce_kernels::ENTRY_POINTS disagree");
+}
+
+#[test]
+fn module_is_self_contained() {
+    let externs: Vec<&str> = coalesce::PTX.lines().filter(|l| l.contains(".extern .func")).collect();
+    assert!(externs.is_empty(), "the driver refuses PTX that calls undefined functions: {externs:?}");
+    assert!(coalesce::PTX.contains(&format!(".target {}", coalesce::CUDA_ARCH)));
+}
+
+/// ptxas from a CUDA toolkit or the PyPI wheel (set up by `.ci/setup`).
+fn ptxas() -> PathBuf {
+    let candidates = ["COALESCE_PTXAS"]
+        .iter()
+        .filter_map(|v| std::env::var_os(v).map(PathBuf::from))
+        .chain(
+            ["CUDA_PATH", "CUDA_LIBRARY_PATH"]
+                .iter()
+                .filter_map(std::env::var_os)
+                .map(|r| PathBuf::from(r).join("bin/ptxas")),
+        )
+        .chain([
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cuda/bin/ptxas"),
+            PathBuf::from("/usr/local/cuda/bin/ptxas"),
+        ]);
+    for c in candidates {
+        if c.is_file() {
+            return c;
+        }
+    }
+    if Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        return "ptxas".into();
+    }
+    panic!("ptxas not found: run .ci/setup (PyPI wheel nvidia-cuda-nvcc-cu12) or set COALESCE_PTXAS");
+}
+
+#[test]
+fn ptxas_reports_no_stack_frame_and_no_spills() {
+    let dir = std::env::temp_dir().join(format!("coalesce-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("kernels.ptx");
+    std::fs::write(&file, coalesce::PTX).unwrap();
+    let out = Command::new(ptxas())
+        .args(["-v", &format!("-arch={}", coalesce::CUDA_ARCH), "-o"])
+        .arg(dir.join("kernels.cubin"))
+        .arg(&file)
+        .output()
+        .expect("running ptxas");
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "ptxas rejected the module:\n{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // ptxas prints, per kernel: "Compiling entry function 'NAME'" then
+    // "N bytes stack frame, N bytes spill stores, N bytes spill loads".
+    let mut current = None;
+    let mut seen = Vec::new();
+    for line in log.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            current = rest.split('\'').next().map(str::to_owned);
+        }
+        if line.contains("bytes stack frame") {
+            let name = current.clone().expect("ptxas output out of order");
+            assert!(
+                line.trim() == "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads",
+                "{name}: {}\n{log}",
+                line.trim()
+            );
+            seen.push(name);
+        }
+    }
+    seen.sort();
+    let mut listed: Vec<String> = ENTRY_POINTS.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(seen, listed, "ptxas did not report every kernel:\n{log}");
+    println!("{log}");
+}
