@@ -66,7 +66,7 @@ fn every_variant_on_the_gpu_at_odd_shapes_and_8192() {
     let stream = gpu.stream().unwrap();
     let mut rng = rng("gpu transpose");
     let mut shapes = SHAPES.to_vec();
-    if large_cases() {
+    if !under_sanitizer() {
         shapes.push((8192, 8192));
         shapes.push((8191, 2049));
     }
@@ -140,7 +140,10 @@ fn bad_input_is_an_error_on_the_gpu() {
     let e = transpose::naive(&stream, &a, &mut b, tall).unwrap_err();
     assert!(matches!(e, Error::GridTooLarge { .. }), "{e}");
 
-    let e = gpu.alloc::<f32>(1 << 40).unwrap_err();
-    assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
+    // compute-sanitizer reports every failed driver call, this deliberate one too.
+    if !under_sanitizer() {
+        let e = gpu.alloc::<f32>(1 << 40).unwrap_err();
+        assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
+    }
     stream.synchronize().unwrap();
 }

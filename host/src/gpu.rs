@@ -6,7 +6,7 @@ use cust::context::Context;
 use cust::device::{Device, DeviceAttribute};
 use cust::error::CudaError;
 use cust::function::Function;
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
+use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
 use cust::stream::StreamFlags;
 use std::ffi::c_void;
@@ -178,6 +178,22 @@ impl<'g> Stream<'g> {
     /// # Safety
     /// `args` must match the kernel's parameters in number, order and type,
     /// and every pointer among them must be valid for what the kernel touches.
+    /// Copies `src` into `dst` on the device (`cuMemcpyDtoDAsync`), queued on
+    /// this stream: the bandwidth roof every memory-bound kernel is measured against.
+    pub fn copy(&self, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f32>) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(Error::LengthMismatch {
+                buffer: "copy destination",
+                shape: format!("{}-element", src.len()),
+                expected: src.len(),
+                actual: dst.len(),
+            });
+        }
+        // SAFETY: both slices are live device memory of equal length; the
+        // copy is ordered on this stream like any kernel that uses them.
+        unsafe { dst.async_copy_from(src, &self.inner) }.during("cuMemcpyDtoDAsync")
+    }
+
     pub(crate) unsafe fn launch_raw(&self, name: &'static str, dims: LaunchDims, args: &[*mut c_void]) -> Result<()> {
         let f = self.gpu.function(name)?;
         let (g, b) = (dims.grid, dims.block);

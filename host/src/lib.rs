@@ -8,6 +8,7 @@
 //! | runtime | [`Gpu`] (context + module), [`Stream`] | [`gpu`] |
 //! | launchers | [`transpose::launch`] and one function per version | [`transpose`] |
 //! | emulator | the same launchers on host slices | [`emu`] |
+//! | timing | CUDA-event medians: [`time_on_stream`] | [`timing`] |
 //! | errors | one [`Error`] for everything that can fail | [`error`] |
 //!
 //! Library code never panics on bad input and never exits: it returns
@@ -17,9 +18,11 @@ pub mod emu;
 pub mod error;
 pub mod gpu;
 pub mod shape;
+pub mod timing;
 pub mod transpose;
 
 pub use coalesce_kernels::{Dim3, LaunchDims};
 pub use error::{Error, Result};
 pub use gpu::{Gpu, GridLimits, Stream};
 pub use shape::MatrixShape;
+pub use timing::{Timing, time_on_stream};

@@ -35,14 +35,27 @@ pub unsafe fn naive<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, 
     if col >= cols {
         return;
     }
-    let mut j = t.y as usize;
-    while j < TILE as usize {
-        let row = row0 + j;
-        if row < rows {
-            // SAFETY: row < rows and col < cols, so both offsets are in bounds.
-            unsafe { *output.add(col * rows + row) = *input.add(row * cols + col) };
+    const PER_THREAD: usize = (TILE / BLOCK_ROWS) as usize;
+    let row_of = |k: usize| row0 + t.y as usize + k * BLOCK_ROWS as usize;
+    if row0 + TILE as usize <= rows {
+        // Interior: no bounds checks, so the four loads issue back to back.
+        let mut v = [0.0f32; PER_THREAD];
+        for (k, v) in v.iter_mut().enumerate() {
+            // SAFETY: row_of(k) < rows and col < cols.
+            *v = unsafe { *input.add(row_of(k) * cols + col) };
         }
-        j += BLOCK_ROWS as usize;
+        for (k, v) in v.into_iter().enumerate() {
+            // SAFETY: as above, in the cols x rows output.
+            unsafe { *output.add(col * rows + row_of(k)) = v };
+        }
+    } else {
+        for k in 0..PER_THREAD {
+            let row = row_of(k);
+            if row < rows {
+                // SAFETY: row < rows and col < cols, so both offsets are in bounds.
+                unsafe { *output.add(col * rows + row) = *input.add(row * cols + col) };
+            }
+        }
     }
 }
 

@@ -112,18 +112,34 @@ unsafe fn through_shared_tile<C: ThreadCtx, const STRIDE: usize>(
     let (rows, cols) = (rows as usize, cols as usize);
     let (tile_n, block_rows) = (TILE as usize, BLOCK_ROWS as usize);
 
+    let row0 = b.y as usize * tile_n;
+    let col = b.x as usize * tile_n + tx;
+    // Interior tiles (all but the right and bottom edges) take a path with
+    // no bounds checks, so each thread's loads issue back to back.
+    let interior = row0 + tile_n <= rows && b.x as usize * tile_n + tile_n <= cols;
+    const PER_THREAD: usize = (TILE / BLOCK_ROWS) as usize;
+
     // Load: a warp reads 32 consecutive floats of one input row (coalesced)
     // and stores them along one tile row: 32 different banks.
-    let col = b.x as usize * tile_n + tx;
-    let row0 = b.y as usize * tile_n;
-    let mut j = ty;
-    while j < tile_n {
-        let row = row0 + j;
-        if row < rows && col < cols {
-            // SAFETY: row < rows, col < cols; tile index < TILE * STRIDE.
-            unsafe { *tile.add(j * STRIDE + tx) = *input.add(row * cols + col) };
+    if interior {
+        let mut v = [0.0f32; PER_THREAD];
+        for (k, v) in v.iter_mut().enumerate() {
+            // SAFETY: interior tile: every row and column is in bounds.
+            *v = unsafe { *input.add((row0 + ty + k * block_rows) * cols + col) };
         }
-        j += block_rows;
+        for (k, v) in v.into_iter().enumerate() {
+            // SAFETY: tile index < TILE * STRIDE.
+            unsafe { *tile.add((ty + k * block_rows) * STRIDE + tx) = v };
+        }
+    } else {
+        for k in 0..PER_THREAD {
+            let j = ty + k * block_rows;
+            let row = row0 + j;
+            if row < rows && col < cols {
+                // SAFETY: row < rows, col < cols; tile index < TILE * STRIDE.
+                unsafe { *tile.add(j * STRIDE + tx) = *input.add(row * cols + col) };
+            }
+        }
     }
     ctx.sync_threads();
 
@@ -132,13 +148,12 @@ unsafe fn through_shared_tile<C: ThreadCtx, const STRIDE: usize>(
     // which is one bank (STRIDE = 32) or 32 banks (STRIDE = 33).
     let out_col = row0 + tx; // an input row
     let out_row0 = b.x as usize * tile_n; // an input column
-    let mut j = ty;
-    while j < tile_n {
+    for k in 0..PER_THREAD {
+        let j = ty + k * block_rows;
         let out_row = out_row0 + j;
-        if out_row < cols && out_col < rows {
+        if interior || (out_row < cols && out_col < rows) {
             // SAFETY: out_row < cols, out_col < rows: inside the rows x cols output.
             unsafe { *output.add(out_row * rows + out_col) = *tile.add(tx * STRIDE + j) };
         }
-        j += block_rows;
     }
 }

@@ -1,0 +1,73 @@
+//! GPU timing with CUDA events: what the device spent, not what the host saw.
+//!
+//! Protocol (METHOD.md, llm.c, Triton's `do_bench`): warm up first so module
+//! load and JIT stay out; bracket each repetition with two events on the
+//! stream; never synchronise inside the timed region; report the median.
+//! Callers use buffers well past the 50 MB L2 of an H100, so repetitions
+//! measure DRAM, not cache.
+
+use crate::error::Context as _;
+use crate::{Result, Stream};
+use cust::event::{Event, EventFlags};
+
+/// Repeated measurements of one piece of GPU work, in milliseconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timing {
+    samples_ms: Vec<f64>,
+}
+
+impl Timing {
+    /// Wraps measured samples (at least one).
+    pub fn from_samples(mut samples_ms: Vec<f64>) -> Timing {
+        assert!(!samples_ms.is_empty(), "a timing needs at least one sample");
+        samples_ms.sort_by(f64::total_cmp);
+        Timing { samples_ms }
+    }
+    /// The samples, sorted ascending.
+    pub fn samples_ms(&self) -> &[f64] {
+        &self.samples_ms
+    }
+    /// The `q`-quantile (0 = fastest, 0.5 = median, 1 = slowest), nearest rank.
+    pub fn quantile_ms(&self, q: f64) -> f64 {
+        let i = ((self.samples_ms.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize;
+        self.samples_ms[i]
+    }
+    pub fn median_ms(&self) -> f64 {
+        self.quantile_ms(0.5)
+    }
+    /// Decimal GB/s (1e9 bytes per second) for `bytes` moved per repetition.
+    pub fn gb_per_s(&self, bytes: u64) -> f64 {
+        bytes as f64 / (self.median_ms() * 1e-3) / 1e9
+    }
+}
+
+/// Runs `work` `warmup` times untimed, then `reps` times, each bracketed by
+/// CUDA events recorded on `stream`; returns the per-repetition times.
+///
+/// `work` must only enqueue work on `stream` (no synchronisation).
+pub fn time_on_stream(
+    stream: &Stream<'_>,
+    warmup: usize,
+    reps: usize,
+    mut work: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
+    let reps = reps.max(1);
+    for _ in 0..warmup {
+        work()?;
+    }
+    let s = stream.as_cust();
+    let new = || Event::new(EventFlags::DEFAULT).during("cuEventCreate");
+    let pairs: Vec<(Event, Event)> = (0..reps).map(|_| Ok((new()?, new()?))).collect::<Result<_>>()?;
+    stream.synchronize()?;
+    for (start, end) in &pairs {
+        start.record(s).during("cuEventRecord")?;
+        work()?;
+        end.record(s).during("cuEventRecord")?;
+    }
+    stream.synchronize()?;
+    let samples = pairs
+        .iter()
+        .map(|(start, end)| end.elapsed_time_f32(start).during("cuEventElapsedTime").map(f64::from))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Timing::from_samples(samples))
+}

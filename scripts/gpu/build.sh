@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Build here, run there. Step 1 of 2, on the CPU machine (which has Rust):
+# builds the main binary, every test binary and every bench binary in
+# release mode, strips them, and copies them with the PyTorch peer script
+# into .gpu/ (git-ignored), which the device call carries.
+#
+#   scripts/gpu/build.sh          # then, on the GPU machine:
+#   bash scripts/gpu/run.sh       # with carry [".gpu"]; logs land in $OUT
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[[ -f .cuda/env ]] || bash .ci/setup
+# shellcheck disable=SC1091
+source .cuda/env
+
+rm -rf .gpu && mkdir -p .gpu/bin
+executables() { # cargo's JSON messages -> paths of the built executables
+    python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        t = m["target"]; kind = t["kind"][0]
+        if m["profile"]["test"] and kind != "test":
+            kind = "test"  # unit tests of a lib/bin: a test harness too
+        elif kind == "bench" and m["profile"]["test"]:
+            continue
+        print(kind, t["name"] + ("-unit" if kind == "test" and t["kind"][0] != "test" else ""), m["executable"])'
+}
+{
+    cargo build --release --bins --message-format=json
+    cargo test --release --workspace --no-run --message-format=json
+    cargo bench --no-run --message-format=json
+} 2>/dev/null | executables | sort -u | while read -r kind name exe; do
+    cp "$exe" ".gpu/bin/$kind-$name"
+    strip --strip-debug ".gpu/bin/$kind-$name"
+    echo "$kind $name" >>.gpu/manifest
+done
+cp ../shared/peers/torch_peers.py .gpu/ 2>/dev/null || echo "warning: ../shared/peers/torch_peers.py not found; no PyTorch figures" >&2
+cp target/release/build/coalesce-*/out/kernels.ptx .gpu/ 2>/dev/null || true
+git rev-parse --short HEAD >.gpu/commit 2>/dev/null || true
+du -sh .gpu
+cat .gpu/manifest

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Build here, run there. Step 2 of 2, on the GPU machine (no Rust, no network):
+# runs every test binary (GPU tests included), compute-sanitizer memcheck and
+# racecheck over every kernel, ncu counters of the transpose kernels, the
+# main report, and PyTorch's figures, all in one call. Logs go to $OUT
+# (at most 8 files come back); the summary is printed last.
+#
+#   device run: scripts/gpu/build.sh here, then
+#   run(command="bash scripts/gpu/run.sh", carry=[".gpu"])
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+B=.gpu/bin
+summary=()
+note() { summary+=("$*"); echo "== $*"; }
+status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
+
+{
+    echo "commit $(cat .gpu/commit 2>/dev/null)"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+    nvcc --version | tail -2
+} >"$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+
+# 1. Tests: every test binary, GPU tests included (they find the GPU here).
+rc_all=0
+for t in "$B"/test-*; do
+    echo "### $t" >>"$OUT/tests.log"
+    "$t" --test-threads=1 >>"$OUT/tests.log" 2>&1
+    rc=$?; rc_all=$((rc_all | rc))
+    grep -E '^test result' "$OUT/tests.log" | tail -1 | sed "s#^#$(basename "$t"): #"
+done
+note "tests: $(status $rc_all); $(grep -c '^test .* ok$' "$OUT/tests.log") ok, $(grep -c '^test .* FAILED$' "$OUT/tests.log") failed"
+
+# 2. compute-sanitizer over every kernel, at the odd shapes (large cases
+#    and deliberate driver errors off). GPU tests are named *gpu*.
+for tool in memcheck racecheck; do
+    for t in "$B"/test-*; do
+        "$t" --list 2>/dev/null | grep -q 'gpu' || continue
+        echo "### $tool $t" >>"$OUT/sanitizer.log"
+        COALESCE_SANITIZER=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+            $([[ $tool == racecheck ]] && echo --racecheck-report all) \
+            "$t" gpu --test-threads=1 >>"$OUT/sanitizer.log" 2>&1
+        rc=$?
+        note "compute-sanitizer $tool $(basename "$t"): $(status $rc); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
+    done
+done
+
+# 3. The main report (the README's first command), with JSON.
+if [[ -x $B/bin-coalesce ]]; then
+    "$B/bin-coalesce" --sizes 8192 --reps 50 --json "$OUT/report.json" 2>&1 | tee "$OUT/report.txt"
+    note "report: $(status "${PIPESTATUS[0]}")"
+fi
+
+# 4. ncu counters of the transpose kernels: shared-memory bank conflicts and
+#    global sectors per request (clock control off: leave the GPU as found).
+if command -v ncu >/dev/null && [[ -x $B/bin-coalesce ]]; then
+    ncu --clock-control none --kernel-name regex:transpose \
+        --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,dram__bytes.sum \
+        "$B/bin-coalesce" --sizes 4096 --reps 1 --warmup 0 >"$OUT/ncu.txt" 2>&1
+    note "ncu: $(status $?)"
+fi
+
+# 5. PyTorch on the same GPU, same call, for ratios.
+if [[ -f .gpu/torch_peers.py ]]; then
+    PYTHONUNBUFFERED=1 OUT="$OUT" timeout 300 python3 .gpu/torch_peers.py >"$OUT/torch.log" 2>&1
+    note "torch peers: $(status $?)"
+fi
+
+echo
+echo "================ summary ================"
+printf '%s\n' "${summary[@]}"
+[[ -f $OUT/report.txt ]] && cat "$OUT/report.txt"
+grep -E 'copy 1GiB|transpose' "$OUT/torch.log" 2>/dev/null
+exit 0
