@@ -14,9 +14,9 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(version, about = "Time coalesce's GPU kernels against the measured bandwidth roof")]
 struct Args {
-    /// Square matrix sizes to transpose (rows = cols).
-    #[arg(long, value_delimiter = ',', default_value = "8192")]
-    sizes: Vec<usize>,
+    /// Matrix shapes to transpose: ROWSxCOLS, or N for NxN; comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "8192", value_parser = parse_shape)]
+    shapes: Vec<(usize, usize)>,
     /// Timed repetitions per kernel (the median is reported).
     #[arg(long, default_value_t = 50)]
     reps: usize,
@@ -48,6 +48,14 @@ struct Report {
     sm_count: u32,
     ptx_arch: &'static str,
     rows: Vec<Row>,
+}
+
+fn parse_shape(s: &str) -> Result<(usize, usize), String> {
+    let dim = |d: &str| d.trim().parse::<usize>().map_err(|e| format!("{d:?}: {e}"));
+    match s.split_once(['x', 'X']) {
+        Some((r, c)) => Ok((dim(r)?, dim(c)?)),
+        None => dim(s).map(|n| (n, n)),
+    }
 }
 
 fn main() -> ExitCode {
@@ -86,8 +94,8 @@ fn run(gpu: &Gpu, args: &Args) -> Result<()> {
     let mut rng = StdRng::from_os_rng();
     let mut report =
         Report { gpu: gpu.name().into(), sm_count: gpu.sm_count(), ptx_arch: coalesce::CUDA_ARCH, rows: vec![] };
-    for &n in &args.sizes {
-        let shape = MatrixShape::new(n, n)?;
+    for &(rows, cols) in &args.shapes {
+        let shape = MatrixShape::new(rows, cols)?;
         let bytes = 2 * shape.len() as u64 * 4;
         let host: Vec<f32> = (0..shape.len()).map(|_| rng.random_range(-1.0f32..1.0)).collect();
         let input = gpu.upload(&host)?;
@@ -102,8 +110,8 @@ fn run(gpu: &Gpu, args: &Args) -> Result<()> {
             println!("{:<14} {:>10.4} {:>9.0} {:>9.1}%", name, t.median_ms(), gbs, 100.0 * gbs / roof);
             report.rows.push(Row {
                 kernel: name.into(),
-                rows: n,
-                cols: n,
+                rows,
+                cols,
                 bytes,
                 median_ms: t.median_ms(),
                 min_ms: t.quantile_ms(0.0),
@@ -114,6 +122,9 @@ fn run(gpu: &Gpu, args: &Args) -> Result<()> {
             });
         };
         push("cuMemcpyDtoD", &copy);
+        let copy_kernel =
+            time_on_stream(&stream, args.warmup, args.reps, || coalesce::copy::copy(&stream, &input, &mut output))?;
+        push("copy kernel", &copy_kernel);
         for variant in Variant::ALL {
             validate(gpu, &stream, variant, &input, &mut output, shape, &host)?;
             let t = time_on_stream(&stream, args.warmup, args.reps, || {

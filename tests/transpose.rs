@@ -11,9 +11,11 @@ use coalesce::{Error, MatrixShape, emu};
 use common::*;
 use cust::memory::CopyDestination;
 
-/// Odd shapes: single elements, single rows and columns, and sizes that are
-/// not multiples of the 32x32 tile in either direction.
-const SHAPES: [(usize, usize); 5] = [(1, 1), (1, 1000), (1000, 1), (33, 65), (1023, 517)];
+/// Odd shapes: single elements, single rows and columns, sizes that are not
+/// multiples of the 32x32 tile in either direction, and one (132x200) that
+/// is a multiple of 4 but not of 64, so `vec4` takes its vector path on the
+/// interior tiles and its scalar path on the edges.
+const SHAPES: [(usize, usize); 6] = [(1, 1), (1, 1000), (1000, 1), (33, 65), (1023, 517), (132, 200)];
 
 /// The reference, in f64 as every reference here (exact for a transpose).
 fn reference(input: &[f32], rows: usize, cols: usize) -> Vec<f64> {

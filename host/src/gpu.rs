@@ -172,12 +172,6 @@ impl<'g> Stream<'g> {
         self.inner.synchronize().during("cuStreamSynchronize")
     }
 
-    /// The one raw launch of the crate. Callers are the typed launchers,
-    /// which have checked buffer lengths and shapes.
-    ///
-    /// # Safety
-    /// `args` must match the kernel's parameters in number, order and type,
-    /// and every pointer among them must be valid for what the kernel touches.
     /// Copies `src` into `dst` on the device (`cuMemcpyDtoDAsync`), queued on
     /// this stream: the bandwidth roof every memory-bound kernel is measured against.
     pub fn copy(&self, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f32>) -> Result<()> {
@@ -194,6 +188,12 @@ impl<'g> Stream<'g> {
         unsafe { dst.async_copy_from(src, &self.inner) }.during("cuMemcpyDtoDAsync")
     }
 
+    /// The one raw launch of the crate. Callers are the typed launchers,
+    /// which have checked buffer lengths and shapes.
+    ///
+    /// # Safety
+    /// `args` must match the kernel's parameters in number, order and type,
+    /// and every pointer among them must be valid for what the kernel touches.
     pub(crate) unsafe fn launch_raw(&self, name: &'static str, dims: LaunchDims, args: &[*mut c_void]) -> Result<()> {
         let f = self.gpu.function(name)?;
         let (g, b) = (dims.grid, dims.block);

@@ -6,7 +6,8 @@
 //! | --- | --- | --- |
 //! | kernels | bodies generic over `ThreadCtx`, compiled to PTX | `coalesce-kernels` |
 //! | runtime | [`Gpu`] (context + module), [`Stream`] | [`gpu`] |
-//! | launchers | [`transpose::launch`] and one function per version | [`transpose`] |
+//! | launchers | [`transpose::launch`] and one function per version; [`copy::copy`], the puzzler | [`transpose`], [`copy`] |
+//! | views | [`MatrixView`]: O(1) `.t()` by strides, `.contiguous()` runs the transpose | [`view`] |
 //! | emulator | the same launchers on host slices | [`emu`] |
 //! | timing | CUDA-event medians: [`time_on_stream`] | [`timing`] |
 //! | errors | one [`Error`] for everything that can fail | [`error`] |
@@ -14,15 +15,18 @@
 //! Library code never panics on bad input and never exits: it returns
 //! [`Error`]. `unsafe` appears only at the raw launch, with its reason.
 
+pub mod copy;
 pub mod emu;
 pub mod error;
 pub mod gpu;
 pub mod shape;
 pub mod timing;
 pub mod transpose;
+pub mod view;
 
 pub use coalesce_kernels::{Dim3, LaunchDims};
 pub use error::{Error, Result};
 pub use gpu::{Gpu, GridLimits, Stream};
 pub use shape::MatrixShape;
 pub use timing::{Timing, time_on_stream};
+pub use view::{Contiguous, MatrixView, StridedLayout};

@@ -16,7 +16,8 @@
 //!
 //! | op | versions |
 //! | --- | --- |
-//! | [`transpose`] | `naive`, `tiled` (bank conflicts on purpose), `padded` |
+//! | [`transpose`] | `naive`, `naive_cols`, `tiled` (bank conflicts on purpose), `padded`, `swizzled`, `vec4` |
+//! | [`copy`] | `copy` (the roof), `copy_strided` (one column per launch) |
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -42,12 +43,21 @@ pub mod emu;
 #[cfg(target_arch = "nvptx64")]
 pub mod gpu;
 
+pub mod copy;
 pub mod transpose;
 
 /// Every `.entry` kernel in the PTX module. The host's launcher registry and
 /// the PTX checks both test themselves against this list.
 pub const ENTRY_POINTS: &[&str] = &[
-    transpose::Variant::Naive.entry_point(),
-    transpose::Variant::Tiled.entry_point(),
-    transpose::Variant::Padded.entry_point(),
+    "copy_f32",
+    "copy_strided_f32",
+    transpose::Variant::ALL[0].entry_point(),
+    transpose::Variant::ALL[1].entry_point(),
+    transpose::Variant::ALL[2].entry_point(),
+    transpose::Variant::ALL[3].entry_point(),
+    transpose::Variant::ALL[4].entry_point(),
+    transpose::Variant::ALL[5].entry_point(),
 ];
+
+// A new transpose version must be added to ENTRY_POINTS above.
+const _: () = assert!(transpose::Variant::ALL.len() == 6);

@@ -20,8 +20,8 @@ status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
     echo "commit $(cat .gpu/commit 2>/dev/null)"
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
     nvcc --version | tail -2
-} >"$OUT/machine.txt" 2>&1
-cat "$OUT/machine.txt"
+} >"$OUT/tests.log" 2>&1
+cat "$OUT/tests.log"
 
 # 1. Tests: every test binary, GPU tests included (they find the GPU here).
 rc_all=0
@@ -49,22 +49,31 @@ done
 
 # 3. The main report (the README's first command), with JSON.
 if [[ -x $B/bin-coalesce ]]; then
-    "$B/bin-coalesce" --sizes 8192 --reps 50 --json "$OUT/report.json" 2>&1 | tee "$OUT/report.txt"
+    "$B/bin-coalesce" --shapes 4096,8192,16384,8192x2048 --reps 50 --json "$OUT/report.json" 2>&1 | tee "$OUT/report.txt"
     note "report: $(status "${PIPESTATUS[0]}")"
 fi
+
+# 3b. Criterion benches on GPU time (CUDA events); criterion's files in /tmp.
+for b in "$B"/bench-*; do
+    [[ -x $b ]] || continue
+    echo "### $b" >>"$OUT/bench.log"
+    CRITERION_HOME=/tmp/criterion "$b" --bench >>"$OUT/bench.log" 2>&1
+    note "bench $(basename "$b"): $(status $?)"
+done
 
 # 4. ncu counters of the transpose kernels: shared-memory bank conflicts and
 #    global sectors per request (clock control off: leave the GPU as found).
 if command -v ncu >/dev/null && [[ -x $B/bin-coalesce ]]; then
-    ncu --clock-control none --kernel-name regex:transpose \
+    ncu --clock-control none --kernel-name regex:'transpose|copy_f32' \
         --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,dram__bytes.sum \
-        "$B/bin-coalesce" --sizes 4096 --reps 1 --warmup 0 >"$OUT/ncu.txt" 2>&1
+        "$B/bin-coalesce" --shapes 8192 --reps 1 --warmup 0 >"$OUT/ncu.txt" 2>&1
     note "ncu: $(status $?)"
 fi
 
 # 5. PyTorch on the same GPU, same call, for ratios.
 if [[ -f .gpu/torch_peers.py ]]; then
-    PYTHONUNBUFFERED=1 OUT="$OUT" timeout 300 python3 .gpu/torch_peers.py >"$OUT/torch.log" 2>&1
+    echo -e "\n### PyTorch (../shared/peers/torch_peers.py), same call" >>"$OUT/report.txt"
+    PYTHONUNBUFFERED=1 OUT="$OUT" timeout 300 python3 .gpu/torch_peers.py >>"$OUT/report.txt" 2>&1
     note "torch peers: $(status $?)"
 fi
 
@@ -72,5 +81,6 @@ echo
 echo "================ summary ================"
 printf '%s\n' "${summary[@]}"
 [[ -f $OUT/report.txt ]] && cat "$OUT/report.txt"
-grep -E 'copy 1GiB|transpose' "$OUT/torch.log" 2>/dev/null
+grep -E 'thrpt' -B2 "$OUT/bench.log" 2>/dev/null | grep -E '^[a-z]|thrpt' | cut -c1-100
+[[ -d /tmp/criterion ]] && tar -czf "$OUT/criterion.tgz" -C /tmp criterion
 exit 0

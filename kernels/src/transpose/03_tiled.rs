@@ -1,4 +1,4 @@
-//! Step 2: coalesced transpose through a shared-memory tile, bank conflicts
+//! Step 3: coalesced transpose through a shared-memory tile, bank conflicts
 //! left in on purpose.
 //!
 //! **Idea:** a block first reads a 32x32 tile row by row into shared memory,
@@ -8,9 +8,9 @@
 //! **What it costs:** the tile is `[32][32]` floats, so the column read
 //! `tile[tx][j]` has addresses 32 floats apart: all 32 lanes of a warp hit the
 //! same shared-memory bank and the access is replayed 32 times (a 32-way bank
-//! conflict). Step 3 removes this with one token.
+//! conflict). Step 4 removes this with one token.
 
-use super::{TILE, through_shared_tile};
+use super::through_shared_tile;
 use crate::ThreadCtx;
 
 /// Transposes a `rows x cols` row-major matrix into `cols x rows` through a
@@ -28,7 +28,7 @@ use crate::ThreadCtx;
 #[inline(always)]
 pub unsafe fn tiled<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
     // SAFETY: forwarded; the launch gives TILE * TILE floats of shared memory.
-    unsafe { through_shared_tile::<C, { TILE as usize }>(ctx, input, output, rows, cols) }
+    unsafe { through_shared_tile::<C, super::PlainTile>(ctx, input, output, rows, cols) }
 }
 
 #[cfg(target_arch = "nvptx64")]

@@ -1,0 +1,87 @@
+//! The transpose ladder against the bandwidth roof, on GPU time.
+//!
+//!     cargo bench --bench transpose            # needs a GPU; skips without one
+//!
+//! Each group is one matrix size; in it, the two roofs (our copy kernel and
+//! `cuMemcpyDtoD` of the same bytes) and every transpose version, each
+//! validated before it is timed. Throughput counts bytes read + written.
+//! Every size is past the H100's 50 MB L2, so repetitions measure DRAM.
+
+mod common;
+
+use coalesce::transpose::Variant;
+use coalesce::{MatrixShape, Stream, copy, transpose};
+use common::{GpuTime, gpu_criterion};
+use criterion::{BenchmarkId, Criterion, Throughput};
+use cust::memory::CopyDestination;
+
+const SHAPES: [(usize, usize); 4] = [(4096, 4096), (8192, 8192), (16384, 16384), (8192, 2048)];
+
+fn bench_transposes(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
+    let gpu = stream.gpu();
+    for (rows, cols) in SHAPES {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        let host: Vec<f32> = (0..shape.len()).map(|i| (i % 1_000_003) as f32 - 5e5).collect();
+        let input = gpu.upload(&host).unwrap();
+        let mut output = gpu.alloc::<f32>(shape.len()).unwrap();
+        for v in Variant::ALL {
+            validate(stream, v, &input, &mut output, shape, &host);
+        }
+        let mut group = c.benchmark_group(format!("transpose_{rows}x{cols}"));
+        group.throughput(Throughput::Bytes(2 * 4 * shape.len() as u64));
+        group.bench_function("roof_copy_kernel", |b| b.iter(|| copy::copy(stream, &input, &mut output).unwrap()));
+        group.bench_function("roof_cuMemcpyDtoD", |b| b.iter(|| stream.copy(&input, &mut output).unwrap()));
+        for v in Variant::ALL {
+            group.bench_function(BenchmarkId::from_parameter(v.name()), |b| {
+                b.iter(|| transpose::launch(stream, v, &input, &mut output, shape).unwrap())
+            });
+        }
+        group.finish();
+    }
+}
+
+/// Seed 003's puzzler: 4096 launches of a column copy against one kernel.
+fn bench_puzzler(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
+    let gpu = stream.gpu();
+    let shape = MatrixShape::new(4096, 4096).unwrap();
+    let input = gpu.upload(&vec![1.5f32; shape.len()]).unwrap();
+    let mut output = gpu.alloc::<f32>(shape.len()).unwrap();
+    let mut group = c.benchmark_group("transpose_4096x4096_launches");
+    group.throughput(Throughput::Bytes(2 * 4 * shape.len() as u64));
+    group.sample_size(10);
+    group.bench_function("one_launch_per_column", |b| {
+        b.iter(|| copy::transpose_by_column_copies(stream, &input, &mut output, shape).unwrap())
+    });
+    group.bench_function("one_kernel", |b| {
+        b.iter(|| transpose::launch(stream, Variant::BEST, &input, &mut output, shape).unwrap())
+    });
+    group.finish();
+}
+
+/// Correct before fast: poison, run once, compare every element.
+fn validate(
+    stream: &Stream<'_>,
+    v: Variant,
+    input: &cust::memory::DeviceBuffer<f32>,
+    output: &mut cust::memory::DeviceBuffer<f32>,
+    shape: MatrixShape,
+    host: &[f32],
+) {
+    output.copy_from(&vec![f32::NAN; shape.len()][..]).unwrap();
+    transpose::launch(stream, v, input, output, shape).unwrap();
+    stream.synchronize().unwrap();
+    let mut got = vec![0.0f32; shape.len()];
+    output.copy_to(&mut got[..]).unwrap();
+    let (rows, cols) = (shape.rows(), shape.cols());
+    for (i, g) in got.iter().enumerate() {
+        let (c, r) = (i / rows, i % rows);
+        assert!(g.to_bits() == host[r * cols + c].to_bits(), "{} wrong on {shape} at output[{c}][{r}]", v.name());
+    }
+}
+
+fn main() {
+    let Some((mut c, stream)) = gpu_criterion() else { return };
+    bench_transposes(&mut c, stream);
+    bench_puzzler(&mut c, stream);
+    c.final_summary();
+}

@@ -1,0 +1,93 @@
+//! The copy kernels and seed 003's puzzler (a transpose as one launch per
+//! column), on the emulator and on the GPU. Copies move bits: 0 ulp.
+
+mod common;
+
+use coalesce::copy::{self, Strided};
+use coalesce::{Error, MatrixShape, emu};
+use common::*;
+use cust::memory::CopyDestination;
+
+const LENGTHS: [usize; 6] = [1, 3, 4, 1000, 4097, 65_537];
+
+fn assert_bits_eq(what: &str, got: &[f32], want: &[f32]) {
+    assert_eq!(got.len(), want.len());
+    if let Some(i) = got.iter().zip(want).position(|(g, w)| g.to_bits() != w.to_bits()) {
+        panic!("{what}: element {i} is {} (bits {:#x}), expected {}", got[i], got[i].to_bits(), want[i]);
+    }
+}
+
+#[test]
+fn copy_on_the_emulator_at_odd_lengths_and_misaligned_starts() {
+    let mut rng = rng("emulator copy");
+    for len in LENGTHS {
+        let src = random_matrix(&mut rng, len + 1);
+        // Offsets 0 and 1: the vector path and the scalar fallback.
+        for off in [0, 1] {
+            let mut dst = poison(len);
+            emu::copy(&src[off..off + len], &mut dst).unwrap();
+            assert_bits_eq(&format!("copy len {len} offset {off}"), &dst, &src[off..off + len]);
+        }
+    }
+}
+
+#[test]
+fn strided_copy_and_the_column_puzzler_on_the_emulator() {
+    let mut rng = rng("emulator strided");
+    let (rows, cols) = (37, 23);
+    let input = random_matrix(&mut rng, rows * cols);
+    let mut output = poison(rows * cols);
+    for c in 0..cols {
+        let column = Strided { offset: c, stride: cols, len: rows };
+        let out_row = Strided { offset: c * rows, stride: 1, len: rows };
+        emu::copy_strided(&input, column, &mut output, out_row).unwrap();
+    }
+    let want: Vec<f32> = (0..rows * cols).map(|i| input[(i % rows) * cols + i / rows]).collect();
+    assert_bits_eq("column-by-column transpose", &output, &want);
+}
+
+#[test]
+fn strided_runs_past_the_buffer_are_errors() {
+    let src = vec![1.0f32; 100];
+    let mut dst = vec![0.0f32; 100];
+    let ok = Strided { offset: 0, stride: 10, len: 10 };
+    let past = Strided { offset: 1, stride: 10, len: 10 }; // last index 91: fine
+    emu::copy_strided(&src, ok, &mut dst, past).unwrap();
+    let too_far = Strided { offset: 10, stride: 10, len: 10 }; // last index 100
+    assert!(matches!(emu::copy_strided(&src, too_far, &mut dst, ok), Err(Error::LengthMismatch { .. })));
+    let overflow = Strided { offset: 0, stride: usize::MAX, len: 3 };
+    assert!(matches!(emu::copy_strided(&src, overflow, &mut dst, ok), Err(Error::LengthMismatch { .. })));
+    let empty = Strided { offset: 0, stride: 1, len: 0 };
+    assert!(emu::copy_strided(&src, empty, &mut dst, empty).is_err());
+    assert!(matches!(emu::copy(&src, &mut dst[1..]), Err(Error::LengthMismatch { .. })));
+}
+
+#[test]
+fn copies_and_the_puzzler_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu copies") else { return };
+    let stream = gpu.stream().unwrap();
+    let mut rng = rng("gpu copies");
+    let mut lengths = LENGTHS.to_vec();
+    if !under_sanitizer() {
+        lengths.push((1 << 26) + 3);
+    }
+    for len in lengths {
+        let src_host = random_matrix(&mut rng, len);
+        let src = gpu.upload(&src_host).unwrap();
+        let mut dst = gpu.upload(&poison(len)).unwrap();
+        copy::copy(&stream, &src, &mut dst).unwrap();
+        let mut got = poison(len);
+        dst.copy_to(&mut got[..]).unwrap();
+        assert_bits_eq(&format!("gpu copy len {len}"), &got, &src_host);
+    }
+    let shape = MatrixShape::new(129, 67).unwrap();
+    let input_host = random_matrix(&mut rng, shape.len());
+    let input = gpu.upload(&input_host).unwrap();
+    let mut output = gpu.upload(&poison(shape.len())).unwrap();
+    copy::transpose_by_column_copies(&stream, &input, &mut output, shape).unwrap();
+    let mut got = poison(shape.len());
+    output.copy_to(&mut got[..]).unwrap();
+    let (rows, cols) = (shape.rows(), shape.cols());
+    let want: Vec<f32> = (0..rows * cols).map(|i| input_host[(i % rows) * cols + i / rows]).collect();
+    assert_bits_eq("gpu column-by-column transpose", &got, &want);
+}

@@ -1,0 +1,203 @@
+//! Strided matrix views: `.t()` is shape-and-stride arithmetic (checked
+//! without a GPU), `.contiguous()` is a transpose (checked against an exact
+//! reference on the CPU emulator always, and on the GPU when there is one).
+//!
+//! Materialising moves bits and computes nothing, so the tolerance is 0 ulp.
+
+mod common;
+
+use coalesce::view::{self, StridedLayout};
+use coalesce::{Error, MatrixShape, MatrixView};
+use common::*;
+use cust::memory::{CopyDestination, DeviceSlice};
+
+/// Odd shapes: a single element, a single row, a single column, and sizes
+/// that are not multiples of the 32x32 tile in either direction.
+const SHAPES: [(usize, usize); 5] = [(1, 1), (1, 1000), (1000, 1), (33, 65), (1023, 517)];
+
+/// The row-major transpose of the row-major `rows x cols` `input`, in f64.
+fn reference_t(input: &[f32], rows: usize, cols: usize) -> Vec<f64> {
+    let mut out = vec![0.0f64; rows * cols];
+    for r in 0..rows {
+        for c in 0..cols {
+            out[c * rows + r] = input[r * cols + c] as f64;
+        }
+    }
+    out
+}
+
+/// Fails with the first mismatching (row, col) of a `shape` row-major result.
+fn check(what: &str, shape: MatrixShape, got: &[f32], want: &[f64]) {
+    assert_eq!(got.len(), want.len(), "{what} on {shape}: length");
+    if let Some(i) = got.iter().zip(want).position(|(&g, &w)| g as f64 != w || g.to_bits() == POISON_BITS) {
+        let bad = got.iter().zip(want).filter(|&(&g, &w)| g as f64 != w).count();
+        panic!(
+            "{what} on {shape}: output[{}][{}] = {} (bits {:#x}), expected {}; {bad} of {} elements wrong",
+            i / shape.cols(),
+            i % shape.cols(),
+            got[i],
+            got[i].to_bits(),
+            want[i],
+            got.len(),
+        );
+    }
+}
+
+fn exact(input: &[f32]) -> Vec<f64> {
+    input.iter().map(|&x| x as f64).collect()
+}
+
+#[test]
+fn t_swaps_shape_and_strides_and_is_an_involution() {
+    for (rows, cols) in SHAPES {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        let a = StridedLayout::row_major(shape);
+        assert_eq!((a.shape(), a.strides()), (shape, (cols, 1)));
+        assert!(a.is_contiguous());
+
+        let t = a.t();
+        assert_eq!((t.shape(), t.strides()), (shape.t(), (1, cols)), "{shape}");
+        assert_eq!(t.storage_shape(), shape);
+        // Like PyTorch: only a vector's transpose is still contiguous.
+        assert_eq!(t.is_contiguous(), rows == 1 || cols == 1, "{shape}");
+        assert_eq!(t.t(), a, "{shape}");
+        assert_eq!(t.t().t(), t, "{shape}");
+    }
+}
+
+#[test]
+fn offsets_agree_with_the_logical_element() {
+    let mut rng = rng("view offsets");
+    for (rows, cols) in SHAPES {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        let data = random_matrix(&mut rng, shape.len());
+        let (a, t) = (StridedLayout::row_major(shape), StridedLayout::row_major(shape).t());
+        for r in 0..rows {
+            for c in 0..cols {
+                let element = data[r * cols + c].to_bits();
+                assert_eq!(data[a.offset(r, c).unwrap()].to_bits(), element, "{shape} ({r}, {c})");
+                // Logical (c, r) of the transpose is (r, c) of the original.
+                assert_eq!(data[t.offset(c, r).unwrap()].to_bits(), element, "{shape}.t() ({c}, {r})");
+            }
+        }
+        assert_eq!(a.offset(rows, 0), None);
+        assert_eq!(a.offset(0, cols), None);
+        assert_eq!(t.offset(cols, 0), None);
+        assert_eq!(t.offset(0, rows), None);
+    }
+}
+
+#[test]
+fn contiguous_on_the_emulator_matches_reference_at_odd_shapes() {
+    let mut rng = rng("emulator contiguous");
+    for (rows, cols) in SHAPES {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        let input = random_matrix(&mut rng, shape.len());
+        let a = StridedLayout::row_major(shape);
+
+        let mut output = poison(shape.len());
+        view::emu::contiguous(a.t(), &input, &mut output).unwrap();
+        check("emu contiguous of .t()", shape.t(), &output, &reference_t(&input, rows, cols));
+
+        for (what, layout) in [("row-major", a), (".t().t()", a.t().t())] {
+            let mut output = poison(shape.len());
+            view::emu::contiguous(layout, &input, &mut output).unwrap();
+            check(&format!("emu contiguous of {what}"), shape, &output, &exact(&input));
+        }
+    }
+}
+
+#[test]
+fn length_mismatch_is_an_error_on_the_emulator() {
+    let shape = MatrixShape::new(33, 65).unwrap();
+    let input = vec![1.0f32; shape.len()];
+    for layout in [StridedLayout::row_major(shape), StridedLayout::row_major(shape).t()] {
+        let mut short = vec![0.0f32; shape.len() - 1];
+        let e = view::emu::contiguous(layout, &input, &mut short).unwrap_err();
+        assert!(matches!(e, Error::LengthMismatch { buffer: "output", expected: 2145, actual: 2144, .. }), "{e}");
+        let mut out = vec![0.0f32; shape.len()];
+        let e = view::emu::contiguous(layout, &input[1..], &mut out).unwrap_err();
+        assert!(matches!(e, Error::LengthMismatch { buffer: "view buffer", expected: 2145, actual: 2144, .. }), "{e}");
+    }
+}
+
+#[test]
+fn contiguous_on_the_gpu_matches_reference() {
+    let Some(gpu) = gpu_or_skip("gpu contiguous") else { return };
+    let stream = gpu.stream().unwrap();
+    let mut rng = rng("gpu contiguous");
+    let mut shapes = SHAPES.to_vec();
+    if !under_sanitizer() {
+        shapes.push((8191, 2049));
+    }
+    let download = |d: &DeviceSlice<f32>| {
+        let mut host = poison(d.len());
+        d.copy_to(&mut host[..]).unwrap();
+        host
+    };
+    for (rows, cols) in shapes {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        let input = random_matrix(&mut rng, shape.len());
+        let want_t = reference_t(&input, rows, cols);
+        let d_in = gpu.upload(&input).unwrap();
+        let a = MatrixView::new(&d_in, shape).unwrap();
+        let t = a.t();
+        assert_eq!((t.shape(), t.strides()), (shape.t(), (1, cols)));
+
+        let materialised = t.contiguous(&stream).unwrap();
+        assert_eq!(materialised.is_owned(), !(rows == 1 || cols == 1), "{shape}");
+        stream.synchronize().unwrap();
+        check("gpu .t().contiguous()", shape.t(), &download(&materialised), &want_t);
+
+        let mut into = gpu.upload(&poison(shape.len())).unwrap();
+        t.contiguous_into(&stream, &mut into).unwrap();
+        stream.synchronize().unwrap();
+        check("gpu .t().contiguous_into()", shape.t(), &download(&into), &want_t);
+
+        let back = t.t().contiguous(&stream).unwrap();
+        assert!(!back.is_owned(), "{shape}: a row-major view needs no kernel");
+        assert_eq!(back.as_device_ptr(), d_in.as_device_ptr());
+        check("gpu .t().t().contiguous()", shape, &download(&back), &exact(&input));
+
+        let mut copy = gpu.upload(&poison(shape.len())).unwrap();
+        a.contiguous_into(&stream, &mut copy).unwrap();
+        let owned = back.into_owned(&stream).unwrap();
+        stream.synchronize().unwrap();
+        check("gpu contiguous_into of a row-major view", shape, &download(&copy), &exact(&input));
+        check("gpu into_owned", shape, &download(&owned), &exact(&input));
+    }
+}
+
+#[test]
+fn bad_view_input_is_an_error_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu view bad input") else { return };
+    let stream = gpu.stream().unwrap();
+    let shape = MatrixShape::new(33, 65).unwrap();
+    let data = gpu.upload(&vec![1.0f32; 2 * shape.len()]).unwrap();
+
+    let e = MatrixView::new(&data, shape).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { buffer: "view buffer", expected: 2145, actual: 4290, .. }), "{e}");
+
+    let first = data.index(..shape.len());
+    let view = MatrixView::new(&first, shape).unwrap().t();
+    let mut short = gpu.alloc::<f32>(shape.len() - 1).unwrap();
+    let e = view.contiguous_into(&stream, &mut short).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { buffer: "output", .. }), "{e}");
+
+    // `DeviceSlice` is `Copy`: safe code can write over the view's own memory.
+    for start in [0, 1, shape.len() - 1] {
+        let mut overlapping = data.index(start..start + shape.len());
+        for v in [view, view.t()] {
+            let e = v.contiguous_into(&stream, &mut overlapping).unwrap_err();
+            assert!(matches!(e, Error::Aliased { .. }), "{e}");
+        }
+    }
+    let mut disjoint = data.index(shape.len()..);
+    view.contiguous_into(&stream, &mut disjoint).unwrap();
+
+    let tall = MatrixShape::new(65_536 * 32 + 1, 2).unwrap();
+    let big = gpu.alloc::<f32>(tall.len()).unwrap();
+    let e = MatrixView::new(&big, tall).unwrap().t().t().t().contiguous(&stream).unwrap_err();
+    assert!(matches!(e, Error::GridTooLarge { .. }), "{e}");
+    stream.synchronize().unwrap();
+}
