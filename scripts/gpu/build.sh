@@ -20,10 +20,8 @@ for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable"):
         t = m["target"]; kind = t["kind"][0]
-        if m["profile"]["test"] and kind != "test":
+        if kind not in ("test", "bench") and m["profile"]["test"]:
             kind = "test"  # unit tests of a lib/bin: a test harness too
-        elif kind == "bench" and m["profile"]["test"]:
-            continue
         print(kind, t["name"] + ("-unit" if kind == "test" and t["kind"][0] != "test" else ""), m["executable"])'
 }
 {
