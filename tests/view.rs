@@ -195,7 +195,8 @@ fn bad_view_input_is_an_error_on_the_gpu() {
     let mut disjoint = data.index(shape.len()..);
     view.contiguous_into(&stream, &mut disjoint).unwrap();
 
-    let tall = MatrixShape::new(65_536 * 32 + 1, 2).unwrap();
+    // Past the grid limit for every transpose tile size (32 and 64 rows per block).
+    let tall = MatrixShape::new(65_536 * 64 + 1, 2).unwrap();
     let big = gpu.alloc::<f32>(tall.len()).unwrap();
     let e = MatrixView::new(&big, tall).unwrap().t().t().t().contiguous(&stream).unwrap_err();
     assert!(matches!(e, Error::GridTooLarge { .. }), "{e}");

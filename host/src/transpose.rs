@@ -96,3 +96,35 @@ pub fn padded(
 ) -> Result<()> {
     launch(stream, Variant::Padded, input, output, shape)
 }
+
+/// Step 2, [`Variant::NaiveCols`]: strided reads, coalesced writes.
+pub fn naive_cols(
+    stream: &Stream<'_>,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    shape: MatrixShape,
+) -> Result<()> {
+    launch(stream, Variant::NaiveCols, input, output, shape)
+}
+
+/// Step 5, [`Variant::Swizzled`]: the shared tile XOR-swizzled, conflict-free
+/// without padding.
+pub fn swizzled(
+    stream: &Stream<'_>,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    shape: MatrixShape,
+) -> Result<()> {
+    launch(stream, Variant::Swizzled, input, output, shape)
+}
+
+/// Step 6, [`Variant::Vec4`], the fastest: 64x64 tiles, 16-byte global
+/// accesses when rows and cols are multiples of 4 (a scalar path otherwise).
+pub fn vec4(
+    stream: &Stream<'_>,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    shape: MatrixShape,
+) -> Result<()> {
+    launch(stream, Variant::Vec4, input, output, shape)
+}
