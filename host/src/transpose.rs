@@ -75,7 +75,7 @@ pub fn naive(
     launch(stream, Variant::Naive, input, output, shape)
 }
 
-/// Step 2, [`Variant::Tiled`]: coalesced both ways through a shared tile,
+/// Step 3, [`Variant::Tiled`]: coalesced both ways through a shared tile,
 /// with 32-way bank conflicts on the tile's column reads.
 pub fn tiled(
     stream: &Stream<'_>,
@@ -86,7 +86,7 @@ pub fn tiled(
     launch(stream, Variant::Tiled, input, output, shape)
 }
 
-/// Step 3, [`Variant::Padded`]: the shared tile padded to `TILE + 1`
+/// Step 4, [`Variant::Padded`]: the shared tile padded to `TILE + 1`
 /// columns, free of bank conflicts.
 pub fn padded(
     stream: &Stream<'_>,
