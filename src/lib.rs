@@ -16,7 +16,7 @@
 //!
 //! Embedding the kernels in another `cust` program: load [`PTX`] with
 //! `cust::module::Module::from_ptx` and launch the entries listed in
-//! [`kernels::ENTRY_POINTS`]; or use [`Gpu::load`]`(coalesce::PTX)`.
+//! [`kernels::entry_points`]; or use [`Gpu::load`]`(coalesce::PTX)`.
 
 pub use coalesce_host::*;
 pub use coalesce_kernels as kernels;

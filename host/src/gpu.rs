@@ -95,7 +95,7 @@ impl Gpu {
         let sm_count = attr(DeviceAttribute::MultiprocessorCount)?;
         let name = device.name().during("cuDeviceGetName")?;
         let module = Module::from_ptx(ptx, &[]).during("cuModuleLoadData (PTX JIT)")?;
-        for name in coalesce_kernels::ENTRY_POINTS {
+        for name in coalesce_kernels::entry_points() {
             module.get_function(name).map_err(|_| Error::MissingKernel { name })?;
         }
         Ok(Gpu { module, device, limits, name, sm_count, _context: context })

@@ -18,8 +18,11 @@
 pub mod copy;
 pub mod emu;
 pub mod error;
+pub mod gemm;
 pub mod gpu;
+pub mod nested_sin;
 pub mod shape;
+pub mod softmax;
 pub mod timing;
 pub mod transpose;
 pub mod view;

@@ -7,6 +7,9 @@
 
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
+/// The `.entry` kernels of this module.
+pub const ENTRIES: &[&str] = &["copy_f32", "copy_strided_f32"];
+
 /// Threads per block of both copy kernels.
 pub const COPY_BLOCK: u32 = 256;
 /// Blocks per SM for the grid-stride [`copy`]: enough warps in flight to

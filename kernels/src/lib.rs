@@ -44,20 +44,23 @@ pub mod emu;
 pub mod gpu;
 
 pub mod copy;
+pub mod gemm;
+pub mod nested_sin;
+pub mod softmax;
 pub mod transpose;
 
-/// Every `.entry` kernel in the PTX module. The host's launcher registry and
-/// the PTX checks both test themselves against this list.
-pub const ENTRY_POINTS: &[&str] = &[
-    "copy_f32",
-    "copy_strided_f32",
-    transpose::Variant::ALL[0].entry_point(),
-    transpose::Variant::ALL[1].entry_point(),
-    transpose::Variant::ALL[2].entry_point(),
-    transpose::Variant::ALL[3].entry_point(),
-    transpose::Variant::ALL[4].entry_point(),
-    transpose::Variant::ALL[5].entry_point(),
+/// Each op module's `.entry` kernels, by module. The host's module check and
+/// the PTX checks both test themselves against this list, so an op module
+/// only has to list its own entries in its `ENTRIES`.
+pub const KERNEL_MODULES: &[(&str, &[&str])] = &[
+    ("copy", copy::ENTRIES),
+    ("transpose", transpose::ENTRIES),
+    ("nested_sin", nested_sin::ENTRIES),
+    ("softmax", softmax::ENTRIES),
+    ("gemm", gemm::ENTRIES),
 ];
 
-// A new transpose version must be added to ENTRY_POINTS above.
-const _: () = assert!(transpose::Variant::ALL.len() == 6);
+/// Every `.entry` kernel in the PTX module.
+pub fn entry_points() -> impl Iterator<Item = &'static str> {
+    KERNEL_MODULES.iter().flat_map(|(_, entries)| entries.iter().copied())
+}

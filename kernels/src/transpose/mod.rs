@@ -40,6 +40,17 @@ pub use vec4_kernel::{VEC4_BLOCK, VEC4_SHARED_STRIDE, VEC4_TILE, vec4};
 
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
+/// The `.entry` kernels of this module, one per [`Variant`].
+pub const ENTRIES: &[&str] = &{
+    let mut names = [""; Variant::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = Variant::ALL[i].entry_point();
+        i += 1;
+    }
+    names
+};
+
 /// Side of the square tile one block transposes (steps 1-5).
 pub const TILE: u32 = 32;
 /// Rows of threads per block; each thread covers `TILE / BLOCK_ROWS` rows of the tile.
