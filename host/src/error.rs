@@ -44,6 +44,11 @@ pub enum Error {
     #[error("emulated launch failed: {0}")]
     Emulator(#[from] coalesce_kernels::emu::EmuError),
 
+    /// A driver call made through `cust::sys` directly (the calls `cust`
+    /// 0.3.2 does not wrap) failed with this `CUresult`.
+    #[error("CUDA driver error in {op}: {name} ({code}): {message}")]
+    Driver { op: &'static str, code: u32, name: String, message: String },
+
     /// Any other driver error, with the operation that got it.
     #[error("CUDA driver error in {op}: {source}")]
     Cuda {
@@ -65,4 +70,28 @@ impl<T> Context<T> for cust::error::CudaResult<T> {
     fn during(self, op: &'static str) -> Result<T> {
         self.map_err(|source| Error::Cuda { op, source })
     }
+}
+
+/// Turns a raw `CUresult` from `cust::sys` into a `Result`, with the
+/// driver's own name and description of the error.
+pub(crate) fn check(result: cust::sys::CUresult, op: &'static str) -> Result<()> {
+    use cust::sys::{cuGetErrorName, cuGetErrorString, cudaError_enum};
+    if result == cudaError_enum::CUDA_SUCCESS {
+        return Ok(());
+    }
+    let text = |f: unsafe extern "C" fn(cudaError_enum, *mut *const std::ffi::c_char) -> cudaError_enum| {
+        let mut p = std::ptr::null();
+        // SAFETY: the driver writes a pointer to a static C string, or fails.
+        if unsafe { f(result, &mut p) } == cudaError_enum::CUDA_SUCCESS && !p.is_null() {
+            // SAFETY: non-null, NUL-terminated, static (driver-owned).
+            unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        } else {
+            "unknown".to_owned()
+        }
+    };
+    let code = result as u32;
+    if result == cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
+        return Err(Error::OutOfMemory { bytes: 0 });
+    }
+    Err(Error::Driver { op, code, name: text(cuGetErrorName), message: text(cuGetErrorString) })
 }

@@ -8,6 +8,9 @@
 //! | runtime | [`Gpu`] (context + module), [`Stream`] | [`gpu`] |
 //! | launchers | [`transpose::launch`] and one function per version; [`copy::copy`], the puzzler | [`transpose`], [`copy`] |
 //! | views | [`MatrixView`]: O(1) `.t()` by strides, `.contiguous()` runs the transpose | [`view`] |
+//! | host memory | pinned, pageable, [`memory::Registered`] in place | [`memory`] |
+//! | pipelines | copy-compute overlap over k streams: [`Pipeline`] | [`pipeline`] |
+//! | probes | launch overhead and the FP32 roof | [`probe`] |
 //! | emulator | the same launchers on host slices | [`emu`] |
 //! | timing | CUDA-event medians: [`time_on_stream`] | [`timing`] |
 //! | errors | one [`Error`] for everything that can fail | [`error`] |
@@ -20,7 +23,10 @@ pub mod emu;
 pub mod error;
 pub mod gemm;
 pub mod gpu;
+pub mod memory;
 pub mod nested_sin;
+pub mod pipeline;
+pub mod probe;
 pub mod shape;
 pub mod softmax;
 pub mod timing;
@@ -30,6 +36,7 @@ pub mod view;
 pub use coalesce_kernels::{Dim3, LaunchDims};
 pub use error::{Error, Result};
 pub use gpu::{Gpu, GridLimits, Stream};
+pub use pipeline::Pipeline;
 pub use shape::MatrixShape;
 pub use timing::{Timing, time_on_stream};
 pub use view::{Contiguous, MatrixView, StridedLayout};

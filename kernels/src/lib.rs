@@ -18,6 +18,7 @@
 //! | --- | --- |
 //! | [`transpose`] | `naive`, `naive_cols`, `tiled` (bank conflicts on purpose), `padded`, `swizzled`, `vec4` |
 //! | [`copy`] | `copy` (the roof), `copy_strided` (one column per launch) |
+//! | [`probe`] | `increment` (launch overhead), `fma_peak` (the FP32 roof) |
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -45,7 +46,9 @@ pub mod gpu;
 
 pub mod copy;
 pub mod gemm;
+pub mod math;
 pub mod nested_sin;
+pub mod probe;
 pub mod softmax;
 pub mod transpose;
 
@@ -54,6 +57,7 @@ pub mod transpose;
 /// only has to list its own entries in its `ENTRIES`.
 pub const KERNEL_MODULES: &[(&str, &[&str])] = &[
     ("copy", copy::ENTRIES),
+    ("probe", probe::ENTRIES),
     ("transpose", transpose::ENTRIES),
     ("nested_sin", nested_sin::ENTRIES),
     ("softmax", softmax::ENTRIES),

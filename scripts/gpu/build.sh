@@ -28,6 +28,7 @@ for line in sys.stdin:
     cargo build --release --bins --message-format=json
     cargo test --release --workspace --no-run --message-format=json
     cargo bench --no-run --message-format=json
+    cargo build --release --examples --message-format=json
 } 2>/dev/null | executables | sort -u | while read -r kind name exe; do
     cp "$exe" ".gpu/bin/$kind-$name"
     strip --strip-debug ".gpu/bin/$kind-$name"

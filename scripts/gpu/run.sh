@@ -7,6 +7,8 @@
 #
 #   device run: scripts/gpu/build.sh here, then
 #   run(command="bash scripts/gpu/run.sh", carry=[".gpu"])
+# SKIP (comma-separated: tests, sanitizer, report, examples, bench, ncu, torch)
+# leaves parts out of a run.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -15,6 +17,7 @@ B=.gpu/bin
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
 status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
+want() { [[ ",${SKIP:-}," != *",$1,"* ]]; }
 
 {
     echo "commit $(cat .gpu/commit 2>/dev/null)"
@@ -25,17 +28,17 @@ cat "$OUT/tests.log"
 
 # 1. Tests: every test binary, GPU tests included (they find the GPU here).
 rc_all=0
-for t in "$B"/test-*; do
+want tests && for t in "$B"/test-*; do
     echo "### $t" >>"$OUT/tests.log"
     "$t" --test-threads=1 >>"$OUT/tests.log" 2>&1
     rc=$?; rc_all=$((rc_all | rc))
     grep -E '^test result' "$OUT/tests.log" | tail -1 | sed "s#^#$(basename "$t"): #"
 done
-note "tests: $(status $rc_all); $(grep -c '^test .* ok$' "$OUT/tests.log") ok, $(grep -c '^test .* FAILED$' "$OUT/tests.log") failed"
+want tests && note "tests: $(status $rc_all); $(grep -c '^test .* ok$' "$OUT/tests.log") ok, $(grep -c '^test .* FAILED$' "$OUT/tests.log") failed"
 
 # 2. compute-sanitizer over every kernel, at the odd shapes (large cases
 #    and deliberate driver errors off). GPU tests are named *gpu*.
-for tool in memcheck racecheck; do
+want sanitizer && for tool in memcheck racecheck; do
     for t in "$B"/test-*; do
         "$t" --list 2>/dev/null | grep -q 'gpu' || continue
         echo "### $tool $t" >>"$OUT/sanitizer.log"
@@ -48,13 +51,21 @@ for tool in memcheck racecheck; do
 done
 
 # 3. The main report (the README's first command), with JSON.
-if [[ -x $B/bin-coalesce ]]; then
+if want report && [[ -x $B/bin-coalesce ]]; then
     "$B/bin-coalesce" --shapes 4096,8192,16384,8192x2048 --reps 50 --json "$OUT/report.json" 2>&1 | tee "$OUT/report.txt"
     note "report: $(status "${PIPESTATUS[0]}")"
 fi
 
+# 3a. The lessons (examples), appended to the report.
+want examples && for e in "$B"/example-*; do
+    [[ -x $e ]] || continue
+    echo -e "\n### $(basename "$e")" >>"$OUT/report.txt"
+    timeout 300 "$e" >>"$OUT/report.txt" 2>&1
+    note "$(basename "$e"): $(status $?)"
+done
+
 # 3b. Criterion benches on GPU time (CUDA events); criterion's files in /tmp.
-for b in "$B"/bench-*; do
+want bench && for b in "$B"/bench-*; do
     [[ -x $b ]] || continue
     echo "### $b" >>"$OUT/bench.log"
     CRITERION_HOME=/tmp/criterion "$b" --bench >>"$OUT/bench.log" 2>&1
@@ -63,7 +74,7 @@ done
 
 # 4. ncu counters of the transpose kernels: shared-memory bank conflicts and
 #    global sectors per request (clock control off: leave the GPU as found).
-if command -v ncu >/dev/null && [[ -x $B/bin-coalesce ]]; then
+if want ncu && command -v ncu >/dev/null && [[ -x $B/bin-coalesce ]]; then
     ncu --clock-control none --kernel-name regex:'transpose|copy_f32' \
         --metrics smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,dram__bytes.sum \
         "$B/bin-coalesce" --shapes 8192 --reps 1 --warmup 0 >"$OUT/ncu.txt" 2>&1
@@ -71,7 +82,7 @@ if command -v ncu >/dev/null && [[ -x $B/bin-coalesce ]]; then
 fi
 
 # 5. PyTorch on the same GPU, same call, for ratios.
-if [[ -f .gpu/torch_peers.py ]]; then
+if want torch && [[ -f .gpu/torch_peers.py ]]; then
     echo -e "\n### PyTorch (../shared/peers/torch_peers.py), same call" >>"$OUT/report.txt"
     PYTHONUNBUFFERED=1 OUT="$OUT" timeout 300 python3 .gpu/torch_peers.py >>"$OUT/report.txt" 2>&1
     note "torch peers: $(status $?)"

@@ -1,0 +1,52 @@
+//! Launchers for `coalesce_kernels::probe`: the machine's own numbers.
+
+use crate::{Error, GridLimits, Result, Stream};
+use coalesce_kernels::probe::{fma_peak_dims, fma_peak_flops, increment_dims};
+use cust::memory::{DeviceBuffer, DeviceSlice};
+use std::ffi::c_void;
+
+fn arg<T>(value: &mut T) -> *mut c_void {
+    (value as *mut T).cast()
+}
+
+/// `x[i] += 1` on every element: the smallest useful launch.
+pub fn increment(stream: &Stream<'_>, x: &mut DeviceSlice<f32>) -> Result<()> {
+    let len = u32::try_from(x.len()).ok().filter(|&n| n > 0).ok_or(Error::ShapeTooLarge {
+        rows: x.len(),
+        cols: 1,
+        why: "increment takes 1..=u32::MAX elements",
+    })?;
+    let dims = increment_dims(len);
+    GridLimits::CUDA.check("probe_increment", &format!("{len} elements"), dims)?;
+    let (mut p, mut n) = (x.as_device_ptr(), len);
+    let args = [arg(&mut p), arg(&mut n)];
+    // SAFETY: probe_increment(f32*, u32): `x` holds `len` floats.
+    unsafe { stream.launch_raw("probe_increment", dims, &args) }
+}
+
+/// The FP32 roof: a launch of independent FMA chains. Returns the number of
+/// floating-point operations the launch performs; `out` must hold one float
+/// per thread (see [`fma_peak_out_len`]).
+pub fn fma_peak(stream: &Stream<'_>, out: &mut DeviceBuffer<f32>, blocks: u32, iters: u32) -> Result<u64> {
+    let dims = fma_peak_dims(blocks);
+    if out.len() as u64 != dims.grid.count() * dims.block.count() {
+        return Err(Error::LengthMismatch {
+            buffer: "fma_peak output",
+            shape: format!("{blocks} blocks"),
+            expected: fma_peak_out_len(blocks),
+            actual: out.len(),
+        });
+    }
+    GridLimits::CUDA.check("probe_fma_peak", &format!("{blocks} blocks"), dims)?;
+    let (mut p, mut it, mut seed) = (out.as_device_ptr(), iters, 1.0f32);
+    let args = [arg(&mut p), arg(&mut it), arg(&mut seed)];
+    // SAFETY: probe_fma_peak(f32*, u32, f32): one output float per thread.
+    unsafe { stream.launch_raw("probe_fma_peak", dims, &args)? };
+    Ok(fma_peak_flops(blocks, iters))
+}
+
+/// Output length [`fma_peak`] needs for `blocks` blocks.
+pub fn fma_peak_out_len(blocks: u32) -> usize {
+    let d = fma_peak_dims(blocks);
+    (d.grid.count() * d.block.count()) as usize
+}

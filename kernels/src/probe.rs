@@ -1,0 +1,84 @@
+//! Kernels that measure the machine rather than do useful work.
+//!
+//! | kernel | what it measures |
+//! | --- | --- |
+//! | [`increment`] | launch overhead: one tiny launch, almost no work |
+//! | [`fma_peak`] | the FP32 roof: independent FMA chains, no memory traffic |
+
+use crate::{Dim3, LaunchDims, ThreadCtx};
+
+/// The `.entry` kernels of this module.
+pub const ENTRIES: &[&str] = &["probe_increment", "probe_fma_peak"];
+
+/// Threads per block of both probes.
+pub const PROBE_BLOCK: u32 = 256;
+/// Independent FMA chains per thread: enough to cover the FMA pipe's
+/// latency (4 cycles) with 4 warp schedulers issuing every cycle.
+pub const FMA_CHAINS: usize = 8;
+
+/// Launch geometry of [`increment`] over `len` elements.
+pub const fn increment_dims(len: u32) -> LaunchDims {
+    LaunchDims { grid: Dim3::xy(len.div_ceil(PROBE_BLOCK), 1), block: Dim3::xy(PROBE_BLOCK, 1), shared_bytes: 0 }
+}
+
+/// Launch geometry of [`fma_peak`]: `blocks` blocks of [`PROBE_BLOCK`] threads.
+pub const fn fma_peak_dims(blocks: u32) -> LaunchDims {
+    LaunchDims { grid: Dim3::xy(blocks, 1), block: Dim3::xy(PROBE_BLOCK, 1), shared_bytes: 0 }
+}
+
+/// Floating-point operations one [`fma_peak`] launch performs.
+pub const fn fma_peak_flops(blocks: u32, iters: u32) -> u64 {
+    2 * FMA_CHAINS as u64 * iters as u64 * blocks as u64 * PROBE_BLOCK as u64
+}
+
+/// `x[i] += 1` for `i < len`: the smallest launch that still does something
+/// observable, so launch overhead can be measured and checked.
+///
+/// # Safety
+/// `x` valid for `len` floats.
+#[inline(always)]
+pub unsafe fn increment<C: ThreadCtx>(ctx: &C, x: *mut f32, len: u32) {
+    let i = ctx.block_idx().x * ctx.block_dim().x + ctx.thread_idx().x;
+    if i < len {
+        // SAFETY: i < len.
+        unsafe { *x.add(i as usize) += 1.0 };
+    }
+}
+
+/// `iters` rounds of [`FMA_CHAINS`] independent `a = a * b + c` per thread,
+/// then one store per thread (so nothing is optimised away).
+///
+/// # Safety
+/// `out` valid for one float per thread of the grid.
+#[inline(always)]
+pub unsafe fn fma_peak<C: ThreadCtx>(ctx: &C, out: *mut f32, iters: u32, seed: f32) {
+    let i = (ctx.block_idx().x * ctx.block_dim().x + ctx.thread_idx().x) as usize;
+    let mut acc = [0.0f32; FMA_CHAINS];
+    for (k, a) in acc.iter_mut().enumerate() {
+        *a = seed + k as f32 + i as f32 * 1e-7;
+    }
+    // b slightly below 1 and c small keep the chains finite for any iters.
+    let (b, c) = (0.999_999f32, 1e-7f32 * seed);
+    for _ in 0..iters {
+        for a in acc.iter_mut() {
+            *a = crate::math::fma(*a, b, c);
+        }
+    }
+    let sum = acc.iter().fold(0.0, |s, a| s + a);
+    // SAFETY: one element per thread of the grid.
+    unsafe { *out.add(i) = sum };
+}
+
+#[cfg(target_arch = "nvptx64")]
+#[unsafe(no_mangle)]
+pub unsafe extern "gpu-kernel" fn probe_increment(x: *mut f32, len: u32) {
+    // SAFETY: the host launcher checked the length.
+    unsafe { increment(&crate::gpu::Gpu, x, len) }
+}
+
+#[cfg(target_arch = "nvptx64")]
+#[unsafe(no_mangle)]
+pub unsafe extern "gpu-kernel" fn probe_fma_peak(out: *mut f32, iters: u32, seed: f32) {
+    // SAFETY: the host launcher sized `out` to the grid.
+    unsafe { fma_peak(&crate::gpu::Gpu, out, iters, seed) }
+}
