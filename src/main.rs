@@ -1,21 +1,33 @@
-//! The roofline report: times every kernel on the GPU and compares it with
-//! the roof that binds it. Today: the transpose ladder against a measured
-//! device-to-device copy of the same bytes.
+//! The roofline report, README's first command: measures the GPU's two
+//! roofs, runs every kernel at its standard sizes (each validated first),
+//! prints a table, and writes `report.json` and `roofline.svg`.
+//!
+//!     cargo run --release                          # everything, default sizes
+//!     cargo run --release -- --ops transpose --shapes 4096,8192x2048 --reps 20
+//!     cargo run --release -- --peers torch_peers.json   # PyTorch columns
+//!     cargo run --release -- --emulate             # no GPU: the CPU emulator
 
-use anyhow::{Context as _, Result, bail};
+mod report;
+
+use anyhow::{Context as _, Result};
 use clap::Parser;
-use coalesce::transpose::Variant;
-use coalesce::{Error, Gpu, MatrixShape, Timing, time_on_stream, transpose};
-use cust::memory::CopyDestination;
-use rand::{Rng, SeedableRng, rngs::StdRng};
-use serde::Serialize;
+use coalesce::Error;
+use indicatif::{ProgressBar, ProgressStyle};
+use report::{Report, gpu::Ctx};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// Ops the report knows, in the order it runs them.
+const OPS: &[&str] = &["transpose"];
+
 #[derive(Parser, Debug)]
-#[command(version, about = "Time coalesce's GPU kernels against the measured bandwidth roof")]
+#[command(version, about = "Time coalesce's GPU kernels against the measured roofline")]
 struct Args {
-    /// Matrix shapes to transpose: ROWSxCOLS, or N for NxN; comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "8192", value_parser = parse_shape)]
+    /// Ops to run (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values_t = OPS.iter().map(|s| s.to_string()))]
+    ops: Vec<String>,
+    /// Transpose shapes: ROWSxCOLS, or N for NxN.
+    #[arg(long, value_delimiter = ',', default_value = "8192,16384", value_parser = parse_shape)]
     shapes: Vec<(usize, usize)>,
     /// Timed repetitions per kernel (the median is reported).
     #[arg(long, default_value_t = 50)]
@@ -23,31 +35,21 @@ struct Args {
     /// Untimed warm-up repetitions per kernel.
     #[arg(long, default_value_t = 5)]
     warmup: usize,
-    /// Write every figure as JSON to this file.
+    /// Folder for report.json and roofline.svg.
+    #[arg(long, default_value = "report")]
+    out: PathBuf,
+    /// torch_peers.json from ../shared/peers/torch_peers.py on the same GPU:
+    /// adds PyTorch columns, ratios and points.
     #[arg(long)]
-    json: Option<std::path::PathBuf>,
-}
-
-#[derive(Serialize)]
-struct Row {
-    kernel: String,
-    rows: usize,
-    cols: usize,
-    bytes: u64,
-    median_ms: f64,
-    min_ms: f64,
-    max_ms: f64,
-    reps: usize,
-    gb_per_s: f64,
-    percent_of_copy: f64,
-}
-
-#[derive(Serialize)]
-struct Report {
-    gpu: String,
-    sm_count: u32,
-    ptx_arch: &'static str,
-    rows: Vec<Row>,
+    peers: Option<PathBuf>,
+    /// Run the kernels on the CPU emulator at small sizes (no GPU needed;
+    /// times are not meaningful).
+    #[arg(long)]
+    emulate: bool,
+    /// Re-print and re-draw a report.json from an earlier run instead of
+    /// measuring (for docs; with --peers to add PyTorch).
+    #[arg(long)]
+    from: Option<PathBuf>,
 }
 
 fn parse_shape(s: &str) -> Result<(usize, usize), String> {
@@ -60,22 +62,36 @@ fn parse_shape(s: &str) -> Result<(usize, usize), String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let gpu = match coalesce::init() {
-        Ok(gpu) => gpu,
-        Err(Error::NoDevice { reason }) => {
-            eprintln!(
-                "error: no CUDA device available ({reason}).\n\
-                 This report times kernels on an NVIDIA GPU; run it on a machine with one and its driver.\n\
-                 Without a GPU, `cargo test` runs every kernel on the CPU emulator."
-            );
-            return ExitCode::from(2);
-        }
-        Err(e) => {
-            eprintln!("error: CUDA initialisation failed: {e}");
-            return ExitCode::FAILURE;
-        }
+    if let Some(bad) = args.ops.iter().find(|o| !OPS.contains(&o.as_str())) {
+        eprintln!("error: unknown op {bad:?}; known: {}", OPS.join(", "));
+        return ExitCode::from(2);
+    }
+    let result = if let Some(path) = &args.from {
+        std::fs::read_to_string(path)
+            .with_context(|| format!("reading {}", path.display()))
+            .and_then(|t| serde_json::from_str::<Report>(&t).context("parsing the report"))
+    } else if args.emulate {
+        report::emulate::run()
+    } else {
+        let gpu = match coalesce::init() {
+            Ok(gpu) => gpu,
+            Err(Error::NoDevice { reason }) => {
+                eprintln!(
+                    "error: no CUDA device available ({reason}).\n\
+                     This report times kernels on an NVIDIA GPU; run it on a machine with one and its driver.\n\
+                     Without a GPU: `cargo run --release -- --emulate` runs every kernel on the CPU emulator,\n\
+                     and `cargo test --workspace` tests them all."
+                );
+                return ExitCode::from(2);
+            }
+            Err(e) => {
+                eprintln!("error: CUDA initialisation failed: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        measure(&gpu, &args)
     };
-    match run(&gpu, &args) {
+    match result.and_then(|mut r| finish(&mut r, &args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -84,84 +100,49 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(gpu: &Gpu, args: &Args) -> Result<()> {
-    println!("GPU: {} ({} SMs), PTX built for {}", gpu.name(), gpu.sm_count(), coalesce::CUDA_ARCH);
-    println!(
-        "median of {} timed runs after {} warm-up runs, CUDA events; GB/s = bytes read + written / time",
-        args.reps, args.warmup
-    );
-    let stream = gpu.stream()?;
-    let mut rng = StdRng::from_os_rng();
-    let mut report =
-        Report { gpu: gpu.name().into(), sm_count: gpu.sm_count(), ptx_arch: coalesce::CUDA_ARCH, rows: vec![] };
-    for &(rows, cols) in &args.shapes {
-        let shape = MatrixShape::new(rows, cols)?;
-        let bytes = 2 * shape.len() as u64 * 4;
-        let host: Vec<f32> = (0..shape.len()).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-        let input = gpu.upload(&host)?;
-        let mut output = gpu.alloc::<f32>(shape.len())?;
-
-        println!("\ntranspose {shape} f32 ({:.0} MiB read + written per run)", bytes as f64 / (1 << 20) as f64);
-        println!("{:<14} {:>10} {:>9} {:>10}", "kernel", "median ms", "GB/s", "% of copy");
-        let copy = time_on_stream(&stream, args.warmup, args.reps, || stream.copy(&input, &mut output))?;
-        let roof = copy.gb_per_s(bytes);
-        let mut push = |name: &str, t: &Timing| {
-            let gbs = t.gb_per_s(bytes);
-            println!("{:<14} {:>10.4} {:>9.0} {:>9.1}%", name, t.median_ms(), gbs, 100.0 * gbs / roof);
-            report.rows.push(Row {
-                kernel: name.into(),
-                rows,
-                cols,
-                bytes,
-                median_ms: t.median_ms(),
-                min_ms: t.quantile_ms(0.0),
-                max_ms: t.quantile_ms(1.0),
-                reps: t.samples_ms().len(),
-                gb_per_s: gbs,
-                percent_of_copy: 100.0 * gbs / roof,
-            });
-        };
-        push("cuMemcpyDtoD", &copy);
-        let copy_kernel =
-            time_on_stream(&stream, args.warmup, args.reps, || coalesce::copy::copy(&stream, &input, &mut output))?;
-        push("copy kernel", &copy_kernel);
-        for variant in Variant::ALL {
-            validate(gpu, &stream, variant, &input, &mut output, shape, &host)?;
-            let t = time_on_stream(&stream, args.warmup, args.reps, || {
-                transpose::launch(&stream, variant, &input, &mut output, shape)
-            })?;
-            push(variant.name(), &t);
-        }
+fn measure(gpu: &coalesce::Gpu, args: &Args) -> Result<Report> {
+    let mut ctx = Ctx::new(gpu, args.warmup, args.reps)?;
+    let wants = |op: &str| args.ops.iter().any(|o| o == op);
+    let total = 2 + if wants("transpose") { report::gpu::transpose_count(&args.shapes) } else { 0 };
+    ctx.progress = ProgressBar::new(total)
+        .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
+    let (roofs, mut rows) = report::gpu::roofs(&mut ctx)?;
+    if wants("transpose") {
+        rows.extend(report::gpu::transpose(&mut ctx, &args.shapes)?);
     }
-    if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&report)?)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
+    ctx.progress.finish_and_clear();
+    rows.iter_mut().for_each(|r| r.finish(&roofs));
+    Ok(Report {
+        gpu: gpu.name().into(),
+        sm_count: gpu.sm_count(),
+        ptx_arch: coalesce::CUDA_ARCH.into(),
+        emulated: false,
+        roofs,
+        rows,
+        peers_file: None,
+    })
 }
 
-/// Correct before fast: poison the output, run once, compare every element.
-fn validate(
-    gpu: &Gpu,
-    stream: &coalesce::Stream<'_>,
-    variant: Variant,
-    input: &cust::memory::DeviceBuffer<f32>,
-    output: &mut cust::memory::DeviceBuffer<f32>,
-    shape: MatrixShape,
-    host: &[f32],
-) -> Result<()> {
-    output.copy_from(&vec![f32::NAN; shape.len()][..])?;
-    transpose::launch(stream, variant, input, output, shape)?;
-    stream.synchronize()?;
-    let mut got = vec![0.0f32; shape.len()];
-    output.copy_to(&mut got[..])?;
-    let (rows, cols) = (shape.rows(), shape.cols());
-    for r in 0..rows {
-        for c in 0..cols {
-            if got[c * rows + r].to_bits() != host[r * cols + c].to_bits() {
-                bail!("{} on {shape} is wrong at output[{c}][{r}] on {}", variant.name(), gpu.name());
-            }
-        }
+fn finish(report: &mut Report, args: &Args) -> Result<()> {
+    if let Some(path) = &args.peers {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let peers = serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        report::merge_peers(&mut report.rows, &peers);
+        report.peers_file = Some(path.display().to_string());
     }
+    report::print_table(report);
+    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let json = args.out.join("report.json");
+    std::fs::write(&json, serde_json::to_string_pretty(report)?)
+        .with_context(|| format!("writing {}", json.display()))?;
+    let svg = args.out.join("roofline.svg");
+    if !report.emulated {
+        report::plot::write(report, &svg)?;
+    }
+    println!(
+        "\nwrote {}{}",
+        json.display(),
+        if report.emulated { String::new() } else { format!(" and {}", svg.display()) }
+    );
     Ok(())
 }

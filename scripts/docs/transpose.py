@@ -36,7 +36,8 @@ def torch_gbs(s):
 # ---- ncu.txt: counters per kernel (first launch of each) -------------------
 ncu = {}
 cur = None
-for line in (run / "ncu.txt").read_text().splitlines():
+ncu_file = run / "ncu.txt" if (run / "ncu.txt").exists() else run / "extras" / "ncu.txt"
+for line in ncu_file.read_text().splitlines():
     m = re.match(r"^  ([a-z_0-9]+) \(", line)
     if m:
         cur = m.group(1) if m.group(1) not in ncu else None

@@ -12,7 +12,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
+mkdir -p "$OUT" /tmp/extras
 B=.gpu/bin
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
@@ -50,10 +50,18 @@ want sanitizer && for tool in memcheck racecheck; do
     done
 done
 
-# 3. The main report (the README's first command), with JSON.
+# 3. The main report (the README's first command), with PyTorch's figures
+#    from this same call merged in (torch first, so --peers can use them).
+if want torch && [[ -f .gpu/torch_peers.py ]]; then
+    PYTHONUNBUFFERED=1 OUT="$OUT" timeout 300 python3 .gpu/torch_peers.py >"$OUT/torch.txt" 2>&1
+    note "torch peers: $(status $?)"
+fi
 if want report && [[ -x $B/bin-coalesce ]]; then
-    "$B/bin-coalesce" --shapes 4096,8192,16384,8192x2048 --reps 50 --json "$OUT/report.json" 2>&1 | tee "$OUT/report.txt"
+    peers=(); [[ -f $OUT/torch_peers.json ]] && peers=(--peers "$OUT/torch_peers.json")
+    "$B/bin-coalesce" --shapes 8192,16384,4096,8192x2048 --reps 50 --out "$OUT/report" "${peers[@]}" 2>&1 | tee "$OUT/report.txt"
     note "report: $(status "${PIPESTATUS[0]}")"
+    [[ -f $OUT/torch.txt ]] && { echo -e "\n### PyTorch (../shared/peers/torch_peers.py), same call"; cat "$OUT/torch.txt"; } >>"$OUT/report.txt"
+    rm -f "$OUT/torch.txt"
 fi
 
 # 3a. The lessons (examples), appended to the report.
@@ -77,15 +85,8 @@ done
 if want ncu && command -v ncu >/dev/null && [[ -x $B/bin-coalesce ]]; then
     ncu --clock-control none --kernel-name regex:'transpose|copy_f32' \
         --metrics smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,dram__bytes.sum \
-        "$B/bin-coalesce" --shapes 8192 --reps 1 --warmup 0 >"$OUT/ncu.txt" 2>&1
+        "$B/bin-coalesce" --ops transpose --shapes 8192 --reps 1 --warmup 0 --out /tmp/ncu-report >/tmp/extras/ncu.txt 2>&1
     note "ncu: $(status $?)"
-fi
-
-# 5. PyTorch on the same GPU, same call, for ratios.
-if want torch && [[ -f .gpu/torch_peers.py ]]; then
-    echo -e "\n### PyTorch (../shared/peers/torch_peers.py), same call" >>"$OUT/report.txt"
-    PYTHONUNBUFFERED=1 OUT="$OUT" timeout 300 python3 .gpu/torch_peers.py >>"$OUT/report.txt" 2>&1
-    note "torch peers: $(status $?)"
 fi
 
 echo
@@ -93,5 +94,6 @@ echo "================ summary ================"
 printf '%s\n' "${summary[@]}"
 [[ -f $OUT/report.txt ]] && cat "$OUT/report.txt"
 grep -E 'thrpt' -B2 "$OUT/bench.log" 2>/dev/null | grep -E '^[a-z]|thrpt' | cut -c1-100
-[[ -d /tmp/criterion ]] && tar -czf "$OUT/criterion.tgz" -C /tmp criterion
+[[ -d /tmp/criterion ]] && mv /tmp/criterion /tmp/extras/
+tar -czf "$OUT/extras.tgz" -C /tmp extras   # criterion's files and ncu.txt
 exit 0

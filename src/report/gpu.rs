@@ -1,0 +1,160 @@
+//! Measuring on the GPU: the roofs, then every op's kernels at their
+//! standard sizes, each validated before it is timed.
+
+use super::{Bound, Roofs, Row};
+use anyhow::{Result, bail};
+use coalesce::transpose::Variant;
+use coalesce::{Gpu, MatrixShape, Stream, probe, time_on_stream, transpose};
+use cust::memory::{CopyDestination, DeviceBuffer};
+use indicatif::ProgressBar;
+use rand::{Rng, SeedableRng, rngs::StdRng};
+
+/// What every measurement needs.
+pub struct Ctx<'g> {
+    pub gpu: &'g Gpu,
+    pub stream: Stream<'g>,
+    pub warmup: usize,
+    pub reps: usize,
+    pub progress: ProgressBar,
+    pub rng: StdRng,
+}
+
+impl<'g> Ctx<'g> {
+    pub fn new(gpu: &'g Gpu, warmup: usize, reps: usize) -> Result<Self> {
+        Ok(Ctx {
+            gpu,
+            stream: gpu.stream()?,
+            warmup,
+            reps,
+            progress: ProgressBar::hidden(),
+            rng: StdRng::from_os_rng(),
+        })
+    }
+
+    /// Times `work` and returns a row (figures filled in by `Row::finish`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn measure(
+        &self,
+        op: &str,
+        kernel: &str,
+        shape: &str,
+        bytes: u64,
+        flops: u64,
+        bound: Bound,
+        peer_key: Option<String>,
+        work: impl FnMut() -> coalesce::Result<()>,
+    ) -> Result<Row> {
+        self.progress.set_message(format!("{op} {kernel} {shape}"));
+        let t = time_on_stream(&self.stream, self.warmup, self.reps, work)?;
+        self.progress.inc(1);
+        Ok(Row {
+            op: op.into(),
+            kernel: kernel.into(),
+            shape: shape.into(),
+            bytes,
+            flops,
+            bound,
+            median_ms: t.median_ms(),
+            reps: t.samples_ms().len(),
+            gb_per_s: 0.0,
+            tflop_per_s: 0.0,
+            intensity: 0.0,
+            percent_of_roof: 0.0,
+            peer: None,
+            peer_key,
+        })
+    }
+
+    pub fn random(&mut self, len: usize) -> Vec<f32> {
+        (0..len).map(|_| self.rng.random_range(-1.0f32..1.0)).collect()
+    }
+}
+
+/// The two roofs: a 1 GiB device-to-device copy and the FMA probe.
+pub fn roofs(ctx: &mut Ctx<'_>) -> Result<(Roofs, Vec<Row>)> {
+    let len = 1 << 28;
+    let src = ctx.gpu.upload(&vec![1.0f32; len])?;
+    let mut dst = ctx.gpu.alloc::<f32>(len)?;
+    let s = &ctx.stream;
+    let bytes = 2 * 4 * len as u64;
+    let copy =
+        ctx.measure("roof", "cuMemcpyDtoD", "1 GiB", bytes, 0, Bound::Memory, Some("copy_GBs".into()), || {
+            s.copy(&src, &mut dst)
+        })?;
+    drop((src, dst));
+    let blocks = ctx.gpu.sm_count() * 8;
+    let iters = 4096;
+    let mut out = ctx.gpu.alloc::<f32>(probe::fma_peak_out_len(blocks))?;
+    let flops = coalesce::kernels::probe::fma_peak_flops(blocks, iters);
+    let s = &ctx.stream;
+    let fma = ctx.measure(
+        "roof",
+        "fma_peak",
+        &format!("{blocks}x256 thr"),
+        4 * out.len() as u64,
+        flops,
+        Bound::Compute,
+        None,
+        || probe::fma_peak(s, &mut out, blocks, iters).map(|_| ()),
+    )?;
+    let roofs = Roofs {
+        copy_gb_per_s: copy.bytes as f64 / (copy.median_ms * 1e-3) / 1e9,
+        fma_tflop_per_s: flops as f64 / (fma.median_ms * 1e-3) / 1e12,
+    };
+    Ok((roofs, vec![copy, fma]))
+}
+
+/// How many measurements [`transpose`] makes for `shapes`.
+pub fn transpose_count(shapes: &[(usize, usize)]) -> u64 {
+    shapes.len() as u64 * (Variant::ALL.len() as u64 + 1)
+}
+
+/// Our copy kernel and every transpose version at each shape.
+pub fn transpose(ctx: &mut Ctx<'_>, shapes: &[(usize, usize)]) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for &(r, c) in shapes {
+        let shape = MatrixShape::new(r, c)?;
+        let host = ctx.random(shape.len());
+        let input = ctx.gpu.upload(&host)?;
+        let mut output = ctx.gpu.alloc::<f32>(shape.len())?;
+        let bytes = 2 * 4 * shape.len() as u64;
+        let name = format!("{r}x{c}");
+        let s = &ctx.stream;
+        rows.push(ctx.measure("copy", "copy kernel", &name, bytes, 0, Bound::Memory, None, || {
+            coalesce::copy::copy(s, &input, &mut output)
+        })?);
+        for v in Variant::ALL {
+            validate_transpose(&ctx.stream, v, &input, &mut output, shape, &host)?;
+            let peer = (r == c).then(|| format!("torch_transpose_{r}_GBs"));
+            let s = &ctx.stream;
+            rows.push(ctx.measure("transpose", v.name(), &name, bytes, 0, Bound::Memory, peer, || {
+                transpose::launch(s, v, &input, &mut output, shape)
+            })?);
+        }
+    }
+    Ok(rows)
+}
+
+/// Correct before fast: poison the output, run once, compare every element.
+fn validate_transpose(
+    stream: &Stream<'_>,
+    v: Variant,
+    input: &DeviceBuffer<f32>,
+    output: &mut DeviceBuffer<f32>,
+    shape: MatrixShape,
+    host: &[f32],
+) -> Result<()> {
+    output.copy_from(&vec![f32::NAN; shape.len()][..])?;
+    transpose::launch(stream, v, input, output, shape)?;
+    stream.synchronize()?;
+    let mut got = vec![0.0f32; shape.len()];
+    output.copy_to(&mut got[..])?;
+    let (rows, cols) = (shape.rows(), shape.cols());
+    for (i, g) in got.iter().enumerate() {
+        let (c, r) = (i / rows, i % rows);
+        if g.to_bits() != host[r * cols + c].to_bits() {
+            bail!("transpose {} on {shape} is wrong at output[{c}][{r}]", v.name());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! roofline.svg: the two roofs and every kernel as a labelled point.
+//!
+//! x: operations per byte of compulsory DRAM traffic; y: operations per
+//! second. Operations are FLOPs; for kernels that only move data (copies,
+//! transposes) one operation is one f32 element moved, so they sit at
+//! 1/8 op/byte and climb straight up towards the bandwidth roof.
+
+use super::{Report, Row};
+use anyhow::{Result, anyhow};
+use plotters::prelude::*;
+use std::path::Path;
+
+const OP_COLORS: [(&str, RGBColor); 6] = [
+    ("transpose", RGBColor(31, 119, 180)),
+    ("copy", RGBColor(127, 127, 127)),
+    ("nested_sin", RGBColor(44, 160, 44)),
+    ("softmax", RGBColor(214, 39, 40)),
+    ("gemm", RGBColor(148, 103, 189)),
+    ("roof", RGBColor(0, 0, 0)),
+];
+
+fn color(op: &str) -> RGBColor {
+    OP_COLORS.iter().find(|(o, _)| *o == op).map_or(RGBColor(255, 127, 14), |(_, c)| *c)
+}
+
+pub fn write(report: &Report, path: &Path) -> Result<()> {
+    let err = |e: &dyn std::fmt::Display| anyhow!("drawing {}: {e}", path.display());
+    let root = SVGBackend::new(path, (1100, 720)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let bw = report.roofs.copy_gb_per_s; // G bytes/s
+    let peak = report.roofs.fma_tflop_per_s * 1e3; // G ops/s
+    let (x0, x1, y0, y1) = (0.03f64, 3000.0f64, 20.0f64, peak * 2.0);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("coalesce roofline: {} (copy {:.0} GB/s, FP32 FMA {:.1} TFLOP/s)", report.gpu, bw, peak / 1e3),
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("operations per byte (FLOP; one per element moved for copies and transposes)")
+        .y_desc("G operations / s")
+        .draw()
+        .map_err(|e| err(&e))?;
+    let ridge = peak / bw;
+    let roof = vec![(x0, bw * x0), (ridge, peak), (x1, peak)];
+    chart.draw_series(LineSeries::new(roof, BLACK.stroke_width(2))).map_err(|e| err(&e))?;
+    chart
+        .draw_series([
+            Text::new(format!("copy roof {bw:.0} GB/s"), (x0 * 1.3, bw * x0 * 1.6), ("sans-serif", 13)),
+            Text::new(format!("FP32 roof {:.1} TFLOP/s", peak / 1e3), (ridge * 1.5, peak * 1.15), ("sans-serif", 13)),
+        ])
+        .map_err(|e| err(&e))?;
+
+    // One shape per op (the first measured) keeps the picture readable; the
+    // table and report.json have every shape.
+    let mut shown: Vec<&Row> = Vec::new();
+    for r in report.rows.iter().filter(|r| r.op != "roof") {
+        let first_shape = report.rows.iter().find(|o| o.op == r.op).map(|o| &o.shape);
+        if Some(&r.shape) == first_shape {
+            shown.push(r);
+        }
+    }
+    let mut ops: Vec<&str> = Vec::new();
+    for r in &shown {
+        if !ops.contains(&r.op.as_str()) {
+            ops.push(&r.op);
+        }
+    }
+    // All kernels of an op sit at one intensity: the ladder climbs straight
+    // up. Labels go to the right, pushed apart vertically (at least x1.13
+    // between neighbours), each joined to its point by a thin line.
+    let mut peers_drawn: Vec<(String, String)> = Vec::new();
+    for (g, op) in ops.iter().enumerate() {
+        let mut group: Vec<&&Row> = shown.iter().filter(|r| r.op == *op).collect();
+        group.sort_by(|a, b| b.gops().total_cmp(&a.gops()));
+        let mut label_y = f64::INFINITY;
+        for r in &group {
+            let (x, y) = (r.intensity, r.gops());
+            let c = color(&r.op);
+            chart.draw_series([Circle::new((x, y), 5, c.filled())]).map_err(|e| err(&e))?;
+            label_y = (y * 1.25).min(label_y / 1.13);
+            let lx = x * 3.0 * 1.6f64.powi(g as i32 % 2);
+            chart
+                .draw_series([
+                    PathElement::new(vec![(x * 1.1, y), (lx * 0.97, label_y)], c.mix(0.5)).into_dyn(),
+                    Text::new(
+                        format!("{} {}", r.kernel, r.shape),
+                        (lx, label_y * 1.03),
+                        ("sans-serif", 11).into_font().color(&c),
+                    )
+                    .into_dyn(),
+                ])
+                .map_err(|e| err(&e))?;
+            if let Some(p) = r.peer {
+                let key = (r.peer_key.clone().unwrap_or_default(), r.shape.clone());
+                if peers_drawn.contains(&key) {
+                    continue;
+                }
+                peers_drawn.push(key);
+                let py = match r.bound {
+                    super::Bound::Memory => p * r.intensity,
+                    super::Bound::Compute => p * 1e3,
+                };
+                chart.draw_series([Circle::new((x, py), 6, c.stroke_width(2))]).map_err(|e| err(&e))?;
+                chart
+                    .draw_series([Text::new(
+                        format!("PyTorch {} {}", r.op, r.shape),
+                        (x / 6.0, py * 0.97),
+                        ("sans-serif", 11).into_font().color(&c),
+                    )])
+                    .map_err(|e| err(&e))?;
+            }
+        }
+    }
+    // Legend: one entry per op shown.
+    for (i, op) in ops.iter().enumerate() {
+        let y = y1 / 1.6f64.powi(i as i32 + 3);
+        chart
+            .draw_series([
+                Circle::new((x1 / 40.0, y), 5, color(op).filled()).into_dyn(),
+                Text::new(op.to_string(), (x1 / 32.0, y), ("sans-serif", 13)).into_dyn(),
+            ])
+            .map_err(|e| err(&e))?;
+    }
+    chart
+        .draw_series([Text::new(
+            "filled: coalesce; hollow: PyTorch, same GPU and run".to_string(),
+            (x0 * 1.2, y0 * 1.3),
+            ("sans-serif", 12),
+        )])
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
