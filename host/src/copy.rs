@@ -1,14 +1,10 @@
 //! Typed launchers for the copy kernels (see `coalesce_kernels::copy`).
 
+use crate::gpu::arg;
 use crate::{Error, GridLimits, MatrixShape, Result, Stream};
 use coalesce_kernels::LaunchDims;
 use coalesce_kernels::copy::{copy_dims, copy_strided_dims};
 use cust::memory::DeviceSlice;
-use std::ffi::c_void;
-
-fn arg<T>(value: &mut T) -> *mut c_void {
-    (value as *mut T).cast()
-}
 
 fn check_same_len(src: usize, dst: usize) -> Result<()> {
     if src != dst {

@@ -202,3 +202,8 @@ impl<'g> Stream<'g> {
             .during("cuLaunchKernel")
     }
 }
+
+/// A kernel argument for `cuLaunchKernel`: the address of the value.
+pub(crate) fn arg<T>(value: &mut T) -> *mut c_void {
+    (value as *mut T).cast()
+}

@@ -1,13 +1,9 @@
 //! Launchers for `coalesce_kernels::probe`: the machine's own numbers.
 
+use crate::gpu::arg;
 use crate::{Error, GridLimits, Result, Stream};
 use coalesce_kernels::probe::{fma_peak_dims, fma_peak_flops, increment_dims};
 use cust::memory::{DeviceBuffer, DeviceSlice};
-use std::ffi::c_void;
-
-fn arg<T>(value: &mut T) -> *mut c_void {
-    (value as *mut T).cast()
-}
 
 /// `x[i] += 1` on every element: the smallest useful launch.
 pub fn increment(stream: &Stream<'_>, x: &mut DeviceSlice<f32>) -> Result<()> {

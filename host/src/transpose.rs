@@ -14,10 +14,10 @@
 //! # Ok(()) }
 //! ```
 
+use crate::gpu::arg;
 use crate::{GridLimits, LaunchDims, MatrixShape, Result, Stream};
 pub use coalesce_kernels::transpose::{BLOCK_ROWS, TILE, Variant};
 use cust::memory::DeviceSlice;
-use std::ffi::c_void;
 
 /// Checks buffer lengths against `shape` and the launch against `limits`;
 /// returns the launch geometry. Shared by the GPU and emulator launchers.
@@ -59,10 +59,6 @@ pub fn launch(
     // SAFETY: the kernel takes (const f32*, f32*, u32 rows, u32 cols); both
     // buffers hold rows*cols floats (checked above) and do not alias.
     unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
-}
-
-fn arg<T>(value: &mut T) -> *mut c_void {
-    (value as *mut T).cast()
 }
 
 /// Step 1, [`Variant::Naive`]: coalesced reads, strided writes.
