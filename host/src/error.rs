@@ -44,6 +44,11 @@ pub enum Error {
     #[error("emulated launch failed: {0}")]
     Emulator(#[from] coalesce_kernels::emu::EmuError),
 
+    /// A driver error that `cust` 0.3.2 has no [`CudaError`] for (the stream
+    /// capture and graph errors, 900 and up), with the driver's own name and text.
+    #[error("CUDA driver error in {op}: {name} ({code}): {message}")]
+    Driver { op: &'static str, code: u32, name: String, message: String },
+
     /// Any other driver error, with the operation that got it.
     #[error("CUDA driver error in {op}: {source}")]
     Cuda {
