@@ -10,6 +10,7 @@
 //! | views | [`MatrixView`]: O(1) `.t()` by strides, `.contiguous()` runs the transpose | [`view`] |
 //! | emulator | the same launchers on host slices | [`emu`] |
 //! | timing | CUDA-event medians: [`time_on_stream`] | [`timing`] |
+//! | graphs | capture a closure's launches once, replay them in one call: [`graph::capture`] | [`graph`] |
 //! | errors | one [`Error`] for everything that can fail | [`error`] |
 //!
 //! Library code never panics on bad input and never exits: it returns
@@ -20,6 +21,7 @@ pub mod emu;
 pub mod error;
 pub mod gemm;
 pub mod gpu;
+pub mod graph;
 pub mod nested_sin;
 pub mod shape;
 pub mod softmax;
