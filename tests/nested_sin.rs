@@ -41,7 +41,7 @@ fn special_values() -> Vec<f32> {
         f32::INFINITY,
         f32::NEG_INFINITY,
         f32::NAN,
-        f32::from_bits(1), // smallest subnormal
+        f32::from_bits(1),           // smallest subnormal
         f32::from_bits(0x007f_ffff), // largest subnormal
         f32::from_bits(0x0000_1234),
         f32::MIN_POSITIVE,
@@ -59,7 +59,7 @@ fn special_values() -> Vec<f32> {
         std::f32::consts::FRAC_PI_2,
         std::f32::consts::FRAC_PI_4,
         0.785,
-        0.7854,
+        0.785_41, // just past pi/4: the first cos quadrant
         2.35,
         std::f32::consts::PI,
         1.0e4,
@@ -126,7 +126,13 @@ fn ulp_error(got: f32, want: f64) -> f64 {
 fn eps_error(got: f32, want: f64) -> f64 {
     match (got.is_nan(), want.is_nan()) {
         (true, true) => 0.0,
-        (false, false) if want == 0.0 => if got == 0.0 { 0.0 } else { f64::INFINITY },
+        (false, false) if want == 0.0 => {
+            if got == 0.0 {
+                0.0
+            } else {
+                f64::INFINITY
+            }
+        }
         (false, false) => (got as f64 - want).abs() / (want.abs() * f32::EPSILON as f64),
         _ => f64::INFINITY,
     }
@@ -164,13 +170,7 @@ fn worst(xs: &[f32], got: &[f32], want: &[f64], keep: impl Fn(f32) -> bool) -> W
     worst_by(ulp_error, xs, got, want, keep)
 }
 
-fn worst_by(
-    error: fn(f32, f64) -> f64,
-    xs: &[f32],
-    got: &[f32],
-    want: &[f64],
-    keep: impl Fn(f32) -> bool,
-) -> Worst {
+fn worst_by(error: fn(f32, f64) -> f64, xs: &[f32], got: &[f32], want: &[f64], keep: impl Fn(f32) -> bool) -> Worst {
     let mut w = Worst { ulp: 0.0, x: 0.0, got: 0.0, want: 0.0 };
     for ((&x, &g), &r) in xs.iter().zip(got).zip(want) {
         let e = error(g, r);
@@ -192,7 +192,8 @@ fn first_bit_mismatch(got: &[f32], want: &[f32]) -> Option<usize> {
 fn assert_bits(what: &str, xs: &[f32], got: &[f32], want: &[f32]) {
     assert_eq!(got.len(), want.len(), "{what}");
     if let Some(i) = first_bit_mismatch(got, want) {
-        let bad = got.iter().zip(want).filter(|(g, w)| g.to_bits() != w.to_bits() && !(g.is_nan() && w.is_nan())).count();
+        let bad =
+            got.iter().zip(want).filter(|(g, w)| g.to_bits() != w.to_bits() && !(g.is_nan() && w.is_nan())).count();
         panic!(
             "{what}: element {i} (x = {:e}) is {:e} ({:#x}), expected {:e} ({:#x}); {bad} of {} differ",
             xs[i],
@@ -343,7 +344,9 @@ fn gpu_accuracy_of_every_variant_against_f64() {
     let cr = par_map(&xs, correctly_rounded4);
     let (cr_ulp, cr_eps) =
         (worst(&xs, &cr, &four_ref, |_| true).ulp, worst_by(eps_error, &xs, &cr, &four_ref, |_| true).ulp);
-    println!("ACCURACY correctly rounded sin, four times (the best a four-launch form can do): {cr_ulp:.3} ulp, {cr_eps:.3} eps");
+    println!(
+        "ACCURACY correctly rounded sin, four times (the best a four-launch form can do): {cr_ulp:.3} ulp, {cr_eps:.3} eps"
+    );
 
     // One sine (step 1's kernel, one launch).
     let d_in = gpu.upload(&xs).unwrap();
@@ -513,7 +516,11 @@ fn gpu_unfused_as_a_graph_and_in_place() {
         if variant != Variant::Fast {
             assert_bits(&format!("{} in place", variant.name()), &xs, &got, &want);
         } else {
-            assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-3 || (g.is_nan() && w.is_nan()) || w.abs() > 1.0));
+            assert!(
+                got.iter()
+                    .zip(&want)
+                    .all(|(g, w)| (g - w).abs() <= 1e-3 || (g.is_nan() && w.is_nan()) || w.abs() > 1.0)
+            );
         }
     }
 
