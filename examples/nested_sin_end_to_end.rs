@@ -139,8 +139,8 @@ fn main() -> anyhow::Result<()> {
         let n = 1usize << log2;
         let (h_in, h_out) = (&pinned_in.as_slice()[..n], &mut pinned_out.as_mut_slice()[..n]);
         let mut d = device.index(..n);
+        let (e0, e1, e2, e3) = (new_event()?, new_event()?, new_event()?, new_event()?);
         let gpu_samples = repeat(budget, || -> anyhow::Result<(f64, f64, f64, f64)> {
-            let (e0, e1, e2, e3) = (new_event()?, new_event()?, new_event()?, new_event()?);
             let t = Instant::now();
             e0.record(s)?;
             // SAFETY: pinned host memory and the device buffer outlive the
