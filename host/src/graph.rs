@@ -51,12 +51,7 @@ fn check(op: &'static str, result: cu::CUresult) -> Result<()> {
         // SAFETY: a NUL-terminated static string from the driver.
         if ok { unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned() } else { "unknown".into() }
     };
-    Err(Error::Driver {
-        op,
-        code: result as u32,
-        name: text(cu::cuGetErrorName),
-        message: text(cu::cuGetErrorString),
-    })
+    Err(Error::Driver { op, code: result as u32, name: text(cu::cuGetErrorName), message: text(cu::cuGetErrorString) })
 }
 
 /// Anything, kept alive (the closure and its captures).

@@ -23,7 +23,7 @@ use crate::error::Context as _;
 use crate::{Error, LaunchDims, Result, Stream};
 pub use coalesce_kernels::nested_sin::{BLOCK, Variant, launch_dims, math};
 use cust::function::BlockSize;
-use cust::memory::{DeviceSlice, DevicePointer};
+use cust::memory::{DevicePointer, DeviceSlice};
 use std::ffi::c_void;
 use std::sync::Mutex;
 
@@ -54,7 +54,9 @@ fn blocks_per_sm(stream: &Stream<'_>, entry: &'static str) -> Result<u32> {
     if let Some(&(_, n)) = cache.iter().find(|(k, _)| *k == key) {
         return Ok(n);
     }
-    let n = f.max_active_blocks_per_multiprocessor(BlockSize::x(BLOCK), 0).during("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
+    let n = f
+        .max_active_blocks_per_multiprocessor(BlockSize::x(BLOCK), 0)
+        .during("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
     let n = n.max(1);
     cache.push((key, n));
     Ok(n)
@@ -165,8 +167,8 @@ pub fn fused_reduced(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut
     launch(stream, Variant::FusedReduced, input, output)
 }
 
-/// Step 4: four `sin.approx.f32` (fast math; absolute error about 1e-6 for
-/// |x| <= 100 pi, no relative bound near the zeros of sine).
+/// Step 4: four `sin.approx.f32` (fast math; an absolute error growing with
+/// |x|, 3.7e-5 measured for |x| <= 100 pi; no relative bound).
 pub fn fast(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
     launch(stream, Variant::Fast, input, output)
 }

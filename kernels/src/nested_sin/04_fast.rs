@@ -2,13 +2,15 @@
 //! sine: one instruction each (a quarter-rate SFU op), so the kernel is
 //! memory-bound with room to spare.
 //!
-//! **What it costs:** accuracy, and a range. The PTX ISA bounds the absolute
-//! error by 2^-20.5 for |x| <= 100 pi; past that the SFU's own range
-//! reduction loses bits as |x| grows. An absolute bound means no relative
-//! bound: near the zeros of sine (x close to a multiple of pi) the result
-//! may have few or no correct bits, so its error in ulp is unbounded. The
-//! GPU tests measure and print both. Use it where an absolute error of about
-//! 1e-6 is fine and the inputs are moderate.
+//! **What it costs:** accuracy, and a range. The SFU reduces its argument
+//! with a short 2/pi, so the absolute error grows with |x|: measured on an
+//! H100 for the four in a row, 3.7e-5 for |x| <= 100 pi, 3.8e-4 near
+//! |x| = 3.6e3, and no correct bits at all for |x| >= 1e30 (errors up to
+//! 0.68). An absolute error means no relative bound: where the result is
+//! small (x near a multiple of pi) it may have no correct bits, so its
+//! error in ulp is unbounded (1.3e10 ulp measured). Valid for moderate
+//! arguments (|x| up to a few hundred) where an absolute error around 1e-5
+//! is acceptable; not a drop-in for `sinf`.
 
 use super::math::sin_approx;
 use crate::ThreadCtx;

@@ -5,7 +5,7 @@
 //! | [`libdevice_sinf`] | CUDA's accurate `sinf` (2 ulp documented) | NVIDIA libdevice `__nv_sinf` | [`libdevice_sinf_port`]: the same algorithm, bit for bit |
 //! | [`sin_unit`] | `__nv_sinf` for \|x\| < 2.35 (the output range of a sine and more), bit for bit | our code | the same code |
 //! | [`sin_quarter`] | `__nv_sinf` for \|x\| <= 0.785 (below pi/4), bit for bit | our code | the same code |
-//! | [`sin_approx`] | the SFU's `sin.approx.f32` (fast math) | `llvm.nvvm.sin.approx.f` | `f32::sin` (the hardware's rounding cannot be reproduced) |
+//! | [`sin_approx`] | the SFU's `sin.approx.f32` (fast math, absolute error growing with \|x\|) | `llvm.nvvm.sin.approx.f` | `f32::sin` (the hardware's rounding cannot be reproduced) |
 //!
 //! # How libdevice computes `sinf`
 //!
@@ -217,9 +217,11 @@ pub fn sin_quarter(x: f32) -> f32 {
     fma(z, p, x)
 }
 
-/// The SFU's `sin.approx.f32` (PTX ISA: maximum absolute error 2^-20.5 for
-/// |x| <= 100 pi, growing past that; a relative error without bound near
-/// the zeros of sine). On the host, where no such unit exists, `f32::sin`.
+/// The SFU's `sin.approx.f32` (CUDA's `__sinf`): an absolute error that
+/// grows with |x| (the unit's own range reduction is short), no relative
+/// bound near the zeros of sine. Measured on an H100 for four in a row:
+/// 3.7e-5 absolute for |x| <= 100 pi, 3.8e-4 near |x| = 3.6e3, garbage for
+/// |x| >= 1e30. On the host, where no such unit exists, `f32::sin`.
 #[inline(always)]
 pub fn sin_approx(x: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]

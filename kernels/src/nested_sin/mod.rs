@@ -6,22 +6,22 @@
 //! | 1 | [`sin`] | one `sin` (libdevice `__nv_sinf`) per launch; four launches are the unfused form | 4 reads + 4 writes of the array |
 //! | 2 | [`fused`] | all four `__nv_sinf` in one kernel: one read, one write | instruction-bound: the general `sinf` (range reduction, quadrant logic, a slow-path test) four times |
 //! | 3 | [`fused_reduced`] | the first sine is `__nv_sinf`; after it every argument is in [-1, 1], where libdevice's own algorithm shrinks to a few selects ([`math::sin_unit`]), and after three to its bare polynomial ([`math::sin_quarter`]) | nothing: the same operations as step 2 on those arguments, so the same bits |
-//! | 4 | [`fast`] | four `sin.approx.f32` (the SFU) | accuracy: an absolute error bound, valid for \|x\| <= 100 pi |
+//! | 4 | [`fast`] | four `sin.approx.f32` (the SFU) | accuracy: an absolute error that grows with \|x\| (3.7e-5 for \|x\| <= 100 pi), no relative bound |
 //!
 //! Every kernel walks the array with 16-byte loads and stores in a
 //! grid-stride loop sized from the multiprocessor count ([`launch_dims`]);
 //! starts that are not 16-byte aligned and lengths that are not multiples of
 //! 4 take scalar head and tail loops ([`map`]).
 
-#[path = "01_sin.rs"]
-mod sin_kernel;
+#[path = "04_fast.rs"]
+mod fast_kernel;
 #[path = "02_fused.rs"]
 mod fused_kernel;
 #[path = "03_fused_reduced.rs"]
 mod fused_reduced_kernel;
-#[path = "04_fast.rs"]
-mod fast_kernel;
 pub mod math;
+#[path = "01_sin.rs"]
+mod sin_kernel;
 
 pub use fast_kernel::fast;
 pub use fused_kernel::fused;
