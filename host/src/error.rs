@@ -45,7 +45,8 @@ pub enum Error {
     Emulator(#[from] coalesce_kernels::emu::EmuError),
 
     /// A driver call made through `cust::sys` directly (the calls `cust`
-    /// 0.3.2 does not wrap) failed with this `CUresult`.
+    /// 0.3.2 does not wrap: host registration, the stream-ordered pool,
+    /// stream capture and graphs) failed with this `CUresult`.
     #[error("CUDA driver error in {op}: {name} ({code}): {message}")]
     Driver { op: &'static str, code: u32, name: String, message: String },
 
@@ -74,7 +75,7 @@ impl<T> Context<T> for cust::error::CudaResult<T> {
 
 /// Turns a raw `CUresult` from `cust::sys` into a `Result`, with the
 /// driver's own name and description of the error.
-pub(crate) fn check(result: cust::sys::CUresult, op: &'static str) -> Result<()> {
+pub(crate) fn check(op: &'static str, result: cust::sys::CUresult) -> Result<()> {
     use cust::sys::{cuGetErrorName, cuGetErrorString, cudaError_enum};
     if result == cudaError_enum::CUDA_SUCCESS {
         return Ok(());

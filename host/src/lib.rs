@@ -13,6 +13,7 @@
 //! | probes | launch overhead and the FP32 roof | [`probe`] |
 //! | emulator | the same launchers on host slices | [`emu`] |
 //! | timing | CUDA-event medians: [`time_on_stream`] | [`timing`] |
+//! | graphs | capture a closure's launches once, replay them in one call: [`graph::capture`] | [`graph`] |
 //! | errors | one [`Error`] for everything that can fail | [`error`] |
 //!
 //! Library code never panics on bad input and never exits: it returns
@@ -23,6 +24,7 @@ pub mod emu;
 pub mod error;
 pub mod gemm;
 pub mod gpu;
+pub mod graph;
 pub mod memory;
 pub mod nested_sin;
 pub mod pipeline;

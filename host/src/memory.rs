@@ -60,10 +60,9 @@ impl<'a, T: DeviceCopy> Registered<'a, T> {
         let bytes = std::mem::size_of_val(data);
         // SAFETY: `data` is a live allocation of `bytes` bytes, borrowed
         // mutably for as long as the registration lasts (until drop).
-        check(
-            unsafe { cust::sys::cuMemHostRegister_v2(data.as_mut_ptr().cast::<c_void>(), bytes, 0) },
-            "cuMemHostRegister",
-        )?;
+        check("cuMemHostRegister", unsafe {
+            cust::sys::cuMemHostRegister_v2(data.as_mut_ptr().cast::<c_void>(), bytes, 0)
+        })?;
         Ok(Registered { data })
     }
     pub fn as_slice(&self) -> &[T] {
@@ -107,7 +106,7 @@ impl<'s> StreamBuffer<'s> {
         let bytes = len.checked_mul(4).ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
         let mut ptr: cust::sys::CUdeviceptr = 0;
         // SAFETY: out-pointer to a local; the stream handle is live.
-        check(unsafe { cust::sys::cuMemAllocAsync(&mut ptr, bytes, stream.as_cust().as_inner()) }, "cuMemAllocAsync")
+        check("cuMemAllocAsync", unsafe { cust::sys::cuMemAllocAsync(&mut ptr, bytes, stream.as_cust().as_inner()) })
             .map_err(|e| match e {
             Error::OutOfMemory { .. } => Error::OutOfMemory { bytes },
             e => e,

@@ -1,1 +1,223 @@
-//! Launchers for `coalesce_kernels::nested_sin` (issue 4): not written yet.
+//! Typed launchers for the nested sine, `y = sin(sin(sin(sin(x))))` (see
+//! `coalesce_kernels::nested_sin` for the versions and what each costs).
+//!
+//! ```no_run
+//! # fn main() -> coalesce_host::Result<()> {
+//! # let ptx = "";
+//! use coalesce_host::{Gpu, nested_sin};
+//! let gpu = Gpu::load(ptx)?;
+//! let stream = gpu.stream()?;
+//! let x = gpu.upload(&vec![0.5f32; 1 << 20])?;
+//! let mut y = gpu.alloc::<f32>(1 << 20)?;
+//! nested_sin::fused_reduced(&stream, &x, &mut y)?;    // one launch, CUDA-accurate
+//! nested_sin::unfused(&stream, &x, &mut y)?;          // four launches, the same bits
+//! stream.synchronize()?;
+//! # Ok(()) }
+//! ```
+//!
+//! Every launcher takes any length (an empty slice is a no-op) and any
+//! offset into a buffer; a launch covers the array with one wave of blocks
+//! (multiprocessors x the kernel's occupancy) that loops over the rest.
+
+use crate::error::Context as _;
+use crate::{Error, LaunchDims, Result, Stream};
+pub use coalesce_kernels::nested_sin::{BLOCK, Variant, launch_dims, math};
+use cust::function::BlockSize;
+use cust::memory::{DevicePointer, DeviceSlice};
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+fn arg<T>(value: &mut T) -> *mut c_void {
+    (value as *mut T).cast()
+}
+
+/// Checks that `output` can hold the result for `input`.
+pub(crate) fn check_lengths(input_len: usize, output_len: usize) -> Result<()> {
+    if input_len != output_len {
+        return Err(Error::LengthMismatch {
+            buffer: "output",
+            shape: format!("{input_len}-element"),
+            expected: input_len,
+            actual: output_len,
+        });
+    }
+    Ok(())
+}
+
+/// Resident blocks per multiprocessor of `entry` at [`BLOCK`] threads, asked
+/// of the driver once per loaded kernel.
+fn blocks_per_sm(stream: &Stream<'_>, entry: &'static str) -> Result<u32> {
+    static CACHE: Mutex<Vec<(usize, u32)>> = Mutex::new(Vec::new());
+    let f = stream.gpu().module().get_function(entry).map_err(|_| Error::MissingKernel { name: entry })?;
+    let key = f.to_raw() as usize;
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&(_, n)) = cache.iter().find(|(k, _)| *k == key) {
+        return Ok(n);
+    }
+    let n = f
+        .max_active_blocks_per_multiprocessor(BlockSize::x(BLOCK), 0)
+        .during("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
+    let n = n.max(1);
+    cache.push((key, n));
+    Ok(n)
+}
+
+/// The launch geometry for `len` elements on this stream's GPU: one wave.
+fn plan(stream: &Stream<'_>, entry: &'static str, len: usize) -> Result<LaunchDims> {
+    let gpu = stream.gpu();
+    let sms = gpu.sm_count();
+    // A grid that fits in one block per SM needs no occupancy figure (and
+    // small, launch-bound calls skip the driver query).
+    let per_sm = if (len as u64).div_ceil(4 * BLOCK as u64) <= sms as u64 { 1 } else { blocks_per_sm(stream, entry)? };
+    let dims = launch_dims(len as u64, sms, per_sm);
+    gpu.grid_limits().check(entry, &format!("{len}-element"), dims)?;
+    Ok(dims)
+}
+
+/// One launch of `variant`'s kernel: `dst[i] = f(src[i])`.
+///
+/// # Safety
+/// `src` and `dst` valid for `len` floats, equal or not overlapping.
+unsafe fn launch_one(
+    stream: &Stream<'_>,
+    variant: Variant,
+    src: DevicePointer<f32>,
+    dst: DevicePointer<f32>,
+    len: usize,
+) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let entry = variant.entry_point();
+    let dims = plan(stream, entry, len)?;
+    let (mut s, mut d, mut n) = (src, dst, len as u64);
+    let args = [arg(&mut s), arg(&mut d), arg(&mut n)];
+    // SAFETY: every nested-sin kernel takes (const f32*, f32*, u64 len);
+    // the caller vouches for the pointers.
+    unsafe { stream.launch_raw(entry, dims, &args) }
+}
+
+/// `output = sin(sin(sin(sin(input))))` with `variant`, queued on `stream`.
+/// [`Variant::Unfused`] queues four launches: `sin` into `output`, then
+/// `sin` in place three times.
+///
+/// Errors: [`Error::LengthMismatch`] if the lengths differ,
+/// [`Error::GridTooLarge`] past the device's grid, and driver errors.
+pub fn launch(
+    stream: &Stream<'_>,
+    variant: Variant,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+) -> Result<()> {
+    check_lengths(input.len(), output.len())?;
+    let (src, dst, len) = (input.as_device_ptr(), output.as_device_ptr(), input.len());
+    // SAFETY: both slices hold `len` floats; `&` and `&mut` cannot overlap.
+    unsafe {
+        match variant {
+            Variant::Unfused => {
+                launch_one(stream, variant, src, dst, len)?;
+                for _ in 1..4 {
+                    launch_one(stream, variant, dst, dst, len)?;
+                }
+                Ok(())
+            }
+            _ => launch_one(stream, variant, src, dst, len),
+        }
+    }
+}
+
+/// `data = sin(sin(sin(sin(data))))` in place with `variant`.
+pub fn launch_in_place(stream: &Stream<'_>, variant: Variant, data: &mut DeviceSlice<f32>) -> Result<()> {
+    let (ptr, len) = (data.as_device_ptr(), data.len());
+    for _ in 0..variant.launches() {
+        // SAFETY: src == dst is allowed: each element is read, then written,
+        // by the same thread.
+        unsafe { launch_one(stream, variant, ptr, ptr, len)? };
+    }
+    Ok(())
+}
+
+/// `output = sin(input)`: one launch of step 1's kernel (libdevice `sinf`).
+pub fn sin(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
+    check_lengths(input.len(), output.len())?;
+    // SAFETY: both hold `len` floats and cannot overlap.
+    unsafe { launch_one(stream, Variant::Unfused, input.as_device_ptr(), output.as_device_ptr(), input.len()) }
+}
+
+/// `data = sin(data)` in place: one launch of step 1's kernel.
+pub fn sin_in_place(stream: &Stream<'_>, data: &mut DeviceSlice<f32>) -> Result<()> {
+    let ptr = data.as_device_ptr();
+    // SAFETY: in place is allowed (see `launch_in_place`).
+    unsafe { launch_one(stream, Variant::Unfused, ptr, ptr, data.len()) }
+}
+
+/// Step 1 four times: the unfused form (four launches, 4x the memory traffic).
+pub fn unfused(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
+    launch(stream, Variant::Unfused, input, output)
+}
+
+/// Step 2: four libdevice `sinf` in one kernel (instruction-bound).
+pub fn fused(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
+    launch(stream, Variant::Fused, input, output)
+}
+
+/// Step 3, [`Variant::BEST`]: one kernel at the memory roof, bit-identical
+/// to [`unfused`] and [`fused`].
+pub fn fused_reduced(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
+    launch(stream, Variant::FusedReduced, input, output)
+}
+
+/// Step 4: four `sin.approx.f32` (fast math; an absolute error growing with
+/// |x|, 3.7e-5 measured for |x| <= 100 pi; no relative bound).
+pub fn fast(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
+    launch(stream, Variant::Fast, input, output)
+}
+
+/// The same launchers on the CPU emulator (host slices, the same kernel
+/// bodies and indexing). `sin` there is libdevice's algorithm ported bit for
+/// bit, so results equal the GPU's except for [`Variant::Fast`], whose SFU
+/// instruction the host replaces with `f32::sin`.
+pub mod emu {
+    use super::{Variant, check_lengths};
+    use crate::Result;
+    use coalesce_kernels::emu::{self, SyncMutPtr};
+    use coalesce_kernels::nested_sin::launch_dims;
+
+    /// Emulated SMs and blocks per SM: a grid of 2 blocks of 256 threads,
+    /// so the grid-stride loop wraps around on anything past 2048 elements.
+    const SMS: u32 = 1;
+    const BLOCKS_PER_SM: u32 = 2;
+
+    fn launch_ptrs(variant: Variant, src: *const f32, dst: SyncMutPtr<f32>, len: usize) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let dims = launch_dims(len as u64, SMS, BLOCKS_PER_SM);
+        let src = src as usize; // Send + Sync; turned back into a pointer per thread.
+        // SAFETY: the callers pass `len`-element slices, equal or disjoint.
+        emu::launch(dims, |ctx| unsafe { variant.run(ctx, src as *const f32, dst.get(), len as u64) })?;
+        Ok(())
+    }
+
+    /// [`super::launch`] on the emulator.
+    pub fn launch(variant: Variant, input: &[f32], output: &mut [f32]) -> Result<()> {
+        check_lengths(input.len(), output.len())?;
+        let len = input.len();
+        let out = SyncMutPtr::new(output);
+        launch_ptrs(variant, input.as_ptr(), out, len)?;
+        for _ in 1..variant.launches() {
+            launch_ptrs(variant, out.get(), out, len)?;
+        }
+        Ok(())
+    }
+
+    /// [`super::launch_in_place`] on the emulator.
+    pub fn launch_in_place(variant: Variant, data: &mut [f32]) -> Result<()> {
+        let len = data.len();
+        let ptr = SyncMutPtr::new(data);
+        for _ in 0..variant.launches() {
+            launch_ptrs(variant, ptr.get(), ptr, len)?;
+        }
+        Ok(())
+    }
+}
