@@ -6,12 +6,14 @@
 //! typed launcher (shape checks, function lookup, `cuLaunchKernel`), timed on
 //! the host until the stream drains; the same count queued on the GPU
 //! measured with CUDA events; and the result checked (every element
-//! incremented 10 000 times). PyTorch's tiny-op launch on the same machine
-//! is in `torch_peers.py` (`torch_launch_us`).
+//! incremented 10 000 times). Then the same 10 000 launches captured once
+//! into a CUDA graph and replayed with one `cuGraphLaunch`: the cost per
+//! node. PyTorch's tiny-op launch on the same machine is in `torch_peers.py`
+//! (`torch_launch_us`).
 
 mod common;
 
-use coalesce::{probe, time_on_stream};
+use coalesce::{graph, probe, time_on_stream};
 use cust::memory::CopyDestination;
 
 const LAUNCHES: usize = 10_000;
@@ -38,11 +40,34 @@ fn main() -> coalesce::Result<()> {
     // 1 warm-up + 5 host rounds + 1 warm-up + 5 timed rounds.
     let expected = (12 * LAUNCHES) as f32;
     assert!(back.iter().all(|&v| v == expected), "increment result {} != {expected}", back[0]);
+    // The same launches as one graph (captured once, replayed 5 + 1 times).
+    let mut y = gpu.upload(&vec![0.0f32; 1024])?;
+    let g = graph::capture(&stream, || {
+        for _ in 0..LAUNCHES {
+            probe::increment(&stream, &mut y)?;
+        }
+        Ok(())
+    })?;
+    let nodes = g.node_count();
+    let graph_host = common::host_median_ms(5, || {
+        g.launch(&stream)?;
+        stream.synchronize()
+    })?;
+    let graph_gpu = time_on_stream(&stream, 1, 5, || g.launch(&stream))?;
+    stream.synchronize()?;
+    drop(g);
+    let mut back_y = vec![0.0f32; 1024];
+    y.copy_to(&mut back_y[..]).map_err(|source| coalesce::Error::Cuda { op: "cuMemcpyDtoH", source })?;
+    assert!(back_y.iter().all(|&v| v == (12 * LAUNCHES) as f32), "graph result {}", back_y[0]);
+
     println!("\n{LAUNCHES} launches of a 1024-element kernel (median of 5 rounds):");
     println!("  {:>7.2} us per launch, host clock, launch + drain", host * 1e3 / LAUNCHES as f64);
     println!(
         "  {:>7.2} us per launch, GPU clock (CUDA events around the queued launches)",
         gpu_time.median_ms() * 1e3 / LAUNCHES as f64
     );
+    println!("the same {nodes} launches captured as one CUDA graph, replayed:");
+    println!("  {:>7.2} us per node, host clock, cuGraphLaunch + drain", graph_host * 1e3 / nodes as f64);
+    println!("  {:>7.2} us per node, GPU clock", graph_gpu.median_ms() * 1e3 / nodes as f64);
     Ok(())
 }
