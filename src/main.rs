@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Ops the report knows, in the order it runs them.
-const OPS: &[&str] = &["transpose"];
+const OPS: &[&str] = &["transpose", "nested_sin"];
 
 #[derive(Parser, Debug)]
 #[command(version, about = "Time coalesce's GPU kernels against the measured roofline")]
@@ -103,12 +103,17 @@ fn main() -> ExitCode {
 fn measure(gpu: &coalesce::Gpu, args: &Args) -> Result<Report> {
     let mut ctx = Ctx::new(gpu, args.warmup, args.reps)?;
     let wants = |op: &str| args.ops.iter().any(|o| o == op);
-    let total = 2 + if wants("transpose") { report::gpu::transpose_count(&args.shapes) } else { 0 };
+    let total = 2
+        + if wants("transpose") { report::gpu::transpose_count(&args.shapes) } else { 0 }
+        + if wants("nested_sin") { report::gpu::nested_sin_count() } else { 0 };
     ctx.progress = ProgressBar::new(total)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
     let (roofs, mut rows) = report::gpu::roofs(&mut ctx)?;
     if wants("transpose") {
         rows.extend(report::gpu::transpose(&mut ctx, &args.shapes)?);
+    }
+    if wants("nested_sin") {
+        rows.extend(report::gpu::nested_sin(&mut ctx)?);
     }
     ctx.progress.finish_and_clear();
     rows.iter_mut().for_each(|r| r.finish(&roofs));

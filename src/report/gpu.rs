@@ -158,3 +158,45 @@ fn validate_transpose(
     }
     Ok(())
 }
+
+/// Elements of the nested-sin measurements: 2^28, the size of the seed.
+pub const NESTED_SIN_LEN: usize = 1 << 28;
+
+/// How many measurements [`nested_sin`] makes.
+pub fn nested_sin_count() -> u64 {
+    coalesce::nested_sin::Variant::ALL.len() as u64
+}
+
+/// Every nested-sin version at 2^28 elements, each checked on the first
+/// 2^16 outputs against sin^4 in f64 before it is timed.
+pub fn nested_sin(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
+    use coalesce::nested_sin::{self, Variant as Sin};
+    let n = NESTED_SIN_LEN;
+    // |x| <= 300 keeps `fast` (sin.approx) inside its documented range.
+    let host: Vec<f32> = (0..n).map(|i| ((i as u64 * 2_654_435_761) % 600_001) as f32 * 1e-3 - 300.0).collect();
+    let input = ctx.gpu.upload(&host)?;
+    let mut output = ctx.gpu.alloc::<f32>(n)?;
+    let mut rows = Vec::new();
+    for v in Sin::ALL {
+        output.copy_from(&vec![f32::NAN; n][..])?;
+        nested_sin::launch(&ctx.stream, v, &input, &mut output)?;
+        ctx.stream.synchronize()?;
+        let mut got = vec![0.0f32; 1 << 16];
+        output.index(..1 << 16).copy_to(&mut got[..])?;
+        // fast: sin.approx's absolute error (3.7e-5 per sin here), four times.
+        let tol = if v == Sin::Fast { 2e-4 } else { 1e-6 };
+        for (i, g) in got.iter().enumerate() {
+            let want = (0..4).fold(host[i] as f64, |x, _| x.sin());
+            if !((*g as f64 - want).abs() <= tol * want.abs().max(if v == Sin::Fast { 1.0 } else { 1e-30 })) {
+                bail!("nested sin {} is wrong at {i}: {g} vs {want}", v.name());
+            }
+        }
+        let peer =
+            Some(if v == Sin::Unfused { "torch_nested_sin_unfused_ms" } else { "torch_nested_sin_compiled_ms" }.into());
+        let s = &ctx.stream;
+        rows.push(ctx.measure("nested_sin", v.name(), "2^28", 8 * n as u64, 0, Bound::Memory, peer, || {
+            nested_sin::launch(s, v, &input, &mut output)
+        })?);
+    }
+    Ok(rows)
+}
