@@ -540,3 +540,27 @@ fn bad_input_is_an_error_on_the_gpu() {
     assert!(matches!(e, Error::ShapeTooLarge { .. }), "{e}");
     stream.synchronize().unwrap();
 }
+
+/// For `ncu` (scripts run it with `--ignored`): one launch of each strategy
+/// at the benchmark shapes, nothing else, so the profiler's replays stay
+/// short. DRAM bytes per kernel show what each strategy reads: the online
+/// kernel's second pass should come from L2.
+#[test]
+#[ignore = "a probe for ncu, run by the GPU script"]
+fn gpu_ncu_probe() {
+    let Some(gpu) = gpu_or_skip("gpu ncu probe") else { return };
+    let stream = gpu.stream().unwrap();
+    for (rows, cols) in [(65536, 1024), (16384, 4096), (4096, 32768), (1024, 50000)] {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        let host: Vec<f32> = (0..shape.len()).map(|i| (i % 1021) as f32 / 64.0 - 8.0).collect();
+        let input = gpu.upload(&host).unwrap();
+        let mut output = gpu.alloc::<f32>(shape.len()).unwrap();
+        for strategy in Strategy::ALL {
+            if let Some(kernel) = strategy.kernel(cols as u32) {
+                eprintln!("ncu probe: {} on {shape}", kernel.name());
+                softmax::launch(&stream, kernel, &input, &mut output, shape).unwrap();
+            }
+        }
+        stream.synchronize().unwrap();
+    }
+}

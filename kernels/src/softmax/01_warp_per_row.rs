@@ -77,7 +77,7 @@ unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
 
     // Load; floats outside the row hold -inf, which adds exp(-inf) = 0.
     // SAFETY: span is this lane's share of this row; VEC: aligned rows.
-    let mut part = unsafe { Part::<N>::load::<VEC>(x, lane, W, span) };
+    let mut part = unsafe { Part::<N, VEC>::load(x, lane, W, span) };
 
     // Max, then exp and sum, each reduced over the warp by shuffles.
     let base = base_of(warp_max(ctx, part.max()));
@@ -86,7 +86,7 @@ unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
     part.scale(1.0 / s);
 
     // SAFETY: as for the load.
-    unsafe { part.store::<VEC>(y, lane, W, span) };
+    unsafe { part.store(y, lane, W, span) };
 }
 
 macro_rules! entry {

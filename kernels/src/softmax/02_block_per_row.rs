@@ -79,7 +79,7 @@ unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
     let (x, y) = unsafe { (input.add(row * cols), output.add(row * cols)) };
     let span = Span::of(cols, t, threads, N / 4);
     // SAFETY: span is this thread's share of this row; VEC: aligned rows.
-    let mut part = unsafe { Part::<N>::load::<VEC>(x, t, threads, span) };
+    let mut part = unsafe { Part::<N, VEC>::load(x, t, threads, span) };
 
     // This warp's part: its maximum m_w and sum of exp(x - base_of(m_w)).
     let m_warp = warp_max(ctx, part.max());
@@ -93,7 +93,7 @@ unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
     part.scale(exp_minus(m_warp, base_of(m_row)) * (1.0 / s_row));
 
     // SAFETY: as for the load.
-    unsafe { part.store::<VEC>(y, t, threads, span) };
+    unsafe { part.store(y, t, threads, span) };
 }
 
 macro_rules! entry {

@@ -64,7 +64,7 @@ pub unsafe fn online<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32,
 
 /// Folds one chunk into the running state `(m, s)`, `s = sum exp(x - base_of(m))`.
 #[inline(always)]
-fn update(m: &mut f32, s: &mut f32, part: &Part<F>) {
+fn update<const VEC: bool>(m: &mut f32, s: &mut f32, part: &Part<F, VEC>) {
     let m_new = m.max(part.max());
     let base = base_of(m_new);
     // Rescale what was summed against the old maximum (by 0 if it was -inf).
@@ -94,15 +94,15 @@ unsafe fn body<C: ThreadCtx, const VEC: bool>(ctx: &C, input: *const f32, output
 
     // Pass 1: the running state, chunk by chunk; the last chunk stays in registers.
     let (mut m, mut s) = (f32::NEG_INFINITY, 0.0f32);
-    let mut last = Part::<F>::default();
+    let mut last = Part::<F, VEC>::default();
     for c in 0..full {
         // SAFETY: a full chunk is inside the row; VEC: aligned rows.
-        last = unsafe { Part::load::<VEC>(x, first(c), threads, Span::full(F / 4)) };
+        last = unsafe { Part::load(x, first(c), threads, Span::full(F / 4)) };
         update(&mut m, &mut s, &last);
     }
     if chunks > full {
         // SAFETY: last_span is this thread's share of the last chunk.
-        last = unsafe { Part::load::<VEC>(x, first(full), threads, last_span) };
+        last = unsafe { Part::load(x, first(full), threads, last_span) };
         update(&mut m, &mut s, &last);
     }
 
@@ -118,14 +118,14 @@ unsafe fn body<C: ThreadCtx, const VEC: bool>(ctx: &C, input: *const f32, output
     last.exp_in_place(base);
     last.scale(inv);
     // SAFETY: last_span is this thread's share of the last chunk.
-    unsafe { last.store::<VEC>(y, first(chunks - 1), threads, last_span) };
+    unsafe { last.store(y, first(chunks - 1), threads, last_span) };
     for c in (0..chunks - 1).rev() {
         // SAFETY: every chunk before the last is full.
-        let mut part = unsafe { Part::<F>::load::<VEC>(x, first(c), threads, Span::full(F / 4)) };
+        let mut part = unsafe { Part::<F, VEC>::load(x, first(c), threads, Span::full(F / 4)) };
         part.exp_in_place(base);
         part.scale(inv);
         // SAFETY: as for the load.
-        unsafe { part.store::<VEC>(y, first(c), threads, Span::full(F / 4)) };
+        unsafe { part.store(y, first(c), threads, Span::full(F / 4)) };
     }
 }
 

@@ -400,15 +400,16 @@ impl Span {
     }
 }
 
-/// A thread's part of a row: `N` floats in slots and up to 3 tail floats.
-/// Floats outside the row hold `-inf` (then `exp` gives 0).
+/// A thread's part of a row: `N` floats in slots and, on the scalar path
+/// (`VEC = false`), up to 3 tail floats; the vector path has no tail and
+/// skips it entirely. Floats outside the row hold `-inf` (`exp` gives 0).
 #[derive(Clone, Copy)]
-pub(crate) struct Part<const N: usize> {
+pub(crate) struct Part<const N: usize, const VEC: bool> {
     v: [f32; N],
     tail: [f32; 3],
 }
 
-impl<const N: usize> Default for Part<N> {
+impl<const N: usize, const VEC: bool> Default for Part<N, VEC> {
     /// Holds nothing: every float `-inf`.
     #[inline(always)]
     fn default() -> Self {
@@ -416,7 +417,7 @@ impl<const N: usize> Default for Part<N> {
     }
 }
 
-impl<const N: usize> Part<N> {
+impl<const N: usize, const VEC: bool> Part<N, VEC> {
     /// Maximum of the part (`-inf` if it holds nothing).
     #[inline(always)]
     pub(crate) fn max(&self) -> f32 {
@@ -424,9 +425,11 @@ impl<const N: usize> Part<N> {
         unroll!(N, |j| {
             m = m.max(self.v[j]);
         });
-        unroll!(3, |j| {
-            m = m.max(self.tail[j]);
-        });
+        if !VEC {
+            unroll!(3, |j| {
+                m = m.max(self.tail[j]);
+            });
+        }
         m
     }
 
@@ -437,9 +440,11 @@ impl<const N: usize> Part<N> {
         unroll!(N, |j| {
             s += exp_minus(self.v[j], base);
         });
-        unroll!(3, |j| {
-            s += exp_minus(self.tail[j], base);
-        });
+        if !VEC {
+            unroll!(3, |j| {
+                s += exp_minus(self.tail[j], base);
+            });
+        }
         s
     }
 
@@ -451,10 +456,12 @@ impl<const N: usize> Part<N> {
             self.v[j] = exp_minus(self.v[j], base);
             s += self.v[j];
         });
-        unroll!(3, |j| {
-            self.tail[j] = exp_minus(self.tail[j], base);
-            s += self.tail[j];
-        });
+        if !VEC {
+            unroll!(3, |j| {
+                self.tail[j] = exp_minus(self.tail[j], base);
+                s += self.tail[j];
+            });
+        }
         s
     }
 
@@ -464,9 +471,11 @@ impl<const N: usize> Part<N> {
         unroll!(N, |j| {
             self.v[j] *= f;
         });
-        unroll!(3, |j| {
-            self.tail[j] *= f;
-        });
+        if !VEC {
+            unroll!(3, |j| {
+                self.tail[j] *= f;
+            });
+        }
     }
 
     /// Loads the part of the row at `x` given by `first`, `stride`, `span`.
@@ -476,7 +485,7 @@ impl<const N: usize> Part<N> {
     /// this row, `first` and `stride`; with `VEC`, `x` is 16-byte aligned and
     /// the row has no tail.
     #[inline(always)]
-    pub(crate) unsafe fn load<const VEC: bool>(x: *const f32, first: usize, stride: usize, span: Span) -> Self {
+    pub(crate) unsafe fn load(x: *const f32, first: usize, stride: usize, span: Span) -> Self {
         let mut p = Part::default();
         unroll!(N / 4, |k| {
             if k < span.slots {
@@ -510,7 +519,7 @@ impl<const N: usize> Part<N> {
     /// # Safety
     /// As [`Part::load`], for `y`.
     #[inline(always)]
-    pub(crate) unsafe fn store<const VEC: bool>(&self, y: *mut f32, first: usize, stride: usize, span: Span) {
+    pub(crate) unsafe fn store(&self, y: *mut f32, first: usize, stride: usize, span: Span) {
         unroll!(N / 4, |k| {
             if k < span.slots {
                 let g = first + stride * k;
