@@ -1,7 +1,8 @@
 //! Row softmax over the last dimension of a `rows x cols` row-major f32
 //! matrix, `y[r][c] = exp(x[r][c] - max_r) / sum_c' exp(x[r][c'] - max_r)`:
-//! numerically stable (the row max is subtracted before `exp`), every input
-//! read once from DRAM and every output written once.
+//! numerically stable (the row max is subtracted before `exp`), every output
+//! written once, and every input read once from DRAM where the row fits on
+//! chip (up to 32768 columns), a little more than once beyond.
 //!
 //! Softmax does a little arithmetic per element (one `exp`) and two
 //! reductions per row, so like a transpose it is bound by memory traffic: the
@@ -27,7 +28,9 @@
 //! included). Multiplying `x * log2 e - max * log2 e` in one FMA would save an
 //! instruction but for `|max| ~ 1e30` the rounding of `max * log2 e` alone is
 //! ~1e22. The sum is divided once per row (`1 / sum`, IEEE) and applied by a
-//! multiply.
+//! multiply. Measured on an H100 against float64 (docs/softmax.md): at most
+//! 3.7 ulp on the outputs within 1 of the row max, every row summing to 1
+//! within 3e-7.
 //!
 //! Special values follow PyTorch's `torch.softmax`: `-inf` entries get 0 (a
 //! mask); a row of all `-inf` gives NaN everywhere (0/0); a NaN anywhere in a
@@ -95,8 +98,9 @@ pub const MAX_BLOCK_THREADS: u32 = 1024;
 /// flight per thread on the vector path).
 pub const ONLINE_FLOATS: u32 = 16;
 /// Threads per block of [`online`] for long rows: one block of 1024 threads
-/// per row keeps the rows in flight on the whole GPU few (one or two per SM),
-/// so that a row read in pass 1 is still in the 50 MB L2 when pass 2 re-reads it.
+/// per row keeps the rows in flight on the whole GPU few (one per SM at 47
+/// registers per thread), so that most of a row read in pass 1 is still in
+/// the 50 MB L2 when pass 2 re-reads it.
 pub const ONLINE_MAX_THREADS: u32 = 1024;
 /// Dynamic shared memory of the block kernels: one (max, sum) pair per warp.
 pub const PAIRS_SHARED_BYTES: u32 = 2 * (MAX_BLOCK_THREADS / WARP) * 4;
