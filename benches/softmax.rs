@@ -1,5 +1,115 @@
-//! Criterion bench for softmax (issue 6): not written yet.
+//! Row softmax against the bandwidth roof, on GPU time.
+//!
+//!     cargo bench --bench softmax            # needs a GPU; skips without one
+//!
+//! Each group is one `rows x cols` shape: the two roofs (our copy kernel and
+//! `cuMemcpyDtoD` of the same bytes), `dispatch` (what `softmax::softmax`
+//! picks for the row length) and each strategy that takes the row length
+//! (at 4096 columns every register budget of the block strategy), each
+//! validated before it is timed. Throughput counts bytes read + written,
+//! 2 x 4 x rows x cols: every case moves at least 256 MB, past the 50 MB L2.
+
+mod common;
+
+use coalesce::softmax::{self, Kernel, Strategy};
+use coalesce::{MatrixShape, Stream, copy};
+use common::{GpuTime, gpu_criterion};
+use criterion::{BenchmarkId, Criterion, Throughput};
+use cust::memory::{CopyDestination, DeviceBuffer};
+use std::time::Duration;
+
+/// The three shapes of the issue (and of torch_peers.py), then rows of 128,
+/// 1000 and 50000 columns.
+const SHAPES: [(usize, usize); 6] =
+    [(65536, 1024), (16384, 4096), (4096, 32768), (262144, 128), (32768, 1000), (1024, 50000)];
+
+/// The kernels timed at `cols` columns: each strategy's pick, and at 4096
+/// columns every block instantiation (8, 16, 32 floats per thread).
+fn kernels(cols: u32) -> Vec<Kernel> {
+    let mut ks: Vec<Kernel> = Strategy::ALL.iter().filter_map(|s| s.kernel(cols)).collect();
+    if cols == 4096 {
+        ks = Kernel::ALL.into_iter().filter(|k| k.strategy() != Strategy::WarpPerRow).collect();
+    }
+    ks
+}
+
+fn bench_softmax(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
+    let gpu = stream.gpu();
+    for (rows, cols) in SHAPES {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        // Logits in [-8, 8), a cheap deterministic scramble.
+        let host: Vec<f32> =
+            (0..shape.len()).map(|i| ((i as u64 * 2_654_435_761) % 1_000_003) as f32 / 62_500.2 - 8.0).collect();
+        let input = gpu.upload(&host).unwrap();
+        let mut output = gpu.alloc::<f32>(shape.len()).unwrap();
+        let dispatch = Kernel::for_cols(cols as u32);
+        let timed: Vec<Kernel> = kernels(cols as u32)
+            .into_iter()
+            .filter(|&k| match validate(stream, k, &input, &mut output, shape, &host) {
+                Ok(()) => true,
+                Err(e) => {
+                    eprintln!("NOT TIMED: {} on {shape}: {e}", k.name());
+                    false
+                }
+            })
+            .collect();
+        let mut group = c.benchmark_group(format!("softmax_{rows}x{cols}"));
+        group.throughput(Throughput::Bytes(2 * 4 * shape.len() as u64));
+        group.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(900));
+        group.bench_function("roof_copy_kernel", |b| b.iter(|| copy::copy(stream, &input, &mut output).unwrap()));
+        group.bench_function("roof_cuMemcpyDtoD", |b| b.iter(|| stream.copy(&input, &mut output).unwrap()));
+        if timed.contains(&dispatch) {
+            group.bench_function("dispatch", |b| {
+                b.iter(|| softmax::softmax(stream, &input, &mut output, shape).unwrap())
+            });
+        }
+        for k in timed {
+            group.bench_function(BenchmarkId::from_parameter(k.name()), |b| {
+                b.iter(|| softmax::launch(stream, k, &input, &mut output, shape).unwrap())
+            });
+        }
+        group.finish();
+    }
+}
+
+/// Correct before fast: poison, run once, then every row must sum to 1
+/// within 1e-5 and every 61st row must match an f64 softmax within 1e-5
+/// relative + 1e-12 (the test suite checks every element, tighter).
+fn validate(
+    stream: &Stream<'_>,
+    k: Kernel,
+    input: &DeviceBuffer<f32>,
+    output: &mut DeviceBuffer<f32>,
+    shape: MatrixShape,
+    host: &[f32],
+) -> coalesce::Result<()> {
+    output.copy_from(&vec![f32::NAN; shape.len()][..]).unwrap();
+    softmax::launch(stream, k, input, output, shape)?;
+    stream.synchronize()?;
+    let mut got = vec![0.0f32; shape.len()];
+    output.copy_to(&mut got[..]).unwrap();
+    let cols = shape.cols();
+    for (r, (y, x)) in got.chunks(cols).zip(host.chunks(cols)).enumerate() {
+        let sum: f64 = y.iter().map(|&v| v as f64).sum();
+        assert!((sum - 1.0).abs() <= 1e-5, "{} on {shape}: row {r} sums to {sum}", k.name());
+        if r % 61 == 0 {
+            let m = x.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+            let s: f64 = x.iter().map(|&v| (v as f64 - m).exp()).sum();
+            for (c, (&g, &v)) in y.iter().zip(x).enumerate() {
+                let w = (v as f64 - m).exp() / s;
+                assert!(
+                    (g as f64 - w).abs() <= 1e-5 * w + 1e-12,
+                    "{} on {shape}: [{r}][{c}] = {g}, want {w}",
+                    k.name()
+                );
+            }
+        }
+    }
+    Ok(())
+}
 
 fn main() {
-    eprintln!("the softmax bench is not written yet (issue 6)");
+    let Some((mut c, stream)) = gpu_criterion() else { return };
+    bench_softmax(&mut c, stream);
+    c.final_summary();
 }

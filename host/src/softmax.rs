@@ -1,1 +1,186 @@
-//! Launchers for `coalesce_kernels::softmax` (issue 6): not written yet.
+//! Typed launchers for the row softmax kernels (see
+//! `coalesce_kernels::softmax`): `output[r][c] = exp(input[r][c] - max_r) /
+//! sum_c' exp(input[r][c'] - max_r)` over the last dimension of a row-major
+//! f32 matrix.
+//!
+//! [`softmax`] picks the strategy by row length ([`Strategy::for_cols`]):
+//! a warp per row up to 1024 columns, a block per row (the row in registers)
+//! up to 32768, online (running max and rescaled sum, then a re-read) beyond.
+//! [`with_strategy`] and [`launch`] force a strategy or one instantiation,
+//! for tests and benches.
+//!
+//! ```no_run
+//! # fn main() -> coalesce_host::Result<()> {
+//! # let ptx = "";
+//! use coalesce_host::{Gpu, MatrixShape, softmax};
+//! let gpu = Gpu::load(ptx)?;
+//! let stream = gpu.stream()?;
+//! let shape = MatrixShape::new(4096, 1000)?;
+//! let logits = gpu.upload(&vec![0.5f32; shape.len()])?;
+//! let mut probs = gpu.alloc::<f32>(shape.len())?;
+//! softmax::softmax(&stream, &logits, &mut probs, shape)?; // 1000 columns: a warp per row
+//! stream.synchronize()?;
+//! # Ok(()) }
+//! ```
+//!
+//! Special values follow `torch.softmax`: `-inf` entries give 0, a row of
+//! only `-inf` gives NaN, a NaN or `+inf` anywhere in a row makes that row NaN.
+
+use crate::{Error, GridLimits, LaunchDims, MatrixShape, Result, Stream};
+pub use coalesce_kernels::softmax::{Kernel, Strategy};
+use cust::memory::DeviceSlice;
+use std::ffi::c_void;
+
+/// Checks buffer lengths, the row length against the kernel and the launch
+/// against `limits`; returns the launch geometry. Shared by the GPU and
+/// emulator launchers.
+fn plan(
+    kernel: Kernel,
+    shape: MatrixShape,
+    input_len: usize,
+    output_len: usize,
+    limits: &GridLimits,
+) -> Result<LaunchDims> {
+    shape.check_len("input", input_len)?;
+    shape.check_len("output", output_len)?;
+    if shape.cols_u32() > kernel.max_cols() {
+        return Err(Error::ShapeTooLarge { rows: shape.rows(), cols: shape.cols(), why: too_long(kernel.strategy()) });
+    }
+    let dims = kernel.launch_dims(shape.rows_u32(), shape.cols_u32());
+    limits.check(kernel.entry_point(), &shape, dims)?;
+    Ok(dims)
+}
+
+fn too_long(strategy: Strategy) -> &'static str {
+    match strategy {
+        Strategy::WarpPerRow => "a warp per row holds at most 1024 columns (32 floats per lane)",
+        Strategy::BlockPerRow => "a block per row holds at most 32768 columns (1024 threads of 32 floats)",
+        Strategy::Online => "the online strategy takes any row length",
+    }
+}
+
+/// The kernel `strategy` uses for `shape`'s rows, or
+/// [`Error::ShapeTooLarge`] if they are too long for it.
+pub fn kernel_for(strategy: Strategy, shape: MatrixShape) -> Result<Kernel> {
+    strategy.kernel(shape.cols_u32()).ok_or(Error::ShapeTooLarge {
+        rows: shape.rows(),
+        cols: shape.cols(),
+        why: too_long(strategy),
+    })
+}
+
+/// Row softmax of the `shape` matrix in `input` into `output`, with the
+/// strategy for its row length ([`Kernel::for_cols`]), queued on `stream`.
+///
+/// Errors: [`Error::LengthMismatch`] if a buffer does not hold exactly
+/// `shape.len()` elements, [`Error::GridTooLarge`] past the device's grid
+/// (more than 2^31 - 1 rows for the block strategies), [`Error::Aliased`] for
+/// in-place use, and driver errors from the launch itself.
+pub fn softmax(
+    stream: &Stream<'_>,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    shape: MatrixShape,
+) -> Result<()> {
+    launch(stream, Kernel::for_cols(shape.cols_u32()), input, output, shape)
+}
+
+/// [`softmax`] with a given strategy (its instantiation for the row length).
+/// [`Error::ShapeTooLarge`] if the rows are too long for it.
+pub fn with_strategy(
+    stream: &Stream<'_>,
+    strategy: Strategy,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    shape: MatrixShape,
+) -> Result<()> {
+    launch(stream, kernel_for(strategy, shape)?, input, output, shape)
+}
+
+/// [`softmax`] with one given kernel. [`Error::ShapeTooLarge`] if the rows
+/// are longer than [`Kernel::max_cols`].
+pub fn launch(
+    stream: &Stream<'_>,
+    kernel: Kernel,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    shape: MatrixShape,
+) -> Result<()> {
+    let dims = plan(kernel, shape, input.len(), output.len(), &stream.gpu().grid_limits())?;
+    if input.as_device_ptr() == output.as_device_ptr() {
+        return Err(Error::Aliased { kernel: kernel.entry_point() });
+    }
+    let (mut inp, mut out) = (input.as_device_ptr(), output.as_device_ptr());
+    let (mut rows, mut cols) = (shape.rows_u32(), shape.cols_u32());
+    let args = [arg(&mut inp), arg(&mut out), arg(&mut rows), arg(&mut cols)];
+    // SAFETY: every softmax kernel takes (const f32*, f32*, u32 rows, u32
+    // cols); both buffers hold rows*cols floats (checked above), do not
+    // alias, and cols is within the kernel's limit.
+    unsafe { stream.launch_raw(kernel.entry_point(), dims, &args) }
+}
+
+fn arg<T>(value: &mut T) -> *mut c_void {
+    (value as *mut T).cast()
+}
+
+/// Step 1, [`Strategy::WarpPerRow`]: a warp per row, up to 1024 columns.
+pub fn warp_per_row(
+    stream: &Stream<'_>,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    shape: MatrixShape,
+) -> Result<()> {
+    with_strategy(stream, Strategy::WarpPerRow, input, output, shape)
+}
+
+/// Step 2, [`Strategy::BlockPerRow`]: a block per row, the row in
+/// registers, up to 32768 columns.
+pub fn block_per_row(
+    stream: &Stream<'_>,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    shape: MatrixShape,
+) -> Result<()> {
+    with_strategy(stream, Strategy::BlockPerRow, input, output, shape)
+}
+
+/// Step 3, [`Strategy::Online`]: a block per row, online (max, sum) pass
+/// then a backward re-read; any row length.
+pub fn online(
+    stream: &Stream<'_>,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    shape: MatrixShape,
+) -> Result<()> {
+    with_strategy(stream, Strategy::Online, input, output, shape)
+}
+
+/// The softmax launchers on the CPU emulator: the same checks (grids against
+/// [`GridLimits::CUDA`]), the same kernel bodies, host slices instead of
+/// device buffers. Slow (one OS thread per CUDA thread): keep shapes small.
+pub mod emu {
+    use super::{Kernel, Strategy, kernel_for, plan};
+    use crate::{GridLimits, MatrixShape, Result};
+    use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
+
+    /// [`super::softmax`] on the emulator.
+    pub fn softmax(input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<()> {
+        launch(Kernel::for_cols(shape.cols_u32()), input, output, shape)
+    }
+
+    /// [`super::with_strategy`] on the emulator.
+    pub fn with_strategy(strategy: Strategy, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<()> {
+        launch(kernel_for(strategy, shape)?, input, output, shape)
+    }
+
+    /// [`super::launch`] on the emulator.
+    pub fn launch(kernel: Kernel, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<()> {
+        let dims = plan(kernel, shape, input.len(), output.len(), &GridLimits::CUDA)?;
+        let (inp, out) = (SyncPtr::new(input), SyncMutPtr::new(output));
+        let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
+        // SAFETY: lengths and cols checked by `plan`; `&` and `&mut` slices
+        // cannot alias.
+        emu::launch(dims, |ctx| unsafe { kernel.run(ctx, inp.get(), out.get(), rows, cols) })?;
+        Ok(())
+    }
+}

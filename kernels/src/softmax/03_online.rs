@@ -1,0 +1,139 @@
+//! Step 3: online softmax, for rows too long to hold on chip.
+//!
+//! **Idea:** the textbook safe softmax reads a row three times (max, then
+//! sum of `exp(x - max)`, then write) because the sum needs the max first.
+//! Online softmax (Milakov & Gimelshein, 2018) keeps both in one pass: a
+//! running maximum `m` and a sum `s` of `exp(x - m)` that is *rescaled* by
+//! `exp(m_old - m_new)` whenever the maximum grows. Two such states merge by
+//! the same rule, so threads, warps and the block combine theirs exactly as
+//! step 2 combines its warps. Then one more pass re-reads the row and writes.
+//!
+//! Here each thread updates its state once per chunk of 16 floats (four
+//! float4 loads in flight), so the rescale costs one `exp` per 16 elements.
+//!
+//! **Why the second read is mostly free:** a block is one row and up to
+//! 1024 threads, and at 47 registers an SM holds one such block, so the
+//! whole GPU works on ~132 rows at a time (17 MB at 32768 columns), less
+//! than the 50 MB L2. Pass 2 walks the row *backwards*, so it starts with
+//! what pass 1 read last (the last chunk is even still in registers). On
+//! the H100 (docs/softmax.md, ncu) L2 served 75% of the re-read at 32768
+//! columns and 61% at 50000: DRAM reads each element 1.13 and 1.38 times
+//! there, and writes it once, where the textbook kernel reads three times.
+//!
+//! **What it costs:** two passes over the row through L1/L2 instead of one,
+//! and the rescale `exp` per chunk; no limit on the row length.
+
+use super::{ONLINE_FLOATS, Part, Span, base_of, block_combine, exp_minus, vector_rows, warp_combine};
+use crate::ThreadCtx;
+
+/// Floats per thread per chunk.
+const F: usize = ONLINE_FLOATS as usize;
+
+/// Softmax of each row of a `rows x cols` row-major matrix, one block per
+/// row, in two passes: online (max, sum), then re-read and write.
+///
+/// # Parameters
+/// `input`, `output`: `rows * cols` floats each, row-major, any `cols >= 1`.
+/// Dynamic shared memory: [`super::PAIRS_SHARED_BYTES`].
+///
+/// # Thread mapping
+/// 1D block of `T` threads (a whole number of warps, at most 1024), grid
+/// `rows`: block `b` owns row `b`. The row is walked in chunks of `16 T`
+/// floats; in chunk `c` thread `t` holds the float4 groups `4cT + t + T k`,
+/// `k < 4`. Only the last chunk can be partial: it is the only one with
+/// bounds checks.
+///
+/// # Memory pattern
+/// Pass 1 reads chunks forwards, pass 2 backwards (the last chunk from
+/// registers), each warp instruction 512 contiguous bytes on the vector path.
+/// DRAM: each element read once in pass 1, read again in pass 2 from L2 when
+/// the rows in flight fit there, written once.
+///
+/// # Safety
+/// `input` and `output` valid for `rows * cols` floats, not overlapping;
+/// launched with [`super::Kernel::launch_dims`].
+#[inline(always)]
+pub unsafe fn online<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    // SAFETY: forwarded; each path is its own code.
+    unsafe {
+        if vector_rows(input, output, cols as usize) {
+            body::<C, true>(ctx, input, output, rows, cols)
+        } else {
+            body::<C, false>(ctx, input, output, rows, cols)
+        }
+    }
+}
+
+/// Folds one chunk into the running state `(m, s)`, `s = sum exp(x - base_of(m))`.
+#[inline(always)]
+fn update<const VEC: bool>(m: &mut f32, s: &mut f32, part: &Part<F, VEC>) {
+    let m_new = m.max(part.max());
+    let base = base_of(m_new);
+    // Rescale what was summed against the old maximum (by 0 if it was -inf).
+    *s = *s * exp_minus(*m, base) + part.sum_exp(base);
+    *m = m_new;
+}
+
+#[inline(always)]
+unsafe fn body<C: ThreadCtx, const VEC: bool>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    let t = ctx.thread_idx().x as usize;
+    let threads = ctx.block_dim().x as usize;
+    let row = ctx.block_idx().x as usize;
+    if row >= rows as usize {
+        return; // the whole block: the barrier below is never split
+    }
+    let cols = cols as usize;
+    // SAFETY: row < rows: the row's first element is inside both buffers.
+    let (x, y) = unsafe { (input.add(row * cols), output.add(row * cols)) };
+    // Chunk c: the groups of four floats from c * per_chunk on. Chunks of
+    // whole groups inside the row are full (no bounds checks); at most one,
+    // the last, is not.
+    let per_chunk = F / 4 * threads;
+    let chunks = cols.div_ceil(4 * per_chunk);
+    let full = cols / 4 / per_chunk;
+    let first = |c: usize| c * per_chunk + t;
+    let last_span = if chunks > full { Span::of(cols, first(full), threads, F / 4) } else { Span::full(F / 4) };
+
+    // Pass 1: the running state, chunk by chunk; the last chunk stays in registers.
+    let (mut m, mut s) = (f32::NEG_INFINITY, 0.0f32);
+    let mut last = Part::<F, VEC>::default();
+    for c in 0..full {
+        // SAFETY: a full chunk is inside the row; VEC: aligned rows.
+        last = unsafe { Part::load(x, first(c), threads, Span::full(F / 4)) };
+        update(&mut m, &mut s, &last);
+    }
+    if chunks > full {
+        // SAFETY: last_span is this thread's share of the last chunk.
+        last = unsafe { Part::load(x, first(full), threads, last_span) };
+        update(&mut m, &mut s, &last);
+    }
+
+    // The row's state: warp shuffles, one barrier, warp shuffles.
+    let (m, s) = warp_combine(ctx, m, s);
+    // SAFETY: every thread of the block gets here exactly once.
+    let (m_row, s_row) = unsafe { block_combine(ctx, m, s) };
+    let base = base_of(m_row);
+    let inv = 1.0 / s_row; // an all -inf row: 0 * (1 / 0) = NaN, as PyTorch
+
+    // Pass 2, backwards, so the most recently read data comes first: the
+    // last chunk from registers, then the full chunks before it.
+    last.exp_in_place(base);
+    last.scale(inv);
+    // SAFETY: last_span is this thread's share of the last chunk.
+    unsafe { last.store(y, first(chunks - 1), threads, last_span) };
+    for c in (0..chunks - 1).rev() {
+        // SAFETY: every chunk before the last is full.
+        let mut part = unsafe { Part::<F, VEC>::load(x, first(c), threads, Span::full(F / 4)) };
+        part.exp_in_place(base);
+        part.scale(inv);
+        // SAFETY: as for the load.
+        unsafe { part.store(y, first(c), threads, Span::full(F / 4)) };
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+#[unsafe(no_mangle)]
+pub unsafe extern "gpu-kernel" fn softmax_online(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    // SAFETY: the host launcher checked lengths and launch geometry.
+    unsafe { online(&crate::gpu::Gpu, input, output, rows, cols) }
+}

@@ -1,0 +1,566 @@
+//! Row softmax against a float64 reference: every kernel on the CPU emulator
+//! (always, in CI) and on the GPU (skipped when none is present), at odd
+//! shapes, misaligned buffers, the hard cases (masks, all `-inf`, +-1e30,
+//! NaN, +inf) and, on the GPU, the benchmark shapes.
+//!
+//! Tolerance, per element, from the error model of `exp(x - max)` in f32:
+//! `x - max` and `* log2 e` are rounded (relative error 2^-24 |d| each, for
+//! `d = x - max`), `ex2.approx` adds ~2 ulp, the sum and `1 / sum` a few
+//! more. So `|got - want| <= |want| 2^-23 (16 + 2 |d|) + 1e-37` (the last
+//! term: `ex2.approx.ftz` flushes results below 2^-126 to 0). Every row that
+//! is not NaN must sum to 1 within 1e-6 (summed in f64).
+
+mod common;
+
+use coalesce::softmax::{self, Kernel, Strategy, emu};
+use coalesce::{Error, MatrixShape};
+use common::*;
+use cust::memory::{CopyDestination, DeviceBuffer};
+use rand::{Rng, rngs::StdRng};
+
+/// The reference, in f64, with torch.softmax's special values: a NaN or
+/// +inf in a row, or a row of only -inf, makes the row NaN.
+fn reference(input: &[f32], rows: usize, cols: usize) -> Vec<f64> {
+    let mut out = vec![0.0f64; rows * cols];
+    par_rows(&mut out, cols, |r, y| {
+        let x = &input[r * cols..(r + 1) * cols];
+        let m = x.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+        if x.iter().any(|v| v.is_nan() || *v == f32::INFINITY) || m == f64::NEG_INFINITY {
+            y.fill(f64::NAN);
+            return;
+        }
+        let mut s = 0.0;
+        for (y, &v) in y.iter_mut().zip(x) {
+            *y = (v as f64 - m).exp();
+            s += *y;
+        }
+        y.iter_mut().for_each(|y| *y /= s);
+    });
+    out
+}
+
+/// Runs `f(row, row_slice)` over the rows of `out` on all cores.
+fn par_rows<T: Send>(out: &mut [T], cols: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let rows = out.len() / cols;
+    let per = rows.div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        for (i, chunk) in out.chunks_mut(per * cols).enumerate() {
+            let f = &f;
+            s.spawn(move || {
+                for (j, row) in chunk.chunks_mut(cols).enumerate() {
+                    f(i * per + j, row);
+                }
+            });
+        }
+    });
+}
+
+/// What a comparison measured, for the accuracy lines the docs quote.
+#[derive(Default, Clone, Copy)]
+struct Stats {
+    /// Largest |got - want| / want in units of 2^-23, over elements within
+    /// 1 of their row's max (the large outputs).
+    ulp_near_max: f64,
+    /// Largest |sum of the row - 1| over rows that are not NaN.
+    row_sum: f64,
+}
+
+impl Stats {
+    fn merge(self, o: Stats) -> Stats {
+        Stats { ulp_near_max: self.ulp_near_max.max(o.ulp_near_max), row_sum: self.row_sum.max(o.row_sum) }
+    }
+}
+
+/// Compares every element and every row sum; fails with the first bad
+/// (row, col).
+fn check(what: &str, shape: MatrixShape, input: &[f32], got: &[f32], want: &[f64]) -> Stats {
+    let cols = shape.cols();
+    assert_eq!(got.len(), shape.len(), "{what} on {shape}: output length");
+    let mut stats = vec![Stats::default(); shape.rows()];
+    let mut bad: Vec<Option<String>> = vec![None; shape.rows()];
+    let mut pairs: Vec<(Stats, Option<String>)> = stats.iter().copied().zip(bad.drain(..)).collect();
+    par_rows(&mut pairs, 1, |r, slot| {
+        let x = &input[r * cols..(r + 1) * cols];
+        let (g, w) = (&got[r * cols..(r + 1) * cols], &want[r * cols..(r + 1) * cols]);
+        let m = x.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+        let mut st = Stats::default();
+        let mut sum = 0.0f64;
+        for c in 0..cols {
+            let (g, w) = (g[c], w[c]);
+            let fail = |why: &str| format!("{why}: row {r} col {c}: got {g} (bits {:#x}), want {w}", g.to_bits());
+            if g.to_bits() == POISON_BITS {
+                slot[0].1 = Some(fail("never written"));
+                return;
+            }
+            if w.is_nan() {
+                if !g.is_nan() {
+                    slot[0].1 = Some(fail("expected NaN"));
+                    return;
+                }
+                continue;
+            }
+            let d = (x[c] as f64 - m).abs();
+            let tol = w.abs() * 2f64.powi(-23) * (16.0 + 2.0 * d) + 1e-37;
+            if g.is_nan() || (g as f64 - w).abs() > tol {
+                slot[0].1 = Some(fail(&format!("off by {:.3e} (tolerance {tol:.3e})", (g as f64 - w).abs())));
+                return;
+            }
+            if d <= 1.0 {
+                st.ulp_near_max = st.ulp_near_max.max((g as f64 - w).abs() / w / 2f64.powi(-23));
+            }
+            sum += g as f64;
+        }
+        if !w[0].is_nan() {
+            st.row_sum = (sum - 1.0).abs();
+            if st.row_sum > 1e-6 {
+                slot[0].1 = Some(format!("row {r} sums to 1 + {:.3e}", sum - 1.0));
+            }
+        }
+        slot[0].0 = st;
+    });
+    for (r, (st, bad)) in pairs.into_iter().enumerate() {
+        if let Some(msg) = bad {
+            panic!("{what} on {shape}: {msg}");
+        }
+        stats[r] = st;
+    }
+    stats.into_iter().fold(Stats::default(), Stats::merge)
+}
+
+/// Logits: uniform in [-8, 8] (outputs spread over ~7 decades).
+fn logits(rng: &mut StdRng, len: usize) -> Vec<f32> {
+    (0..len).map(|_| rng.random_range(-8.0f32..8.0)).collect()
+}
+
+/// The kernels that can take rows of `cols` columns.
+fn kernels_for(cols: usize) -> Vec<Kernel> {
+    Kernel::ALL.into_iter().filter(|k| cols <= k.max_cols() as usize).collect()
+}
+
+/// Every kernel on the emulator at the shapes it takes: a few rows each of
+/// 1 column, 3 (less than a group), 33 (neither 32 nor 4 divides it), 128,
+/// 130, 255, 1000, 1023, 1024, 2050, 4100 and 5000 columns (the last
+/// through both block kernels and online), with both input distributions.
+#[test]
+fn every_kernel_on_the_emulator_at_odd_shapes() {
+    let mut rng = rng("emulator softmax");
+    let shapes = [
+        (7, 1),
+        (5, 3),
+        (5, 33),
+        (3, 128),
+        (4, 130),
+        (3, 255),
+        (3, 1000),
+        (2, 1023),
+        (2, 1024),
+        (2, 2050),
+        (2, 4100),
+        (2, 5000),
+    ];
+    for (rows, cols) in shapes {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        for wide in [false, true] {
+            let input = if wide { random_matrix(&mut rng, shape.len()) } else { logits(&mut rng, shape.len()) };
+            let want = reference(&input, rows, cols);
+            for kernel in kernels_for(cols) {
+                let mut output = poison(shape.len());
+                emu::launch(kernel, &input, &mut output, shape).unwrap();
+                check(kernel.entry_point(), shape, &input, &output, &want);
+            }
+        }
+    }
+}
+
+/// Buffers one float off 16-byte alignment take the scalar path even when
+/// `cols % 4 == 0`; rows of 20000 columns take online through two chunks of
+/// 1024 threads, the second partial (and, at 20001, a tail).
+#[test]
+fn misaligned_buffers_and_multi_chunk_rows_on_the_emulator() {
+    let mut rng = rng("emulator softmax misaligned");
+    for (rows, cols) in [(3, 128), (3, 1000), (2, 4096)] {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        let storage = logits(&mut rng, shape.len() + 1);
+        let input = &storage[1..];
+        let want = reference(input, rows, cols);
+        for kernel in kernels_for(cols) {
+            let mut output = poison(shape.len() + 1);
+            emu::launch(kernel, input, &mut output[1..], shape).unwrap();
+            check(&format!("{} (misaligned)", kernel.entry_point()), shape, input, &output[1..], &want);
+        }
+    }
+    for cols in [20000, 20001] {
+        let shape = MatrixShape::new(2, cols).unwrap();
+        let input = logits(&mut rng, shape.len());
+        let want = reference(&input, 2, cols);
+        let mut output = poison(shape.len());
+        emu::with_strategy(Strategy::Online, &input, &mut output, shape).unwrap();
+        check("softmax_online", shape, &input, &output, &want);
+    }
+}
+
+/// One row per hard case, `cols` columns each.
+fn hard_rows(rng: &mut StdRng, cols: usize) -> (Vec<f32>, &'static [&'static str]) {
+    const NAMES: &[&str] = &[
+        "causal mask (first 60% -inf)",
+        "random half -inf",
+        "all -inf",
+        "+-1e30 and small values",
+        "all 1e30",
+        "constant",
+        "one NaN",
+        "one +inf",
+        "-inf last, rest logits",
+    ];
+    let mut m = Vec::with_capacity(NAMES.len() * cols);
+    let ninf = f32::NEG_INFINITY;
+    let pos = rng.random_range(0..cols);
+    for (i, _) in NAMES.iter().enumerate() {
+        for c in 0..cols {
+            let l = rng.random_range(-8.0f32..8.0);
+            m.push(match i {
+                0 => {
+                    if c < cols * 3 / 5 {
+                        ninf
+                    } else {
+                        l
+                    }
+                }
+                1 => {
+                    if rng.random_bool(0.5) {
+                        ninf
+                    } else {
+                        l
+                    }
+                }
+                2 => ninf,
+                3 => [1e30, -1e30, 0.0, 5.0][rng.random_range(0..4)],
+                4 => 1e30,
+                5 => 0.25,
+                6 => {
+                    if c == pos {
+                        f32::NAN
+                    } else {
+                        l
+                    }
+                }
+                7 => {
+                    if c == pos {
+                        f32::INFINITY
+                    } else {
+                        l
+                    }
+                }
+                _ => {
+                    if c + 1 == cols {
+                        ninf
+                    } else {
+                        l
+                    }
+                }
+            });
+        }
+    }
+    (m, NAMES)
+}
+
+/// The hard cases through every kernel that takes the row length. With one
+/// column: a row of `-inf` is NaN, 1e30 gives exactly 1, NaN stays NaN.
+#[test]
+fn hard_cases_on_the_emulator() {
+    let mut rng = rng("emulator softmax hard cases");
+    for cols in [1, 33, 1000, 5000] {
+        let (input, names) = hard_rows(&mut rng, cols);
+        let shape = MatrixShape::new(names.len(), cols).unwrap();
+        let want = reference(&input, shape.rows(), cols);
+        for kernel in kernels_for(cols) {
+            let mut output = poison(shape.len());
+            emu::launch(kernel, &input, &mut output, shape).unwrap();
+            check(kernel.entry_point(), shape, &input, &output, &want);
+            // Spelled out, beyond the reference: NaN rows are NaN everywhere.
+            for (r, name) in names.iter().enumerate() {
+                let row = &output[r * cols..(r + 1) * cols];
+                let nan_row = name.starts_with("all -inf") || name.starts_with("one ");
+                assert!(
+                    !nan_row || row.iter().all(|v| v.is_nan()),
+                    "{}: row '{name}' should be NaN",
+                    kernel.entry_point()
+                );
+                if name.starts_with("all 1e30") || name.starts_with("constant") {
+                    let u = 1.0 / cols as f32;
+                    assert!(row.iter().all(|&v| (v - u).abs() <= 4.0 * f32::EPSILON * u), "{name}: {row:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_dispatch_picks_the_strategy_by_row_length() {
+    let cases = [
+        (1, Kernel::Warp4),
+        (128, Kernel::Warp4),
+        (129, Kernel::Warp8),
+        (512, Kernel::Warp16),
+        (1000, Kernel::Warp32),
+        (1024, Kernel::Warp32),
+        (1025, Kernel::Block8),
+        (2048, Kernel::Block8),
+        (2049, Kernel::Block16),
+        (4096, Kernel::Block16),
+        (4097, Kernel::Block32),
+        (32768, Kernel::Block32),
+        (32769, Kernel::Online),
+        (50000, Kernel::Online),
+        (u32::MAX, Kernel::Online),
+    ];
+    for (cols, kernel) in cases {
+        assert_eq!(Kernel::for_cols(cols), kernel, "{cols} columns");
+        assert_eq!(Strategy::for_cols(cols), kernel.strategy(), "{cols} columns");
+    }
+    assert_eq!(Strategy::WarpPerRow.kernel(1025), None);
+    assert_eq!(Strategy::BlockPerRow.kernel(32769), None);
+    assert_eq!(Strategy::BlockPerRow.kernel(1000), Some(Kernel::Block8));
+    assert_eq!(Strategy::Online.kernel(1), Some(Kernel::Online));
+    // Every name is distinct and every kernel is in the PTX's entry list.
+    let mut names: Vec<&str> = Kernel::ALL.iter().map(|k| k.entry_point()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), Kernel::ALL.len());
+    assert_eq!(coalesce::kernels::softmax::ENTRIES.len(), Kernel::ALL.len());
+}
+
+/// The block geometry covers the row with whole warps, never more than 1024
+/// threads, for every row length a kernel takes.
+#[test]
+fn launch_geometry_covers_every_row_length() {
+    for kernel in Kernel::ALL {
+        let max = kernel.max_cols().min(70_000);
+        for cols in (1..=max).step_by(7).chain([max]) {
+            let d = kernel.launch_dims(5, cols);
+            assert!(d.block.x.is_multiple_of(32) && d.block.x <= 1024, "{kernel:?} {cols}: {:?}", d.block);
+            match kernel.strategy() {
+                Strategy::WarpPerRow => assert_eq!((d.grid.x, d.block.x), (2, 128)),
+                Strategy::BlockPerRow => {
+                    assert!(d.block.x * kernel.floats_per_thread() >= cols, "{kernel:?} {cols}");
+                    assert_eq!(d.grid.x, 5);
+                }
+                Strategy::Online => assert_eq!(d.grid.x, 5),
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_an_error_on_the_emulator() {
+    let shape = MatrixShape::new(3, 40).unwrap();
+    let input = vec![1.0f32; shape.len()];
+    let mut short = vec![0.0f32; shape.len() - 1];
+    let e = emu::softmax(&input, &mut short, shape).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { buffer: "output", expected: 120, actual: 119, .. }), "{e}");
+    let mut out = vec![0.0f32; shape.len()];
+    let e = emu::softmax(&input[1..], &mut out, shape).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { buffer: "input", .. }), "{e}");
+
+    // Rows too long for a forced strategy or kernel.
+    let long = MatrixShape::new(1, 1025).unwrap();
+    let (input, mut out) = (vec![0.0f32; 1025], vec![0.0f32; 1025]);
+    let e = emu::with_strategy(Strategy::WarpPerRow, &input, &mut out, long).unwrap_err();
+    assert!(matches!(e, Error::ShapeTooLarge { cols: 1025, .. }), "{e}");
+    assert!(e.to_string().contains("at most 1024 columns"), "{e}");
+    let e = emu::launch(Kernel::Warp4, &input, &mut out, long).unwrap_err();
+    assert!(matches!(e, Error::ShapeTooLarge { .. }), "{e}");
+    let longer = MatrixShape::new(1, 32769).unwrap();
+    let e = softmax::kernel_for(Strategy::BlockPerRow, longer).unwrap_err();
+    assert!(e.to_string().contains("at most 32768 columns"), "{e}");
+}
+
+/// A 1024-thread block needs at most 64 registers per thread (65536 per
+/// SM): `softmax_block32` and `softmax_online` launch with 1024 threads, so
+/// more would fail every launch at 32768 columns. ptxas -v says.
+#[test]
+fn kernels_launched_with_1024_threads_fit_the_register_file() {
+    let Some(ptxas) = ptxas() else {
+        eprintln!("skipping: no ptxas (run .ci/setup)");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("coalesce-softmax-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("k.ptx"), coalesce::PTX).unwrap();
+    let out = std::process::Command::new(ptxas)
+        .args(["-v", &format!("-arch={}", coalesce::CUDA_ARCH), "-o"])
+        .arg(dir.join("k.cubin"))
+        .arg(dir.join("k.ptx"))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let log = String::from_utf8_lossy(&out.stderr);
+    let mut current = String::new();
+    let mut seen = 0;
+    for line in log.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            current = rest.split('\'').next().unwrap().to_owned();
+        }
+        if let Some(n) = line.split("Used ").nth(1).and_then(|r| r.split(' ').next()?.parse::<u32>().ok())
+            && current.starts_with("softmax_")
+        {
+            eprintln!("{current}: {n} registers");
+            if current == "softmax_block32" || current == "softmax_online" {
+                assert!(n <= 64, "{current} uses {n} registers: a 1024-thread block cannot launch");
+            }
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, Kernel::ALL.len(), "ptxas did not report every softmax kernel:\n{log}");
+}
+
+fn ptxas() -> Option<std::path::PathBuf> {
+    let mut candidates: Vec<std::path::PathBuf> = ["CUDA_PATH", "CUDA_LIBRARY_PATH"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(|r| std::path::PathBuf::from(r).join("bin/ptxas"))
+        .collect();
+    candidates.push(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cuda/bin/ptxas"));
+    candidates.push("/usr/local/cuda/bin/ptxas".into());
+    candidates.into_iter().find(|c| c.is_file()).or_else(|| {
+        let ok = std::process::Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success());
+        ok.then(|| "ptxas".into())
+    })
+}
+
+// ---------------------------------------------------------------- GPU ----
+
+fn run_gpu(stream: &coalesce::Stream<'_>, kernel: Kernel, input: &DeviceBuffer<f32>, shape: MatrixShape) -> Vec<f32> {
+    let gpu = stream.gpu();
+    let mut d_out = gpu.upload(&poison(shape.len())).unwrap();
+    softmax::launch(stream, kernel, input, &mut d_out, shape).unwrap();
+    stream.synchronize().unwrap();
+    let mut out = poison(shape.len());
+    d_out.copy_to(&mut out[..]).unwrap();
+    out
+}
+
+#[test]
+fn every_kernel_on_the_gpu_at_odd_shapes_and_hard_cases() {
+    let Some(gpu) = gpu_or_skip("gpu softmax") else { return };
+    let stream = gpu.stream().unwrap();
+    let mut rng = rng("gpu softmax");
+    let shapes = [(7, 1), (5, 3), (5, 33), (3, 128), (4, 130), (3, 1000), (2, 1023), (2, 4100), (3, 20001), (2, 32768)];
+    for (rows, cols) in shapes {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        let input = logits(&mut rng, shape.len());
+        let want = reference(&input, rows, cols);
+        let d_in = gpu.upload(&input).unwrap();
+        for kernel in kernels_for(cols) {
+            let out = run_gpu(&stream, kernel, &d_in, shape);
+            check(kernel.entry_point(), shape, &input, &out, &want);
+        }
+    }
+    for cols in [1, 33, 1000, 4096, 32768, 50000] {
+        let (input, names) = hard_rows(&mut rng, cols);
+        let shape = MatrixShape::new(names.len(), cols).unwrap();
+        let want = reference(&input, shape.rows(), cols);
+        let d_in = gpu.upload(&input).unwrap();
+        for kernel in kernels_for(cols) {
+            let out = run_gpu(&stream, kernel, &d_in, shape);
+            check(&format!("{} (hard cases)", kernel.entry_point()), shape, &input, &out, &want);
+        }
+    }
+}
+
+/// The misaligned (scalar) paths on the GPU.
+#[test]
+fn misaligned_buffers_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu softmax misaligned") else { return };
+    let stream = gpu.stream().unwrap();
+    let mut rng = rng("gpu softmax misaligned");
+    for (rows, cols) in [(3, 128), (3, 1000), (2, 4096), (2, 32768), (2, 40000)] {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        let storage = logits(&mut rng, shape.len() + 1);
+        let input = &storage[1..];
+        let want = reference(input, rows, cols);
+        let d_storage = gpu.upload(&storage).unwrap();
+        for kernel in kernels_for(cols) {
+            let d_out = gpu.upload(&poison(shape.len() + 1)).unwrap();
+            // Views one float in: 4 bytes past the allocation's alignment.
+            let (d_in, mut d_out_view) = (d_storage.index(1..), d_out.index(1..));
+            softmax::launch(&stream, kernel, &d_in, &mut d_out_view, shape).unwrap();
+            stream.synchronize().unwrap();
+            let mut out = poison(shape.len() + 1);
+            d_out.copy_to(&mut out[..]).unwrap();
+            check(&format!("{} (misaligned)", kernel.entry_point()), shape, input, &out[1..], &want);
+        }
+    }
+}
+
+/// The benchmark shapes, every kernel that takes them; prints one
+/// `accuracy:` line per (kernel, shape) for docs/softmax.md.
+#[test]
+fn every_kernel_on_the_gpu_at_the_benchmark_shapes() {
+    let Some(gpu) = gpu_or_skip("gpu softmax benchmark shapes") else { return };
+    if under_sanitizer() {
+        eprintln!("skipping the benchmark shapes under compute-sanitizer");
+        return;
+    }
+    let stream = gpu.stream().unwrap();
+    let mut rng = rng("gpu softmax benchmark shapes");
+    for (rows, cols) in [(65536, 1024), (16384, 4096), (4096, 32768), (262144, 128), (32768, 1000), (1024, 50000)] {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        let input = logits(&mut rng, shape.len());
+        let want = reference(&input, rows, cols);
+        let d_in = gpu.upload(&input).unwrap();
+        for kernel in kernels_for(cols) {
+            let out = run_gpu(&stream, kernel, &d_in, shape);
+            let st = check(kernel.entry_point(), shape, &input, &out, &want);
+            let auto = if kernel == Kernel::for_cols(cols as u32) { " (dispatch)" } else { "" };
+            eprintln!(
+                "accuracy: {} {rows}x{cols} max_ulp_near_max {:.2} max_row_sum_err {:.3e}{auto}",
+                kernel.name(),
+                st.ulp_near_max,
+                st.row_sum
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_an_error_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu softmax bad input") else { return };
+    let stream = gpu.stream().unwrap();
+    let shape = MatrixShape::new(3, 40).unwrap();
+    let input = gpu.upload(&vec![1.0f32; shape.len()]).unwrap();
+    let mut short = gpu.alloc::<f32>(shape.len() - 1).unwrap();
+    let e = softmax::softmax(&stream, &input, &mut short, shape).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { buffer: "output", .. }), "{e}");
+    let long = MatrixShape::new(1, 2000).unwrap();
+    let a = gpu.alloc::<f32>(long.len()).unwrap();
+    let mut b = gpu.alloc::<f32>(long.len()).unwrap();
+    let e = softmax::warp_per_row(&stream, &a, &mut b, long).unwrap_err();
+    assert!(matches!(e, Error::ShapeTooLarge { .. }), "{e}");
+    stream.synchronize().unwrap();
+}
+
+/// For `ncu` (scripts run it with `--ignored`): one launch of each strategy
+/// at the benchmark shapes, nothing else, so the profiler's replays stay
+/// short. DRAM bytes per kernel show what each strategy reads: the online
+/// kernel's second pass should come from L2.
+#[test]
+#[ignore = "a probe for ncu, run by the GPU script"]
+fn gpu_ncu_probe() {
+    let Some(gpu) = gpu_or_skip("gpu ncu probe") else { return };
+    let stream = gpu.stream().unwrap();
+    for (rows, cols) in [(65536, 1024), (16384, 4096), (4096, 32768), (1024, 50000)] {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        let host: Vec<f32> = (0..shape.len()).map(|i| (i % 1021) as f32 / 64.0 - 8.0).collect();
+        let input = gpu.upload(&host).unwrap();
+        let mut output = gpu.alloc::<f32>(shape.len()).unwrap();
+        for strategy in Strategy::ALL {
+            if let Some(kernel) = strategy.kernel(cols as u32) {
+                eprintln!("ncu probe: {} on {shape}", kernel.name());
+                softmax::launch(&stream, kernel, &input, &mut output, shape).unwrap();
+            }
+        }
+        stream.synchronize().unwrap();
+    }
+}
