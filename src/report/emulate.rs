@@ -14,13 +14,13 @@ pub fn run() -> Result<Report> {
     let shape = MatrixShape::new(r, c)?;
     let input: Vec<f32> = (0..shape.len()).map(|i| i as f32 * 0.5 - 7.0).collect();
     let bytes = 2 * 4 * shape.len() as u64;
-    let mut time = |op: &str, kernel: &str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
+    let mut time = |op: &str, kernel: &str, size: &str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
         let t = Instant::now();
         f()?;
         rows.push(Row {
             op: op.into(),
             kernel: kernel.into(),
-            shape: format!("{r}x{c}"),
+            shape: size.into(),
             bytes,
             flops: 0,
             bound: Bound::Memory,
@@ -35,7 +35,7 @@ pub fn run() -> Result<Report> {
         });
         Ok(())
     };
-    time("copy", "copy kernel", &mut || {
+    time("copy", "copy kernel", "127x65", &mut || {
         let mut out = vec![f32::NAN; shape.len()];
         emu::copy(&input, &mut out)?;
         if out != input {
@@ -44,11 +44,42 @@ pub fn run() -> Result<Report> {
         Ok(())
     })?;
     for v in Variant::ALL {
-        time("transpose", v.name(), &mut || {
+        time("transpose", v.name(), "127x65", &mut || {
             let mut out = vec![f32::NAN; shape.len()];
             emu::transpose(v, &input, &mut out, shape)?;
             if (0..r * c).any(|i| out[i] != input[(i % r) * c + i / r]) {
                 bail!("emulated transpose {} is wrong", v.name());
+            }
+            Ok(())
+        })?;
+    }
+    let sin_in: Vec<f32> = (0..1000).map(|i| i as f32 * 0.37 - 185.0).collect();
+    for v in coalesce::nested_sin::Variant::ALL {
+        time("nested_sin", v.name(), "1000", &mut || {
+            let mut out = vec![f32::NAN; sin_in.len()];
+            coalesce::nested_sin::emu::launch(v, &sin_in, &mut out)?;
+            let tol = if v == coalesce::nested_sin::Variant::Fast { 2e-4 } else { 1e-6 };
+            for (x, g) in sin_in.iter().zip(&out) {
+                let want = (0..4).fold(*x as f64, |y, _| y.sin());
+                let err = (*g as f64 - want).abs();
+                if err.is_nan() || err > tol * want.abs().max(if tol > 1e-5 { 1.0 } else { 1e-30 }) {
+                    bail!("emulated nested sin {} is wrong at {x}", v.name());
+                }
+            }
+            Ok(())
+        })?;
+    }
+    let sm_shape = MatrixShape::new(33, 100)?;
+    let sm_in: Vec<f32> = (0..sm_shape.len()).map(|i| ((i * 37) % 101) as f32 * 0.1 - 5.0).collect();
+    for strategy in coalesce::softmax::Strategy::ALL {
+        time("softmax", strategy.name(), "33x100", &mut || {
+            let mut out = vec![f32::NAN; sm_shape.len()];
+            coalesce::softmax::emu::with_strategy(strategy, &sm_in, &mut out, sm_shape)?;
+            for row in out.chunks(100) {
+                let sum: f64 = row.iter().map(|&v| v as f64).sum();
+                if (sum - 1.0).abs() > 1e-6 {
+                    bail!("emulated softmax {} row sums to {sum}", strategy.name());
+                }
             }
             Ok(())
         })?;

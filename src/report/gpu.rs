@@ -201,3 +201,64 @@ pub fn nested_sin(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
     }
     Ok(rows)
 }
+
+/// The softmax shapes of the issue and of PyTorch's peers script.
+pub const SOFTMAX_SHAPES: [(usize, usize); 3] = [(65536, 1024), (16384, 4096), (4096, 32768)];
+
+/// How many measurements [`softmax`] makes.
+pub fn softmax_count() -> u64 {
+    SOFTMAX_SHAPES.len() as u64 + 1
+}
+
+/// Row softmax at each shape with the kernel the dispatch picks, plus the
+/// online strategy forced on the longest rows (the lesson of docs/softmax.md).
+/// The first 8 rows of each result are checked against f64 first.
+pub fn softmax(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
+    use coalesce::softmax::{self, Kernel, Strategy};
+    let mut rows = Vec::new();
+    for (i, &(r, c)) in SOFTMAX_SHAPES.iter().enumerate() {
+        let shape = MatrixShape::new(r, c)?;
+        let host: Vec<f32> = ctx.random(shape.len()).into_iter().map(|x| x * 8.0).collect();
+        let input = ctx.gpu.upload(&host)?;
+        let mut output = ctx.gpu.alloc::<f32>(shape.len())?;
+        let mut kernels = vec![Kernel::for_cols(c as u32)];
+        if i + 1 == SOFTMAX_SHAPES.len() {
+            kernels.push(softmax::kernel_for(Strategy::Online, shape)?);
+        }
+        for k in kernels {
+            output.copy_from(&vec![f32::NAN; shape.len()][..])?;
+            softmax::launch(&ctx.stream, k, &input, &mut output, shape)?;
+            ctx.stream.synchronize()?;
+            let mut got = vec![0.0f32; 8 * c];
+            output.index(..8 * c).copy_to(&mut got[..])?;
+            for row in 0..8 {
+                let x = &host[row * c..(row + 1) * c];
+                let max = x.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+                let sum: f64 = x.iter().map(|&v| (v as f64 - max).exp()).sum();
+                for (j, &g) in got[row * c..(row + 1) * c].iter().enumerate() {
+                    let want = (x[j] as f64 - max).exp() / sum;
+                    let err = (g as f64 - want).abs();
+                    if err.is_nan() || err > 1e-6 * want + 1e-12 {
+                        bail!("softmax {} on {shape} is wrong at [{row}][{j}]: {g} vs {want}", k.name());
+                    }
+                }
+            }
+            let name = format!("{r}x{c}");
+            let peer = Some(format!("torch_softmax_{r}x{c}_GBs"));
+            let s = &ctx.stream;
+            let label =
+                if k == Kernel::for_cols(c as u32) { format!("auto: {}", k.name()) } else { k.name().to_string() };
+            rows.push(ctx.measure(
+                "softmax",
+                &label,
+                &name,
+                2 * 4 * shape.len() as u64,
+                0,
+                Bound::Memory,
+                peer,
+                || softmax::launch(s, k, &input, &mut output, shape),
+            )?);
+        }
+    }
+    Ok(rows)
+}
