@@ -1,0 +1,152 @@
+//! Step 7: double-buffered shared memory, the next tile in flight while this
+//! one is computed.
+//!
+//! **Idea:** step 6 with two `A`/`B` tile buffers in shared memory. Before
+//! computing tile `t` from buffer `t % 2`, each thread issues the global
+//! loads of tile `t + 1` into registers; after the FMAs it stores them into
+//! buffer `(t + 1) % 2`, and one barrier ends the step.
+//!
+//! **What it fixes:** the global loads' latency (hundreds of cycles from
+//! L2 or DRAM) now overlaps a whole tile of FMAs instead of stalling the
+//! block at a barrier, and there is one barrier per tile instead of two.
+//! One barrier is enough: a thread writes buffer `(t + 1) % 2` only after the
+//! barrier that closed step `t - 1`, the last step that read it.
+//!
+//! **What it costs:** the staged vectors live in registers across the
+//! compute (`a_vectors + b_vectors` of 16 bytes per thread), and the block
+//! needs twice the shared memory, which can lower the blocks per SM.
+
+use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b};
+use super::warptile_kernel::{Acc, WarpTiling, compute_tile, store_acc, thread_origin, tile_ctx};
+use super::{F4, Problem};
+use crate::ThreadCtx;
+
+/// Step 7's geometry: chosen by measurement on the H100 (docs/gemm.md).
+pub const DB: WarpTiling = WarpTiling { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, mi: 2, ni: 2, a_pad: 4 };
+const _: () = assert!(DB.is_valid());
+
+/// Most 16-byte vectors of one tile a thread may stage in registers.
+const MAX_STAGED: usize = 8;
+
+/// Step 7 with the geometry `g` (`MI`, `NI` must equal `g.mi`, `g.ni`).
+///
+/// # Safety
+/// As [`super::naive`]; the launch gives `g.threads()` threads and
+/// `2 * g.shared_floats()` floats of shared memory.
+#[inline(always)]
+pub unsafe fn double_buffered_with<C: ThreadCtx, const MI: usize, const NI: usize>(
+    ctx: &C,
+    g: WarpTiling,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    p: Problem,
+) {
+    debug_assert!(g.is_valid() && g.mi as usize == MI && g.ni as usize == NI);
+    debug_assert!((g.a_vectors() as usize) <= MAX_STAGED && (g.b_vectors() as usize) <= MAX_STAGED);
+    let bk = g.bk as usize;
+    let a_floats = bk * g.a_stride() as usize;
+    let stage_floats = g.shared_floats() as usize; // one buffer: A tile then B tile
+    let smem = ctx.shared_mem::<F4>().cast::<f32>();
+    let tid = ctx.thread_idx().x as usize;
+    let t = tile_ctx(ctx, &g, a, b, c, &p);
+    let (row, col) = thread_origin(&g, tid);
+    let tiles = t.k.div_ceil(bk);
+
+    let mut sa = [F4::ZERO; MAX_STAGED];
+    let mut sb = [F4::ZERO; MAX_STAGED];
+    let mut acc: Acc<MI, NI> = [[[[0.0; 4]; NI]; 4]; MI];
+    // SAFETY (all blocks below): tiles are loaded inside A and B or with
+    // checks; buffer `buf` of two lies inside the launch's shared memory.
+    unsafe {
+        load_tiles(&g, a, b, &t, 0, tid, &mut sa, &mut sb);
+        stage_tiles(&g, smem.add(0), tid, &sa, &sb);
+    }
+    ctx.sync_threads();
+    for tile in 0..tiles {
+        let more = tile + 1 < tiles;
+        if more {
+            // SAFETY: as above.
+            unsafe { load_tiles(&g, a, b, &t, (tile + 1) * bk, tid, &mut sa, &mut sb) };
+        }
+        let buf = tile % 2;
+        // SAFETY: buffer `buf` holds tile `tile` (staged before the last barrier).
+        unsafe {
+            let a_tile = smem.add(buf * stage_floats);
+            compute_tile(&g, a_tile, a_tile.add(a_floats), row, col, &mut acc);
+        }
+        if more {
+            // SAFETY: as above; nobody reads buffer 1 - buf until the barrier.
+            unsafe { stage_tiles(&g, smem.add((1 - buf) * stage_floats), tid, &sa, &sb) };
+        }
+        ctx.sync_threads();
+    }
+    // SAFETY: forwarded.
+    unsafe { store_acc(&g, c, &t, row, col, &acc, &p) };
+}
+
+/// Global loads of the tiles at `k0` into the thread's staging registers.
+///
+/// # Safety
+/// `a`, `b` valid for the problem in `t`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn load_tiles(
+    g: &WarpTiling,
+    a: *const f32,
+    b: *const f32,
+    t: &TileCtx,
+    k0: usize,
+    tid: usize,
+    sa: &mut [F4; MAX_STAGED],
+    sb: &mut [F4; MAX_STAGED],
+) {
+    let (bm, bn, bk, threads) = (g.bm as usize, g.bn as usize, g.bk as usize, g.threads() as usize);
+    let (fa, fb) = (a_fast(t, bm, k0, bk), b_fast(t, bn, k0, bk));
+    unroll!(i < g.a_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
+        // SAFETY: f < bm*bk/4; loads checked or inside A.
+        sa[i] = unsafe { load_a(a, t, k0, bk, tid + i * threads, fa) };
+    });
+    unroll!(i < g.b_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
+        // SAFETY: f < bk*bn/4; loads checked or inside B.
+        sb[i] = unsafe { load_b(b, t, k0, bn, tid + i * threads, fb) };
+    });
+}
+
+/// Shared stores of the staged tiles into the buffer at `buffer`.
+///
+/// # Safety
+/// `buffer` is 16-byte aligned and holds `g.shared_floats()` floats.
+#[inline(always)]
+unsafe fn stage_tiles(g: &WarpTiling, buffer: *mut f32, tid: usize, sa: &[F4; MAX_STAGED], sb: &[F4; MAX_STAGED]) {
+    let (bk, threads, a_stride) = (g.bk as usize, g.threads() as usize, g.a_stride() as usize);
+    // SAFETY: the B tile follows the A tile in the buffer.
+    let b_tile = unsafe { buffer.add(bk * a_stride) };
+    unroll!(i < g.a_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
+        // SAFETY: f < bm*bk/4.
+        unsafe { stage_a(buffer, a_stride, bk, tid + i * threads, sa[i]) };
+    });
+    unroll!(i < g.b_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
+        // SAFETY: f < bk*bn/4.
+        unsafe { stage_b(b_tile, tid + i * threads, sb[i]) };
+    });
+}
+/// `C = alpha * A * B + beta * C`, warp-tiled and double-buffered with the
+/// geometry [`DB`].
+///
+/// # Parameters
+/// As [`super::naive`]. Shared memory: two buffers of step 6's layout.
+///
+/// # Thread mapping
+/// As [`super::warptile`], with [`DB`].
+///
+/// # Safety
+/// As [`super::naive`].
+#[inline(always)]
+pub unsafe fn double_buffered<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    // SAFETY: forwarded; the launch uses DB.
+    unsafe { double_buffered_with::<C, { DB.mi as usize }, { DB.ni as usize }>(ctx, DB, a, b, c, p) }
+}
+
+#[cfg(target_arch = "nvptx64")]
+super::gemm_entry!(gemm_double_buffered, double_buffered);
