@@ -163,7 +163,7 @@ pub(crate) unsafe fn compute_tile<const MI: usize, const NI: usize>(
 /// # Safety
 /// `c` valid for `m * n` floats.
 #[inline(always)]
-pub(crate) unsafe fn store_acc<const MI: usize, const NI: usize>(
+pub(crate) unsafe fn store_acc<const MI: usize, const NI: usize, const INTERIOR: bool>(
     g: &WarpTiling,
     c: *mut f32,
     t: &TileCtx,
@@ -173,7 +173,7 @@ pub(crate) unsafe fn store_acc<const MI: usize, const NI: usize>(
     p: &Problem,
 ) {
     let (sub_m, sub_n) = (4 * g.lanes_m() as usize, 4 * g.lanes_n() as usize);
-    let fast = t.bc_vec && t.m0 + g.bm as usize <= t.m && t.n0 + g.bn as usize <= t.n;
+    let fast = INTERIOR || (t.bc_vec && t.m0 + g.bm as usize <= t.m && t.n0 + g.bn as usize <= t.n);
     unroll!(i < MI, [0, 1, 2, 3], {
         unroll!(j < NI, [0, 1, 2, 3], {
             let frag = [acc[i][0][j], acc[i][1][j], acc[i][2][j], acc[i][3][j]];
@@ -250,7 +250,7 @@ pub unsafe fn warptile_with<C: ThreadCtx, const MI: usize, const NI: usize>(
         k0 += bk;
     }
     // SAFETY: forwarded.
-    unsafe { store_acc(&g, c, &t, row, col, &acc, &p) };
+    unsafe { store_acc::<MI, NI, false>(&g, c, &t, row, col, &acc, &p) };
 }
 
 /// `C = alpha * A * B + beta * C`, warp-tiled with the geometry [`WT`].

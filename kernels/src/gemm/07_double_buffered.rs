@@ -25,16 +25,14 @@ use crate::ThreadCtx;
 pub const DB: WarpTiling = WarpTiling { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, mi: 2, ni: 2, a_pad: 4 };
 const _: () = assert!(DB.is_valid());
 
-/// Most 16-byte vectors of one tile a thread may stage in registers.
-const MAX_STAGED: usize = 8;
-
-/// Step 7 with the geometry `g` (`MI`, `NI` must equal `g.mi`, `g.ni`).
+/// Step 7 with the geometry `g` (`MI`, `NI`, `NA`, `NB` must equal `g.mi`,
+/// `g.ni`, `g.a_vectors()`, `g.b_vectors()`).
 ///
 /// # Safety
 /// As [`super::naive`]; the launch gives `g.threads()` threads and
 /// `2 * g.shared_floats()` floats of shared memory.
 #[inline(always)]
-pub unsafe fn double_buffered_with<C: ThreadCtx, const MI: usize, const NI: usize>(
+pub unsafe fn double_buffered_with<C: ThreadCtx, const MI: usize, const NI: usize, const NA: usize, const NB: usize>(
     ctx: &C,
     g: WarpTiling,
     a: *const f32,
@@ -43,46 +41,78 @@ pub unsafe fn double_buffered_with<C: ThreadCtx, const MI: usize, const NI: usiz
     p: Problem,
 ) {
     debug_assert!(g.is_valid() && g.mi as usize == MI && g.ni as usize == NI);
-    debug_assert!((g.a_vectors() as usize) <= MAX_STAGED && (g.b_vectors() as usize) <= MAX_STAGED);
+    debug_assert!(g.a_vectors() as usize == NA && g.b_vectors() as usize == NB);
+    let t = tile_ctx(ctx, &g, a, b, c, &p);
+    // SAFETY (both): forwarded. Interior blocks (the whole grid when M, N
+    // and K are multiples of the tile) run a copy of the loop compiled
+    // without the checked paths: fewer branches and registers.
+    if t.interior(&g) {
+        unsafe { main_loop::<C, MI, NI, NA, NB, true>(ctx, &g, a, b, c, &p, &t) }
+    } else {
+        unsafe { main_loop::<C, MI, NI, NA, NB, false>(ctx, &g, a, b, c, &p, &t) }
+    }
+}
+
+/// The tile loop of [`double_buffered_with`]. With `INTERIOR`, every tile
+/// is known to be inside the matrices and vector-readable.
+///
+/// # Safety
+/// As [`double_buffered_with`]; `INTERIOR` only if `t.interior(g)`.
+#[inline(always)]
+unsafe fn main_loop<
+    C: ThreadCtx,
+    const MI: usize,
+    const NI: usize,
+    const NA: usize,
+    const NB: usize,
+    const INTERIOR: bool,
+>(
+    ctx: &C,
+    g: &WarpTiling,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    p: &Problem,
+    t: &TileCtx,
+) {
     let bk = g.bk as usize;
     let a_floats = bk * g.a_stride() as usize;
     let stage_floats = g.shared_floats() as usize; // one buffer: A tile then B tile
     let smem = ctx.shared_mem::<F4>().cast::<f32>();
     let tid = ctx.thread_idx().x as usize;
-    let t = tile_ctx(ctx, &g, a, b, c, &p);
-    let (row, col) = thread_origin(&g, tid);
+    let (row, col) = thread_origin(g, tid);
     let tiles = t.k.div_ceil(bk);
 
-    let mut sa = [F4::ZERO; MAX_STAGED];
-    let mut sb = [F4::ZERO; MAX_STAGED];
+    let mut sa = [F4::ZERO; NA];
+    let mut sb = [F4::ZERO; NB];
     let mut acc: Acc<MI, NI> = [[[[0.0; 4]; NI]; 4]; MI];
     // SAFETY (all blocks below): tiles are loaded inside A and B or with
     // checks; buffer `buf` of two lies inside the launch's shared memory.
     unsafe {
-        load_tiles(&g, a, b, &t, 0, tid, &mut sa, &mut sb);
-        stage_tiles(&g, smem.add(0), tid, &sa, &sb);
+        load_tiles::<NA, NB, INTERIOR>(g, a, b, t, 0, tid, &mut sa, &mut sb);
+        stage_tiles(g, smem, tid, &sa, &sb);
     }
     ctx.sync_threads();
     for tile in 0..tiles {
         let more = tile + 1 < tiles;
         if more {
             // SAFETY: as above.
-            unsafe { load_tiles(&g, a, b, &t, (tile + 1) * bk, tid, &mut sa, &mut sb) };
+            unsafe { load_tiles::<NA, NB, INTERIOR>(g, a, b, t, (tile + 1) * bk, tid, &mut sa, &mut sb) };
         }
         let buf = tile % 2;
         // SAFETY: buffer `buf` holds tile `tile` (staged before the last barrier).
         unsafe {
             let a_tile = smem.add(buf * stage_floats);
-            compute_tile(&g, a_tile, a_tile.add(a_floats), row, col, &mut acc);
+            compute_tile(g, a_tile, a_tile.add(a_floats), row, col, &mut acc);
         }
         if more {
             // SAFETY: as above; nobody reads buffer 1 - buf until the barrier.
-            unsafe { stage_tiles(&g, smem.add((1 - buf) * stage_floats), tid, &sa, &sb) };
+            unsafe { stage_tiles(g, smem.add((1 - buf) * stage_floats), tid, &sa, &sb) };
         }
         ctx.sync_threads();
     }
     // SAFETY: forwarded.
-    unsafe { store_acc(&g, c, &t, row, col, &acc, &p) };
+    unsafe { store_acc::<MI, NI, INTERIOR>(g, c, t, row, col, &acc, p) };
 }
 
 /// Global loads of the tiles at `k0` into the thread's staging registers.
@@ -91,18 +121,18 @@ pub unsafe fn double_buffered_with<C: ThreadCtx, const MI: usize, const NI: usiz
 /// `a`, `b` valid for the problem in `t`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn load_tiles(
+unsafe fn load_tiles<const NA: usize, const NB: usize, const INTERIOR: bool>(
     g: &WarpTiling,
     a: *const f32,
     b: *const f32,
     t: &TileCtx,
     k0: usize,
     tid: usize,
-    sa: &mut [F4; MAX_STAGED],
-    sb: &mut [F4; MAX_STAGED],
+    sa: &mut [F4; NA],
+    sb: &mut [F4; NB],
 ) {
     let (bm, bn, bk, threads) = (g.bm as usize, g.bn as usize, g.bk as usize, g.threads() as usize);
-    let (fa, fb) = (a_fast(t, bm, k0, bk), b_fast(t, bn, k0, bk));
+    let (fa, fb) = (INTERIOR || a_fast(t, bm, k0, bk), INTERIOR || b_fast(t, bn, k0, bk));
     unroll!(i < g.a_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
         // SAFETY: f < bm*bk/4; loads checked or inside A.
         sa[i] = unsafe { load_a(a, t, k0, bk, tid + i * threads, fa) };
@@ -118,7 +148,13 @@ unsafe fn load_tiles(
 /// # Safety
 /// `buffer` is 16-byte aligned and holds `g.shared_floats()` floats.
 #[inline(always)]
-unsafe fn stage_tiles(g: &WarpTiling, buffer: *mut f32, tid: usize, sa: &[F4; MAX_STAGED], sb: &[F4; MAX_STAGED]) {
+unsafe fn stage_tiles<const NA: usize, const NB: usize>(
+    g: &WarpTiling,
+    buffer: *mut f32,
+    tid: usize,
+    sa: &[F4; NA],
+    sb: &[F4; NB],
+) {
     let (bk, threads, a_stride) = (g.bk as usize, g.threads() as usize, g.a_stride() as usize);
     // SAFETY: the B tile follows the A tile in the buffer.
     let b_tile = unsafe { buffer.add(bk * a_stride) };
@@ -145,7 +181,15 @@ unsafe fn stage_tiles(g: &WarpTiling, buffer: *mut f32, tid: usize, sa: &[F4; MA
 #[inline(always)]
 pub unsafe fn double_buffered<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     // SAFETY: forwarded; the launch uses DB.
-    unsafe { double_buffered_with::<C, { DB.mi as usize }, { DB.ni as usize }>(ctx, DB, a, b, c, p) }
+    unsafe {
+        double_buffered_with::<
+            C,
+            { DB.mi as usize },
+            { DB.ni as usize },
+            { DB.a_vectors() as usize },
+            { DB.b_vectors() as usize },
+        >(ctx, DB, a, b, c, p)
+    }
 }
 
 #[cfg(target_arch = "nvptx64")]

@@ -30,6 +30,20 @@ pub(crate) struct TileCtx {
     pub bc_vec: bool,
 }
 
+impl TileCtx {
+    /// Whether every tile of this block, for every `k0`, takes the vector
+    /// paths without checks: the block's `C` tile is inside `C`, `K` is a
+    /// multiple of the tile depth, and all rows are vector-readable.
+    #[inline(always)]
+    pub fn interior(&self, g: &super::WarpTiling) -> bool {
+        self.a_vec
+            && self.bc_vec
+            && self.m0 + g.bm as usize <= self.m
+            && self.n0 + g.bn as usize <= self.n
+            && self.k.is_multiple_of(g.bk as usize)
+    }
+}
+
 /// Reads the `f`-th 16-byte vector of the `bm x bk` tile of `A` at `k0`:
 /// row `f / (bk/4)`, columns `4 * (f % (bk/4)) ..+4`, zero outside `A`.
 ///
@@ -96,12 +110,23 @@ pub(crate) unsafe fn load_b(b: *const f32, t: &TileCtx, k0: usize, bn: usize, f:
 
 /// Stores what [`load_b`] read for vector `f`: one 16-byte shared store.
 ///
+/// Written as four scalar stores, which LLVM merges into one
+/// `st.shared.v4.f32` (the address is 16-byte aligned). A whole-`F4`
+/// assignment is an aggregate copy that LLVM lowers as two 8-byte integer
+/// moves, through local memory when the vector was staged in an array.
+///
 /// # Safety
 /// `b_tile` 16-byte aligned and valid for `bk * bn` floats, `f < bk * bn / 4`.
 #[inline(always)]
 pub(crate) unsafe fn stage_b(b_tile: *mut f32, f: usize, v: F4) {
     // SAFETY: forwarded; element 4f is 16-byte aligned.
-    unsafe { *b_tile.cast::<F4>().add(f) = v };
+    let dst = unsafe { b_tile.cast::<F4>().add(f).cast::<f32>() };
+    // SAFETY: the caller guarantees the alignment; telling LLVM lets it merge.
+    unsafe { core::hint::assert_unchecked((dst as usize).is_multiple_of(16)) };
+    unroll!(q < 4, [0, 1, 2, 3], {
+        // SAFETY: inside the vector at dst.
+        unsafe { *dst.add(q) = v.0[q] };
+    });
 }
 
 /// Whether the `A` tile at `k0` can take the unchecked vector path.
