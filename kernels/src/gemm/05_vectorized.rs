@@ -72,7 +72,7 @@ pub unsafe fn vectorized<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c:
         for i in 0..BK * BN / 4 / THREADS {
             let f = tid + i * THREADS;
             // SAFETY: f < BK*BN/4; loads checked or inside B.
-            unsafe { stage_b(b_tile, f, load_b(b, &t, k0, BN, f, fb)) };
+            unsafe { stage_b(b_tile, BN, BN, f, load_b(b, &t, k0, BN, f, fb)) };
         }
         ctx.sync_threads();
         unroll!(kk < BK, [0, 1, 2, 3, 4, 5, 6, 7], {

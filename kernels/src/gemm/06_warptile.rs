@@ -118,12 +118,59 @@ pub(crate) fn thread_origin(g: &WarpTiling, tid: usize) -> (usize, usize) {
     (row, col)
 }
 
-/// One tile's worth of FMAs: for each `k` of the tile, read `MI` vectors of
-/// `A` and `NI` of `B` (16 bytes each) and accumulate their outer product.
+/// A thread's fragments for one `k`: `MI` vectors of `A`, `NI` of `B`.
+type Frags<const MI: usize, const NI: usize> = ([F4; MI], [F4; NI]);
+
+/// Reads the thread's fragments for row `kk` of a staged tile: `MI` 16-byte
+/// loads of `A` and `NI` of `B`.
 ///
 /// # Safety
 /// `a_tile`/`b_tile` hold a staged tile in `g`'s layout; `(row, col)` from
-/// [`thread_origin`].
+/// [`thread_origin`]; `kk < g.bk`.
+#[inline(always)]
+unsafe fn load_frags<const MI: usize, const NI: usize>(
+    g: &WarpTiling,
+    a_tile: *const f32,
+    b_tile: *const f32,
+    row: usize,
+    col: usize,
+    kk: usize,
+) -> Frags<MI, NI> {
+    let (sub_m, sub_n) = (4 * g.lanes_m() as usize, 4 * g.lanes_n() as usize);
+    let (a_stride, bn) = (g.a_stride() as usize, g.bn as usize);
+    let mut av = [F4::ZERO; MI];
+    let mut bv = [F4::ZERO; NI];
+    for (i, v) in av.iter_mut().enumerate() {
+        // SAFETY: row + sub_m*i + 4 <= bm, a multiple of 4: aligned, inside.
+        *v = unsafe { *a_tile.add(kk * a_stride + row + sub_m * i).cast::<F4>() };
+    }
+    for (j, v) in bv.iter_mut().enumerate() {
+        // SAFETY: as above for B.
+        *v = unsafe { *b_tile.add(kk * bn + col + sub_n * j).cast::<F4>() };
+    }
+    (av, bv)
+}
+
+/// The outer product of one `k`'s fragments into the accumulators:
+/// `16 * MI * NI` FMAs.
+#[inline(always)]
+fn outer_product<const MI: usize, const NI: usize>(acc: &mut Acc<MI, NI>, (av, bv): &Frags<MI, NI>) {
+    unroll!(i < MI, [0, 1, 2, 3], {
+        unroll!(j < NI, [0, 1, 2, 3], {
+            for r in 0..4 {
+                for q in 0..4 {
+                    acc[i][r][j][q] = fma(av[i].0[r], bv[j].0[q], acc[i][r][j][q]);
+                }
+            }
+        });
+    });
+}
+
+/// One tile's worth of FMAs: for each `k` of the tile, read the fragments
+/// and accumulate their outer product.
+///
+/// # Safety
+/// As [`load_frags`].
 #[inline(always)]
 pub(crate) unsafe fn compute_tile<const MI: usize, const NI: usize>(
     g: &WarpTiling,
@@ -133,28 +180,10 @@ pub(crate) unsafe fn compute_tile<const MI: usize, const NI: usize>(
     col: usize,
     acc: &mut Acc<MI, NI>,
 ) {
-    let (sub_m, sub_n) = (4 * g.lanes_m() as usize, 4 * g.lanes_n() as usize);
-    let (a_stride, bn) = (g.a_stride() as usize, g.bn as usize);
     unroll!(kk < g.bk as usize, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], {
-        let mut av = [F4::ZERO; MI];
-        let mut bv = [F4::ZERO; NI];
-        for (i, v) in av.iter_mut().enumerate() {
-            // SAFETY: row + sub_m*i + 4 <= bm, a multiple of 4: aligned, inside.
-            *v = unsafe { *a_tile.add(kk * a_stride + row + sub_m * i).cast::<F4>() };
-        }
-        for (j, v) in bv.iter_mut().enumerate() {
-            // SAFETY: as above for B.
-            *v = unsafe { *b_tile.add(kk * bn + col + sub_n * j).cast::<F4>() };
-        }
-        for (i, acc) in acc.iter_mut().enumerate() {
-            for (r, acc) in acc.iter_mut().enumerate() {
-                for (j, acc) in acc.iter_mut().enumerate() {
-                    for (q, acc) in acc.iter_mut().enumerate() {
-                        *acc = fma(av[i].0[r], bv[j].0[q], *acc);
-                    }
-                }
-            }
-        }
+        // SAFETY: forwarded; kk < bk.
+        let frags = unsafe { load_frags::<MI, NI>(g, a_tile, b_tile, row, col, kk) };
+        outer_product(acc, &frags);
     });
 }
 
@@ -241,7 +270,7 @@ pub unsafe fn warptile_with<C: ThreadCtx, const MI: usize, const NI: usize>(
         unroll!(i < g.b_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
             let f = tid + i * threads;
             // SAFETY: f < bk*bn/4; loads checked or inside B.
-            unsafe { stage_b(b_tile, f, load_b(b, &t, k0, bn, f, fb)) };
+            unsafe { stage_b(b_tile, bn, bn, f, load_b(b, &t, k0, bn, f, fb)) };
         });
         ctx.sync_threads();
         // SAFETY: the tile is staged.

@@ -21,8 +21,13 @@ use super::warptile_kernel::{Acc, WarpTiling, compute_tile, store_acc, thread_or
 use super::{F4, Problem};
 use crate::ThreadCtx;
 
-/// Step 7's geometry: chosen by measurement on the H100 (docs/gemm.md).
-pub const DB: WarpTiling = WarpTiling { bm: 128, bn: 128, bk: 16, wm: 64, wn: 32, mi: 2, ni: 2, a_pad: 4 };
+/// Step 7's geometry, chosen by measurement on the H100 among 16 candidates
+/// (docs/gemm.md, "Choosing step 7's geometry"): a 128x256x8 block tile, 8
+/// warps of 64x64, 8x16 outputs per thread (2x4 fragments), lanes 8 x 4.
+/// ptxas gives it ~245 registers, so one 256-thread block runs per SM: 8
+/// warps, each with 128 independent accumulators, the shape of cuBLAS's
+/// own `sm80_xmma_gemm_f32f32_..._tilesize256x128x8_..._warpsize4x2x1_ffma`.
+pub const DB: WarpTiling = WarpTiling { bm: 128, bn: 256, bk: 8, wm: 64, wn: 64, mi: 2, ni: 4, a_pad: 4 };
 const _: () = assert!(DB.is_valid());
 
 /// Step 7 with the geometry `g` (`MI`, `NI`, `NA`, `NB` must equal `g.mi`,
@@ -164,7 +169,7 @@ unsafe fn stage_tiles<const NA: usize, const NB: usize>(
     });
     unroll!(i < g.b_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
         // SAFETY: f < bk*bn/4.
-        unsafe { stage_b(b_tile, tid + i * threads, sb[i]) };
+        unsafe { stage_b(b_tile, g.bn as usize, g.bn as usize, tid + i * threads, sb[i]) };
     });
 }
 /// `C = alpha * A * B + beta * C`, warp-tiled and double-buffered with the

@@ -108,19 +108,23 @@ pub(crate) unsafe fn load_b(b: *const f32, t: &TileCtx, k0: usize, bn: usize, f:
     }
 }
 
-/// Stores what [`load_b`] read for vector `f`: one 16-byte shared store.
+/// Stores what [`load_b`] read for vector `f` at row `f / (bn/4)`, columns
+/// `4 * (f % (bn/4)) ..+4` of a tile with row stride `b_stride` (a multiple
+/// of 4): one 16-byte shared store.
 ///
 /// Written as four scalar stores, which LLVM merges into one
-/// `st.shared.v4.f32` (the address is 16-byte aligned). A whole-`F4`
+/// `st.shared.v4.f32` once told the address is 16-byte aligned. A whole-`F4`
 /// assignment is an aggregate copy that LLVM lowers as two 8-byte integer
 /// moves, through local memory when the vector was staged in an array.
 ///
 /// # Safety
-/// `b_tile` 16-byte aligned and valid for `bk * bn` floats, `f < bk * bn / 4`.
+/// `b_tile` 16-byte aligned and valid for `bk * b_stride` floats,
+/// `f < bk * bn / 4`.
 #[inline(always)]
-pub(crate) unsafe fn stage_b(b_tile: *mut f32, f: usize, v: F4) {
-    // SAFETY: forwarded; element 4f is 16-byte aligned.
-    let dst = unsafe { b_tile.cast::<F4>().add(f).cast::<f32>() };
+pub(crate) unsafe fn stage_b(b_tile: *mut f32, b_stride: usize, bn: usize, f: usize, v: F4) {
+    let (r, c) = (f / (bn / 4), 4 * (f % (bn / 4)));
+    // SAFETY: forwarded; r * b_stride + c is a multiple of 4.
+    let dst = unsafe { b_tile.add(r * b_stride + c) };
     // SAFETY: the caller guarantees the alignment; telling LLVM lets it merge.
     unsafe { core::hint::assert_unchecked((dst as usize).is_multiple_of(16)) };
     unroll!(q < 4, [0, 1, 2, 3], {
