@@ -157,9 +157,10 @@ unsafe fn load_frags<const MI: usize, const NI: usize>(
 fn outer_product<const MI: usize, const NI: usize>(acc: &mut Acc<MI, NI>, (av, bv): &Frags<MI, NI>) {
     unroll!(i < MI, [0, 1, 2, 3], {
         unroll!(j < NI, [0, 1, 2, 3], {
-            for r in 0..4 {
-                for q in 0..4 {
-                    acc[i][r][j][q] = fma(av[i].0[r], bv[j].0[q], acc[i][r][j][q]);
+            let (x, y) = (&av[i].0, &bv[j].0);
+            for (acc, x) in acc[i].iter_mut().zip(x.iter()) {
+                for (acc, y) in acc[j].iter_mut().zip(y.iter()) {
+                    *acc = fma(*x, *y, *acc);
                 }
             }
         });
