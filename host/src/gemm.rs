@@ -149,7 +149,8 @@ fn arg<T>(value: &mut T) -> *mut c_void {
     (value as *mut T).cast()
 }
 
-/// The fastest FP32 version ([`Variant::BEST`], step 7).
+/// The fastest FP32 version ([`Variant::BEST`], step 7): full f32 precision,
+/// FMA units only.
 pub fn sgemm(
     stream: &Stream<'_>,
     a: &DeviceSlice<f32>,
@@ -204,6 +205,11 @@ step_launcher!(
 step_launcher!(
     /// Step 7, [`Variant::DoubleBuffered`]: the next tile loads during this one's FMAs.
     double_buffered, DoubleBuffered
+);
+step_launcher!(
+    /// Step 8, [`Variant::Tf32`]: tensor cores, inputs rounded to TF32
+    /// (about 3 significant digits), f32 accumulation. Not an FP32 GEMM.
+    tf32, Tf32
 );
 
 /// The GEMM launchers on the CPU emulator: same checks, same kernel bodies,

@@ -13,7 +13,8 @@
 //! | 4 | [`blocktile_2d`] | each thread computes an 8x8 outer product | 16 shared loads serve 64 FMAs | scalar loads; strided, conflicting shared reads |
 //! | 5 | [`vectorized`] | 16-byte global loads; `A` tile stored transposed; 16-byte shared loads | 4 shared loads serve 64 FMAs; 4x fewer global load instructions | `B` fragment reads of a warp are 4-way bank-conflicted |
 //! | 6 | [`warptile`] | threads of a warp own 4x4 fragments interleaved over a warp tile | conflict-free, broadcast 16-byte shared loads | loads and compute of a tile are serialised by two barriers |
-//! | 7 | [`double_buffered`] | two shared buffers; the next tile's global loads fly during this tile's FMAs | global latency hidden; one barrier per tile | registers for the staged tile; twice the shared memory |
+//! | 7 | [`double_buffered`] | two shared buffers; the next tile's global loads fly during this tile's FMAs; a measured 128x256 geometry, 8x16 outputs per thread | global latency hidden; one barrier per tile; 6 shared loads per 128 FMAs | ~245 registers: one block (8 warps) per SM |
+//! | 8 | [`tf32`] | tensor cores: TF32 `mma.sync.m16n8k8`, f32 accumulation (reported apart) | 8x8x16 products per warp instruction instead of 32 FMAs | inputs rounded to 10 mantissa bits; tested with a TF32 bound |
 //!
 //! Every step handles any `M, N, K`: tiles that stick out of the matrices
 //! are loaded with bounds checks and zero fill, and stores are guarded. The
@@ -54,6 +55,8 @@ mod double_buffered_kernel;
 mod naive_kernel;
 #[path = "02_smem_tiled.rs"]
 mod smem_tiled_kernel;
+#[path = "08_tf32.rs"]
+mod tf32_kernel;
 mod tiles;
 #[path = "05_vectorized.rs"]
 mod vectorized_kernel;
@@ -65,6 +68,7 @@ pub use blocktile_2d_kernel::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_T
 pub use double_buffered_kernel::{DB, double_buffered, double_buffered_with};
 pub use naive_kernel::{NAIVE_BLOCK, naive};
 pub use smem_tiled_kernel::{SMEM_TILE, smem_tiled};
+pub use tf32_kernel::{TF32_BK, TF32_BM, TF32_BN, TF32_SHARED_FLOATS, TF32_STRIDE, TF32_THREADS, tf32, to_tf32};
 pub use vectorized_kernel::vectorized;
 pub use warptile_kernel::{WT, WarpTiling, warptile, warptile_with};
 
@@ -104,11 +108,24 @@ pub enum Variant {
     Vectorized,
     Warptile,
     DoubleBuffered,
+    Tf32,
 }
 
 impl Variant {
-    /// Every version, in teaching order.
-    pub const ALL: [Variant; 7] = [
+    /// Every version, in teaching order: the FP32 ladder, then TF32.
+    pub const ALL: [Variant; 8] = [
+        Variant::Naive,
+        Variant::SmemTiled,
+        Variant::Blocktile1d,
+        Variant::Blocktile2d,
+        Variant::Vectorized,
+        Variant::Warptile,
+        Variant::DoubleBuffered,
+        Variant::Tf32,
+    ];
+
+    /// The FP32 (FMA, non-tensor-core) steps.
+    pub const FP32: [Variant; 7] = [
         Variant::Naive,
         Variant::SmemTiled,
         Variant::Blocktile1d,
@@ -117,6 +134,11 @@ impl Variant {
         Variant::Warptile,
         Variant::DoubleBuffered,
     ];
+
+    /// Whether this version rounds its inputs to TF32 (tensor cores).
+    pub const fn is_tf32(self) -> bool {
+        matches!(self, Variant::Tf32)
+    }
 
     /// The fastest FP32 version: what `gemm::sgemm` launches.
     pub const BEST: Variant = Variant::DoubleBuffered;
@@ -131,6 +153,7 @@ impl Variant {
             Variant::Vectorized => 5,
             Variant::Warptile => 6,
             Variant::DoubleBuffered => 7,
+            Variant::Tf32 => 8,
         }
     }
 
@@ -144,6 +167,7 @@ impl Variant {
             Variant::Vectorized => "vectorized",
             Variant::Warptile => "warptile",
             Variant::DoubleBuffered => "double_buffered",
+            Variant::Tf32 => "tf32",
         }
     }
 
@@ -157,6 +181,7 @@ impl Variant {
             Variant::Vectorized => "gemm_vectorized",
             Variant::Warptile => "gemm_warptile",
             Variant::DoubleBuffered => "gemm_double_buffered",
+            Variant::Tf32 => "gemm_tf32",
         }
     }
 
@@ -169,6 +194,7 @@ impl Variant {
             Variant::Blocktile2d | Variant::Vectorized => (BT2_BM, BT2_BN),
             Variant::Warptile => (WT.bm, WT.bn),
             Variant::DoubleBuffered => (DB.bm, DB.bn),
+            Variant::Tf32 => (TF32_BM, TF32_BN),
         }
     }
 
@@ -184,6 +210,7 @@ impl Variant {
             Variant::Blocktile2d | Variant::Vectorized => (Dim3::xy(BT2_THREADS, 1), BT2_BM * BT2_BK + BT2_BK * BT2_BN),
             Variant::Warptile => (Dim3::xy(WT.threads(), 1), WT.shared_floats()),
             Variant::DoubleBuffered => (Dim3::xy(DB.threads(), 1), 2 * DB.shared_floats()),
+            Variant::Tf32 => (Dim3::xy(TF32_THREADS, 1), TF32_SHARED_FLOATS),
         };
         LaunchDims { grid, block, shared_bytes: shared_floats * 4 }
     }
@@ -206,6 +233,7 @@ impl Variant {
                 Variant::Vectorized => vectorized(ctx, a, b, c, p),
                 Variant::Warptile => warptile(ctx, a, b, c, p),
                 Variant::DoubleBuffered => double_buffered(ctx, a, b, c, p),
+                Variant::Tf32 => tf32(ctx, a, b, c, p),
             }
         }
     }
