@@ -1,5 +1,97 @@
-//! Criterion bench for gemm (issue 5): not written yet.
+//! The GEMM ladder on GPU time, at 4096^3 and 8192^3.
+//!
+//!     cargo bench --bench gemm            # needs a GPU; skips without one
+//!
+//! One group per size (`gemm_4096`, `gemm_8192`, M = N = K), one benchmark
+//! per version, each validated before anything is timed (20000 random
+//! elements against an f64 dot product, within the bound of tests/gemm.rs;
+//! the TF32 step, reported apart, within its TF32 bound).
+//! Throughput is `Elements(2 M N K)`, so criterion's "Gelem/s" reads as
+//! GFLOP/s. Sampling is flat with 10 samples: the slow steps take up to a
+//! second per call at 8192^3, and a linear sampling plan would need 55 calls.
+//! Every operand is 64 MiB or more (past the 50 MB L2) at 4096^3.
+
+mod common;
+
+use coalesce::Stream;
+use coalesce::gemm::{self, AlphaBeta, GemmShape, Variant};
+use common::{GpuTime, gpu_criterion};
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use cust::memory::{CopyDestination, DeviceBuffer};
+use std::time::Duration;
+
+const SIZES: [usize; 2] = [4096, 8192];
+
+fn bench_ladder(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
+    let gpu = stream.gpu();
+    for size in SIZES {
+        let shape = GemmShape::new(size, size, size).unwrap();
+        // Values in [-1, 1) from a cheap deterministic generator.
+        let fill = |seed: u64, len: usize| -> Vec<f32> {
+            let mut x = seed;
+            (0..len)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    ((x >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+                })
+                .collect()
+        };
+        let (ha, hb) = (fill(1, shape.a().len()), fill(2, shape.b().len()));
+        let a = gpu.upload(&ha).unwrap();
+        let b = gpu.upload(&hb).unwrap();
+        let mut out = gpu.alloc::<f32>(shape.c().len()).unwrap();
+        for v in Variant::ALL {
+            validate(stream, v, (&a, &b, &mut out), shape, (&ha, &hb));
+        }
+        let mut group = c.benchmark_group(format!("gemm_{size}"));
+        group.throughput(Throughput::Elements(shape.flops()));
+        group.sampling_mode(SamplingMode::Flat);
+        group.sample_size(10);
+        group.warm_up_time(Duration::from_millis(200));
+        group.measurement_time(Duration::from_millis(if size > 4096 { 2000 } else { 1000 }));
+        for v in Variant::ALL {
+            group.bench_function(BenchmarkId::from_parameter(v.name()), |bch| {
+                bch.iter(|| gemm::launch(stream, v, &a, &b, &mut out, shape, AlphaBeta::PRODUCT).unwrap())
+            });
+        }
+        group.finish();
+    }
+}
+
+/// Correct before fast: NaN-poison C, run once, check 20000 elements.
+fn validate(
+    stream: &Stream<'_>,
+    v: Variant,
+    (a, b, out): (&DeviceBuffer<f32>, &DeviceBuffer<f32>, &mut DeviceBuffer<f32>),
+    shape: GemmShape,
+    (ha, hb): (&[f32], &[f32]),
+) {
+    let (n, k) = (shape.n(), shape.k());
+    out.copy_from(&vec![f32::NAN; shape.c().len()][..]).unwrap();
+    gemm::launch(stream, v, a, b, out, shape, AlphaBeta::PRODUCT).unwrap();
+    stream.synchronize().unwrap();
+    let mut got = vec![0.0f32; shape.c().len()];
+    out.copy_to(&mut got[..]).unwrap();
+    let gamma = (k + 3) as f64 * f64::powi(2.0, -24);
+    // The bounds of tests/gemm.rs: FP32, or TF32 inputs (2^-10 + 2 gamma).
+    let bound = if v.is_tf32() { f64::powi(2.0, -10) + f64::powi(2.0, -22) + 2.0 * gamma } else { gamma };
+    let mut x = 12345u64;
+    for _ in 0..20_000 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let (i, j) = ((x >> 33) as usize % shape.m(), (x >> 13) as usize % n);
+        let (mut dot, mut abs) = (0.0f64, 0.0f64);
+        for p in 0..k {
+            let t = ha[i * k + p] as f64 * hb[p * n + j] as f64;
+            dot += t;
+            abs += t.abs();
+        }
+        let g = got[i * n + j] as f64;
+        assert!((g - dot).abs() <= bound * abs, "{} wrong on {shape} at C[{i}][{j}]: {g} vs {dot}", v.name());
+    }
+}
 
 fn main() {
-    eprintln!("the gemm bench is not written yet (issue 5)");
+    let Some((mut c, stream)) = gpu_criterion() else { return };
+    bench_ladder(&mut c, stream);
+    c.final_summary();
 }

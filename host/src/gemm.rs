@@ -1,1 +1,239 @@
-//! Launchers for `coalesce_kernels::gemm` (issue 5): not written yet.
+//! Typed launchers for the GEMM ladder (see `coalesce_kernels::gemm`):
+//! `C = alpha * A * B + beta * C`, f32, row-major, any `M, N, K`.
+//!
+//! ```no_run
+//! # fn main() -> coalesce_host::Result<()> {
+//! # let ptx = "";
+//! use coalesce_host::gemm::{self, AlphaBeta, GemmShape};
+//! use coalesce_host::Gpu;
+//! let gpu = Gpu::load(ptx)?;
+//! let stream = gpu.stream()?;
+//! let shape = GemmShape::new(1000, 3000, 777)?; // M, N, K
+//! let a = gpu.upload(&vec![1.0f32; shape.a().len()])?;
+//! let b = gpu.upload(&vec![1.0f32; shape.b().len()])?;
+//! let mut c = gpu.alloc::<f32>(shape.c().len())?;
+//! gemm::sgemm(&stream, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)?; // C = A * B
+//! stream.synchronize()?;
+//! # Ok(()) }
+//! ```
+
+use crate::{Error, GridLimits, LaunchDims, MatrixShape, Result, Stream};
+pub use coalesce_kernels::gemm::{DB, Problem, Variant, WT, WarpTiling};
+use cust::memory::DeviceSlice;
+use std::ffi::c_void;
+use std::fmt;
+
+/// The shape of one GEMM: `A` is `m x k`, `B` is `k x n`, `C` is `m x n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GemmShape {
+    a: MatrixShape,
+    b: MatrixShape,
+    c: MatrixShape,
+}
+
+impl GemmShape {
+    /// Checks that every dimension is nonzero and that each of the three
+    /// matrices fits the kernels' `u32` dimensions and the address space
+    /// ([`Error::ZeroDimension`], [`Error::ShapeTooLarge`], reported for the
+    /// first matrix that fails, `A` then `B` then `C`).
+    pub fn new(m: usize, n: usize, k: usize) -> Result<Self> {
+        Ok(GemmShape { a: MatrixShape::new(m, k)?, b: MatrixShape::new(k, n)?, c: MatrixShape::new(m, n)? })
+    }
+    pub fn m(self) -> usize {
+        self.c.rows()
+    }
+    pub fn n(self) -> usize {
+        self.c.cols()
+    }
+    pub fn k(self) -> usize {
+        self.a.cols()
+    }
+    /// Shape of `A`, `m x k`.
+    pub fn a(self) -> MatrixShape {
+        self.a
+    }
+    /// Shape of `B`, `k x n`.
+    pub fn b(self) -> MatrixShape {
+        self.b
+    }
+    /// Shape of `C`, `m x n`.
+    pub fn c(self) -> MatrixShape {
+        self.c
+    }
+    /// Floating-point operations of the product, `2 m n k` (one FMA = 2).
+    pub fn flops(self) -> u64 {
+        2 * self.m() as u64 * self.n() as u64 * self.k() as u64
+    }
+    fn problem(self, s: AlphaBeta) -> Problem {
+        Problem { m: self.m() as u32, n: self.n() as u32, k: self.k() as u32, alpha: s.alpha, beta: s.beta }
+    }
+}
+
+impl fmt::Display for GemmShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}x{}", self.m(), self.n(), self.k())
+    }
+}
+
+/// The scalars of `C = alpha * A * B + beta * C`. With `beta == 0`, `C` is
+/// only written (as in BLAS: its old contents, NaNs included, are ignored).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AlphaBeta {
+    pub alpha: f32,
+    pub beta: f32,
+}
+
+impl AlphaBeta {
+    /// `C = A * B`.
+    pub const PRODUCT: AlphaBeta = AlphaBeta { alpha: 1.0, beta: 0.0 };
+    pub const fn new(alpha: f32, beta: f32) -> Self {
+        AlphaBeta { alpha, beta }
+    }
+}
+
+/// Checks buffer lengths against `shape` and the launch against `limits`;
+/// returns the launch geometry. Shared by the GPU and emulator launchers.
+pub(crate) fn plan(
+    variant: Variant,
+    shape: GemmShape,
+    lens: (usize, usize, usize),
+    limits: &GridLimits,
+) -> Result<LaunchDims> {
+    shape.a.check_len("A", lens.0)?;
+    shape.b.check_len("B", lens.1)?;
+    shape.c.check_len("C", lens.2)?;
+    let dims = variant.launch_dims(shape.m() as u32, shape.n() as u32);
+    limits.check(variant.entry_point(), &shape, dims)?;
+    Ok(dims)
+}
+
+/// `C = alpha * A * B + beta * C` with the given version, queued on `stream`.
+///
+/// Errors: [`Error::LengthMismatch`] if a buffer does not hold exactly its
+/// matrix, [`Error::GridTooLarge`] if `m` needs more block rows than the
+/// device allows, [`Error::Aliased`] if `C` is `A` or `B`, and driver errors
+/// from the launch itself.
+pub fn launch(
+    stream: &Stream<'_>,
+    variant: Variant,
+    a: &DeviceSlice<f32>,
+    b: &DeviceSlice<f32>,
+    c: &mut DeviceSlice<f32>,
+    shape: GemmShape,
+    scalars: AlphaBeta,
+) -> Result<()> {
+    let dims = plan(variant, shape, (a.len(), b.len(), c.len()), &stream.gpu().grid_limits())?;
+    let (mut pa, mut pb, mut pc) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
+    if pc == pa || pc == pb {
+        return Err(Error::Aliased { kernel: variant.entry_point() });
+    }
+    let p = shape.problem(scalars);
+    let (mut m, mut n, mut k, mut alpha, mut beta) = (p.m, p.n, p.k, p.alpha, p.beta);
+    let args = [
+        arg(&mut pa),
+        arg(&mut pb),
+        arg(&mut pc),
+        arg(&mut m),
+        arg(&mut n),
+        arg(&mut k),
+        arg(&mut alpha),
+        arg(&mut beta),
+    ];
+    // SAFETY: the kernel takes (const f32* a, const f32* b, f32* c, u32 m,
+    // u32 n, u32 k, f32 alpha, f32 beta); the buffers hold m*k, k*n and m*n
+    // floats (checked above), and `&`/`&mut` borrows keep C apart from A, B.
+    unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
+}
+
+fn arg<T>(value: &mut T) -> *mut c_void {
+    (value as *mut T).cast()
+}
+
+/// The fastest FP32 version ([`Variant::BEST`], step 7): full f32 precision,
+/// FMA units only.
+pub fn sgemm(
+    stream: &Stream<'_>,
+    a: &DeviceSlice<f32>,
+    b: &DeviceSlice<f32>,
+    c: &mut DeviceSlice<f32>,
+    shape: GemmShape,
+    scalars: AlphaBeta,
+) -> Result<()> {
+    launch(stream, Variant::BEST, a, b, c, shape, scalars)
+}
+
+macro_rules! step_launcher {
+    ($(#[$doc:meta])* $name:ident, $variant:ident) => {
+        $(#[$doc])*
+        pub fn $name(
+            stream: &Stream<'_>,
+            a: &DeviceSlice<f32>,
+            b: &DeviceSlice<f32>,
+            c: &mut DeviceSlice<f32>,
+            shape: GemmShape,
+            scalars: AlphaBeta,
+        ) -> Result<()> {
+            launch(stream, Variant::$variant, a, b, c, shape, scalars)
+        }
+    };
+}
+
+step_launcher!(
+    /// Step 1, [`Variant::Naive`]: one thread per element of `C`.
+    naive, Naive
+);
+step_launcher!(
+    /// Step 2, [`Variant::SmemTiled`]: 32x32 shared-memory tiles.
+    smem_tiled, SmemTiled
+);
+step_launcher!(
+    /// Step 3, [`Variant::Blocktile1d`]: 8 outputs per thread along a column.
+    blocktile_1d, Blocktile1d
+);
+step_launcher!(
+    /// Step 4, [`Variant::Blocktile2d`]: an 8x8 register tile per thread.
+    blocktile_2d, Blocktile2d
+);
+step_launcher!(
+    /// Step 5, [`Variant::Vectorized`]: 16-byte loads, `A` tile transposed.
+    vectorized, Vectorized
+);
+step_launcher!(
+    /// Step 6, [`Variant::Warptile`]: 4x4 fragments interleaved over warp tiles.
+    warptile, Warptile
+);
+step_launcher!(
+    /// Step 7, [`Variant::DoubleBuffered`]: the next tile loads during this one's FMAs.
+    double_buffered, DoubleBuffered
+);
+step_launcher!(
+    /// Step 8, [`Variant::Tf32`]: tensor cores, inputs rounded to TF32
+    /// (about 3 significant digits), f32 accumulation. Not an FP32 GEMM.
+    tf32, Tf32
+);
+
+/// The GEMM launchers on the CPU emulator: same checks, same kernel bodies,
+/// host slices. Slow (one OS thread per CUDA thread): small shapes only.
+pub mod emu {
+    use super::{AlphaBeta, GemmShape, Variant, plan};
+    use crate::{GridLimits, Result};
+    use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
+
+    /// [`super::launch`] on the emulator. The grid is checked against
+    /// [`GridLimits::CUDA`], so shapes a GPU would refuse are refused here too.
+    pub fn gemm(
+        variant: Variant,
+        a: &[f32],
+        b: &[f32],
+        c: &mut [f32],
+        shape: GemmShape,
+        scalars: AlphaBeta,
+    ) -> Result<()> {
+        let dims = plan(variant, shape, (a.len(), b.len(), c.len()), &GridLimits::CUDA)?;
+        let (pa, pb, pc) = (SyncPtr::new(a), SyncPtr::new(b), SyncMutPtr::new(c));
+        let p = shape.problem(scalars);
+        // SAFETY: lengths checked by `plan`; `&` and `&mut` slices cannot alias.
+        emu::launch(dims, |ctx| unsafe { variant.run(ctx, pa.get(), pb.get(), pc.get(), p) })?;
+        Ok(())
+    }
+}

@@ -1,0 +1,53 @@
+//! Step 1: naive GEMM, one thread per element of `C`.
+//!
+//! **Idea:** thread `(row, col)` walks `k = 0..K`, multiplying `A[row][k]` by
+//! `B[k][col]` straight from global memory into one register accumulator.
+//!
+//! **Memory pattern:** the 32 threads of a warp have consecutive `col`, so
+//! each `B` load is 128 contiguous bytes (coalesced) and each `A` load is one
+//! address broadcast to the warp. Nothing is reused on purpose: every FMA
+//! needs two loads, so the kernel runs at the speed of L1/L2, not of the FMA
+//! units (a warp does 32 FMAs per 2 load instructions; an SM can issue 4
+//! warp-FMAs a cycle but serve only ~1 load instruction). Mapping threads
+//! along rows instead (`threadIdx.x -> row`) would make the `B` loads strided
+//! too, and is several times slower still.
+
+use super::{Problem, fma, store_c};
+use crate::{Dim3, ThreadCtx};
+
+/// Threads per block: 32 columns by 8 rows of `C`.
+pub const NAIVE_BLOCK: Dim3 = Dim3::xy(32, 8);
+
+/// `C = alpha * A * B + beta * C`, one output element per thread.
+///
+/// # Parameters
+/// `a`: `m x k` row-major; `b`: `k x n` row-major; `c`: `m x n` row-major.
+///
+/// # Thread mapping
+/// Block `32 x 8`, grid `ceil(n/32) x ceil(m/8)`; thread `(tx, ty)` of block
+/// `(bx, by)` computes `C[by*8 + ty][bx*32 + tx]`.
+///
+/// # Safety
+/// `a`, `b`, `c` valid for `m*k`, `k*n`, `m*n` floats; `c` overlaps neither;
+/// the launch uses [`super::Variant::launch_dims`].
+#[inline(always)]
+pub unsafe fn naive<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    let (t, blk) = (ctx.thread_idx(), ctx.block_idx());
+    let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
+    let col = (blk.x * NAIVE_BLOCK.x + t.x) as usize;
+    let row = (blk.y * NAIVE_BLOCK.y + t.y) as usize;
+    if row >= m || col >= n {
+        return;
+    }
+    let mut acc = 0.0f32;
+    for i in 0..k {
+        // SAFETY: row < m, col < n, i < k: inside A and B.
+        let (x, y) = unsafe { (*a.add(row * k + i), *b.add(i * n + col)) };
+        acc = fma(x, y, acc);
+    }
+    // SAFETY: row < m, col < n: inside C.
+    unsafe { store_c(c.add(row * n + col), acc, p.alpha, p.beta) }
+}
+
+#[cfg(target_arch = "nvptx64")]
+super::gemm_entry!(gemm_naive, naive);

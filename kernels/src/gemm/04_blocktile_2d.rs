@@ -1,0 +1,119 @@
+//! Step 4: 2D register blocking, each thread computes an 8x8 block of `C`.
+//!
+//! **Idea:** a block of 256 threads computes a 128x128 tile of `C` in steps
+//! of `K` of 8. Per `k`, each thread loads 8 values of `A` (a column of the
+//! `A` tile) and 8 of `B` (a row of the `B` tile) into registers and does
+//! their outer product: 64 FMAs into 64 accumulators.
+//!
+//! **What it fixes:** 16 shared loads now serve 64 FMAs (step 3: 9 per 8),
+//! and the 128x128 tile halves global traffic per FMA against step 3's 64x64.
+//!
+//! **What it costs:** the shared loads are scalar (`ld.shared.f32`): 16 load
+//! instructions per 64 FMAs. The `A` column a thread reads is 8 floats 8
+//! apart (`As[row][k]`), so it cannot be one vector load, and the two rows of
+//! threads in a warp read addresses 64 floats apart: the same bank, a 2-way
+//! conflict. The global loads are scalar too. Step 5 vectorises all of it.
+
+use super::{Problem, fma, store_c};
+use crate::ThreadCtx;
+
+/// Rows of the `C` tile per block (steps 4 and 5).
+pub const BT2_BM: u32 = 128;
+/// Columns of the `C` tile per block (steps 4 and 5).
+pub const BT2_BN: u32 = 128;
+/// Depth of the staged tiles (steps 4 and 5).
+pub const BT2_BK: u32 = 8;
+/// Rows of `C` per thread.
+pub const BT2_TM: u32 = 8;
+/// Columns of `C` per thread.
+pub const BT2_TN: u32 = 8;
+/// Threads per block.
+pub const BT2_THREADS: u32 = (BT2_BM / BT2_TM) * (BT2_BN / BT2_TN);
+
+const _: () = assert!(BT2_BK <= 8 && BT2_TM <= 8 && BT2_TN <= 8); // the unroll! lists
+const _: () = assert!((BT2_BM * BT2_BK).is_multiple_of(BT2_THREADS) && (BT2_BK * BT2_BN).is_multiple_of(BT2_THREADS));
+
+/// `C = alpha * A * B + beta * C` with a 128x128 block tile and an 8x8
+/// register tile per thread.
+///
+/// # Parameters
+/// As [`super::naive`]. Shared memory: `128*8 + 8*128` floats (8 KiB):
+/// `As[128][8]` and `Bs[8][128]`, both row-major as in global memory.
+///
+/// # Thread mapping
+/// Block of 256 threads (1D), grid `ceil(n/128) x ceil(m/128)`. Thread `t`
+/// computes rows `8 * (t / 16) ..+8`, columns `8 * (t % 16) ..+8` of the
+/// tile. Loads: element `t + 256 * i` (i < 4) of each of the two tiles,
+/// row-major, so a warp reads 32 consecutive floats of `B` and four 8-float
+/// rows of `A`.
+///
+/// # Safety
+/// As [`super::naive`].
+#[inline(always)]
+pub unsafe fn blocktile_2d<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    const BM: usize = BT2_BM as usize;
+    const BN: usize = BT2_BN as usize;
+    const BK: usize = BT2_BK as usize;
+    const TM: usize = BT2_TM as usize;
+    const TN: usize = BT2_TN as usize;
+    const THREADS: usize = BT2_THREADS as usize;
+    let a_tile = ctx.shared_mem::<f32>(); // [BM][BK]
+    // SAFETY: the launch gives BM*BK + BK*BN floats.
+    let b_tile = unsafe { a_tile.add(BM * BK) }; // [BK][BN]
+    let tid = ctx.thread_idx().x as usize;
+    let blk = ctx.block_idx();
+    let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
+    let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
+    let (row, col) = ((tid / (BN / TN)) * TM, (tid % (BN / TN)) * TN);
+    let inside_mn = m0 + BM <= m && n0 + BN <= n;
+
+    let mut acc = [[0.0f32; TN]; TM];
+    let mut k0 = 0;
+    while k0 < k {
+        let full = inside_mn && k0 + BK <= k;
+        for i in 0..BM * BK / THREADS {
+            let e = tid + i * THREADS;
+            let (r, cc) = (m0 + e / BK, k0 + e % BK);
+            // SAFETY: in bounds (full tile, or checked); e < BM*BK.
+            unsafe { *a_tile.add(e) = if full || (r < m && cc < k) { *a.add(r * k + cc) } else { 0.0 } };
+        }
+        for i in 0..BK * BN / THREADS {
+            let e = tid + i * THREADS;
+            let (r, cc) = (k0 + e / BN, n0 + e % BN);
+            // SAFETY: in bounds (full tile, or checked); e < BK*BN.
+            unsafe { *b_tile.add(e) = if full || (r < k && cc < n) { *b.add(r * n + cc) } else { 0.0 } };
+        }
+        ctx.sync_threads();
+        unroll!(kk < BK, [0, 1, 2, 3, 4, 5, 6, 7], {
+            let mut av = [0.0f32; TM];
+            let mut bv = [0.0f32; TN];
+            for (i, v) in av.iter_mut().enumerate() {
+                // SAFETY: row + i < BM, kk < BK.
+                *v = unsafe { *a_tile.add((row + i) * BK + kk) };
+            }
+            for (j, v) in bv.iter_mut().enumerate() {
+                // SAFETY: kk < BK, col + j < BN.
+                *v = unsafe { *b_tile.add(kk * BN + col + j) };
+            }
+            for (acc, x) in acc.iter_mut().zip(av.iter()) {
+                for (acc, y) in acc.iter_mut().zip(bv.iter()) {
+                    *acc = fma(*x, *y, *acc);
+                }
+            }
+        });
+        ctx.sync_threads();
+        k0 += BK;
+    }
+    unroll!(i < TM, [0, 1, 2, 3, 4, 5, 6, 7], {
+        unroll!(j < TN, [0, 1, 2, 3, 4, 5, 6, 7], {
+            let (gr, gc) = (m0 + row + i, n0 + col + j);
+            if gr < m && gc < n {
+                // SAFETY: gr < m, gc < n.
+                unsafe { store_c(c.add(gr * n + gc), acc[i][j], p.alpha, p.beta) }
+            }
+        });
+    });
+}
+
+#[cfg(target_arch = "nvptx64")]
+super::gemm_entry!(gemm_blocktile_2d, blocktile_2d);

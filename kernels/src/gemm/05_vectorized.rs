@@ -1,0 +1,117 @@
+//! Step 5: 16-byte loads everywhere, with the `A` tile transposed in shared
+//! memory.
+//!
+//! **Idea:** step 4's geometry (128x128 block tile, 8x8 per thread, `K` steps
+//! of 8), with every memory instruction moving 16 bytes. Global: each thread
+//! reads one `float4` of `A` and one of `B` per `K` step (`ld.global.v4`).
+//! Shared: the `A` tile is stored transposed, `As[k][m]`, so the 8 `A`
+//! values a thread needs for one `k` are adjacent: two `ld.shared.v4`, as
+//! are its 8 `B` values.
+//!
+//! **What it fixes:** per `k`, 4 shared load instructions now feed 64 FMAs
+//! (step 4: 16), and global loads take a quarter of the instructions.
+//!
+//! **What it costs:** storing `A` transposed is 4 scalar shared stores per
+//! vector. And the 16 threads along a warp's row read `B` vectors 32 bytes
+//! apart (each thread's 8 columns are contiguous), so the warp's 16-byte
+//! reads spread over 512 bytes and land 4 to a bank group: a 4-way bank
+//! conflict, which step 6 removes by interleaving the threads' columns.
+//! The vector paths need `K % 4 == 0`, `N % 4 == 0` and aligned buffers;
+//! otherwise, and on edge tiles, loads are scalar with bounds checks.
+
+use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b};
+use super::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, F4, Problem, aligned16, fma, store_c, store_c4};
+use crate::ThreadCtx;
+
+/// `C = alpha * A * B + beta * C` with step 4's tiles and 16-byte accesses.
+///
+/// # Parameters
+/// As [`super::naive`]. Shared memory: `As[8][128]` (transposed) then
+/// `Bs[8][128]`, 8 KiB.
+///
+/// # Thread mapping
+/// As [`super::blocktile_2d`] for the outputs. Loads: thread `t` reads the
+/// `float4` at row `t / 2`, columns `4 * (t % 2)` of the `A` tile and at row
+/// `t / 32`, columns `4 * (t % 32)` of the `B` tile.
+///
+/// # Safety
+/// As [`super::naive`].
+#[inline(always)]
+pub unsafe fn vectorized<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    const BM: usize = BT2_BM as usize;
+    const BN: usize = BT2_BN as usize;
+    const BK: usize = BT2_BK as usize;
+    const TM: usize = BT2_TM as usize;
+    const TN: usize = BT2_TN as usize;
+    const THREADS: usize = BT2_THREADS as usize;
+    let a_tile = ctx.shared_mem::<F4>().cast::<f32>(); // [BK][BM]
+    // SAFETY: the launch gives BK*BM + BK*BN floats; BK*BM is a multiple of 4.
+    let b_tile = unsafe { a_tile.add(BK * BM) }; // [BK][BN]
+    let tid = ctx.thread_idx().x as usize;
+    let blk = ctx.block_idx();
+    let t = TileCtx {
+        m: p.m as usize,
+        n: p.n as usize,
+        k: p.k as usize,
+        m0: blk.y as usize * BM,
+        n0: blk.x as usize * BN,
+        a_vec: p.k.is_multiple_of(4) && aligned16(a, a, a),
+        bc_vec: p.n.is_multiple_of(4) && aligned16(b, b, c),
+    };
+    let (row, col) = ((tid / (BN / TN)) * TM, (tid % (BN / TN)) * TN);
+
+    let mut acc = [[0.0f32; TN]; TM];
+    let mut k0 = 0;
+    while k0 < t.k {
+        let (fa, fb) = (a_fast(&t, BM, k0, BK), b_fast(&t, BN, k0, BK));
+        for i in 0..BM * BK / 4 / THREADS {
+            let f = tid + i * THREADS;
+            // SAFETY: f < BM*BK/4; loads checked or inside A.
+            unsafe { stage_a(a_tile, BM, BK, f, load_a(a, &t, k0, BK, f, fa)) };
+        }
+        for i in 0..BK * BN / 4 / THREADS {
+            let f = tid + i * THREADS;
+            // SAFETY: f < BK*BN/4; loads checked or inside B.
+            unsafe { stage_b(b_tile, BN, BN, f, load_b(b, &t, k0, BN, f, fb)) };
+        }
+        ctx.sync_threads();
+        unroll!(kk < BK, [0, 1, 2, 3, 4, 5, 6, 7], {
+            // SAFETY: row, col multiples of 4 below BM, BN: aligned, inside.
+            let (av, bv) = unsafe {
+                let ap = a_tile.add(kk * BM + row).cast::<F4>();
+                let bp = b_tile.add(kk * BN + col).cast::<F4>();
+                ([*ap, *ap.add(1)], [*bp, *bp.add(1)])
+            };
+            for (i, acc) in acc.iter_mut().enumerate() {
+                let x = av[i / 4].0[i % 4];
+                for (j, acc) in acc.iter_mut().enumerate() {
+                    *acc = fma(x, bv[j / 4].0[j % 4], *acc);
+                }
+            }
+        });
+        ctx.sync_threads();
+        k0 += BK;
+    }
+    let fast = t.bc_vec && t.m0 + BM <= t.m && t.n0 + BN <= t.n;
+    unroll!(i < TM, [0, 1, 2, 3, 4, 5, 6, 7], {
+        let gr = t.m0 + row + i;
+        unroll!(h < TN / 4, [0, 1], {
+            let gc = t.n0 + col + 4 * h;
+            let v = [acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]];
+            if fast {
+                // SAFETY: interior tile, n % 4 == 0, aligned c: 16-byte aligned, inside C.
+                unsafe { store_c4(c.add(gr * t.n + gc), v, p.alpha, p.beta) };
+            } else {
+                unroll!(q < 4, [0, 1, 2, 3], {
+                    if gr < t.m && gc + q < t.n {
+                        // SAFETY: checked just above.
+                        unsafe { store_c(c.add(gr * t.n + gc + q), v[q], p.alpha, p.beta) };
+                    }
+                });
+            }
+        });
+    });
+}
+
+#[cfg(target_arch = "nvptx64")]
+super::gemm_entry!(gemm_vectorized, vectorized);

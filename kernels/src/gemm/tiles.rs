@@ -1,0 +1,179 @@
+//! The pieces steps 5-7 share: moving `A` and `B` tiles from global to
+//! shared memory in 16-byte vectors, and storing a thread's 4x4 fragments of
+//! `C`.
+//!
+//! Tiles are moved in two halves, [`load_a`]/[`load_b`] (global to registers)
+//! and [`stage_a`]/[`stage_b`] (registers to shared), so that step 7 can put
+//! a tile's worth of compute between the two.
+//!
+//! Layouts in shared memory:
+//! - the `A` tile (`BM x BK` in global memory) is stored **transposed**,
+//!   `As[k][m]` with row stride `a_stride`, so that the values of one `k` for
+//!   consecutive rows are adjacent and 4 of them are one 16-byte load;
+//! - the `B` tile is stored as in global memory, `Bs[k][n]`, row stride `BN`.
+
+use super::{F4, Problem, store_c, store_c4};
+
+/// Where a block's tiles sit in the matrices, and which fast paths apply.
+#[derive(Clone, Copy)]
+pub(crate) struct TileCtx {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    /// First row of the block's `C` tile.
+    pub m0: usize,
+    /// First column of the block's `C` tile.
+    pub n0: usize,
+    /// `k % 4 == 0` and `a` 16-byte aligned: rows of `A` can be read in vectors.
+    pub a_vec: bool,
+    /// `n % 4 == 0` and `b`, `c` 16-byte aligned: rows of `B` and `C` likewise.
+    pub bc_vec: bool,
+}
+
+impl TileCtx {
+    /// Whether every tile of this block, for every `k0`, takes the vector
+    /// paths without checks: the block's `C` tile is inside `C`, `K` is a
+    /// multiple of the tile depth, and all rows are vector-readable.
+    #[inline(always)]
+    pub fn interior(&self, g: &super::WarpTiling) -> bool {
+        self.a_vec
+            && self.bc_vec
+            && self.m0 + g.bm as usize <= self.m
+            && self.n0 + g.bn as usize <= self.n
+            && self.k.is_multiple_of(g.bk as usize)
+    }
+}
+
+/// Reads the `f`-th 16-byte vector of the `bm x bk` tile of `A` at `k0`:
+/// row `f / (bk/4)`, columns `4 * (f % (bk/4)) ..+4`, zero outside `A`.
+///
+/// `fast` says the whole tile is inside `A` and vector-readable.
+///
+/// # Safety
+/// `a` valid for `m * k` floats.
+#[inline(always)]
+pub(crate) unsafe fn load_a(a: *const f32, t: &TileCtx, k0: usize, bk: usize, f: usize, fast: bool) -> F4 {
+    let (r, c) = (t.m0 + f / (bk / 4), k0 + 4 * (f % (bk / 4)));
+    if fast {
+        // SAFETY: the whole tile is inside A; k % 4 == 0, c % 4 == 0 and an
+        // aligned base keep the address 16-byte aligned.
+        unsafe { *a.add(r * t.k + c).cast::<F4>() }
+    } else {
+        let mut v = F4::ZERO;
+        unroll!(q < 4, [0, 1, 2, 3], {
+            if r < t.m && c + q < t.k {
+                // SAFETY: checked just above.
+                v.0[q] = unsafe { *a.add(r * t.k + c + q) };
+            }
+        });
+        v
+    }
+}
+
+/// Stores what [`load_a`] read for vector `f` into the transposed tile:
+/// `As[4*(f % (bk/4)) + q][f / (bk/4)]`, four scalar stores.
+///
+/// # Safety
+/// `a_tile` valid for `bk * a_stride` floats, `f < bm * bk / 4`.
+#[inline(always)]
+pub(crate) unsafe fn stage_a(a_tile: *mut f32, a_stride: usize, bk: usize, f: usize, v: F4) {
+    let (r, c) = (f / (bk / 4), 4 * (f % (bk / 4)));
+    unroll!(q < 4, [0, 1, 2, 3], {
+        // SAFETY: c + q < bk, r < bm <= a_stride.
+        unsafe { *a_tile.add((c + q) * a_stride + r) = v.0[q] };
+    });
+}
+
+/// Reads the `f`-th 16-byte vector of the `bk x bn` tile of `B` at `k0`:
+/// row `f / (bn/4)`, columns `4 * (f % (bn/4)) ..+4`, zero outside `B`.
+///
+/// # Safety
+/// `b` valid for `k * n` floats.
+#[inline(always)]
+pub(crate) unsafe fn load_b(b: *const f32, t: &TileCtx, k0: usize, bn: usize, f: usize, fast: bool) -> F4 {
+    let (r, c) = (k0 + f / (bn / 4), t.n0 + 4 * (f % (bn / 4)));
+    if fast {
+        // SAFETY: the whole tile is inside B; n % 4 == 0 and an aligned base
+        // keep the address 16-byte aligned.
+        unsafe { *b.add(r * t.n + c).cast::<F4>() }
+    } else {
+        let mut v = F4::ZERO;
+        unroll!(q < 4, [0, 1, 2, 3], {
+            if r < t.k && c + q < t.n {
+                // SAFETY: checked just above.
+                v.0[q] = unsafe { *b.add(r * t.n + c + q) };
+            }
+        });
+        v
+    }
+}
+
+/// Stores what [`load_b`] read for vector `f` at row `f / (bn/4)`, columns
+/// `4 * (f % (bn/4)) ..+4` of a tile with row stride `b_stride` (a multiple
+/// of 4): one 16-byte shared store.
+///
+/// Written as four scalar stores, which LLVM merges into one
+/// `st.shared.v4.f32` once told the address is 16-byte aligned. A whole-`F4`
+/// assignment is an aggregate copy that LLVM lowers as two 8-byte integer
+/// moves, through local memory when the vector was staged in an array.
+///
+/// # Safety
+/// `b_tile` 16-byte aligned and valid for `bk * b_stride` floats,
+/// `f < bk * bn / 4`.
+#[inline(always)]
+pub(crate) unsafe fn stage_b(b_tile: *mut f32, b_stride: usize, bn: usize, f: usize, v: F4) {
+    let (r, c) = (f / (bn / 4), 4 * (f % (bn / 4)));
+    // SAFETY: forwarded; r * b_stride + c is a multiple of 4.
+    let dst = unsafe { b_tile.add(r * b_stride + c) };
+    // SAFETY: the caller guarantees the alignment; telling LLVM lets it merge.
+    unsafe { core::hint::assert_unchecked((dst as usize).is_multiple_of(16)) };
+    unroll!(q < 4, [0, 1, 2, 3], {
+        // SAFETY: inside the vector at dst.
+        unsafe { *dst.add(q) = v.0[q] };
+    });
+}
+
+/// Whether the `A` tile at `k0` can take the unchecked vector path.
+#[inline(always)]
+pub(crate) fn a_fast(t: &TileCtx, bm: usize, k0: usize, bk: usize) -> bool {
+    t.a_vec && t.m0 + bm <= t.m && k0 + bk <= t.k
+}
+
+/// Whether the `B` tile at `k0` can take the unchecked vector path.
+#[inline(always)]
+pub(crate) fn b_fast(t: &TileCtx, bn: usize, k0: usize, bk: usize) -> bool {
+    t.bc_vec && t.n0 + bn <= t.n && k0 + bk <= t.k
+}
+
+/// Stores a 4x4 fragment of accumulators at `C[row..row+4][col..col+4]`:
+/// four 16-byte stores when `fast`, else guarded scalar stores.
+///
+/// # Safety
+/// `c` valid for `m * n` floats; with `fast`, the fragment is inside `C`
+/// and `C`'s rows are 16-byte aligned.
+#[inline(always)]
+pub(crate) unsafe fn store_fragment(
+    c: *mut f32,
+    t: &TileCtx,
+    row: usize,
+    col: usize,
+    frag: &[[f32; 4]; 4],
+    p: &Problem,
+    fast: bool,
+) {
+    let (alpha, beta) = (p.alpha, p.beta);
+    unroll!(r < 4, [0, 1, 2, 3], {
+        let gr = row + r;
+        if fast {
+            // SAFETY: inside C, aligned (the caller's `fast`).
+            unsafe { store_c4(c.add(gr * t.n + col), frag[r], alpha, beta) };
+        } else {
+            unroll!(q < 4, [0, 1, 2, 3], {
+                if gr < t.m && col + q < t.n {
+                    // SAFETY: checked just above.
+                    unsafe { store_c(c.add(gr * t.n + col + q), frag[r][q], alpha, beta) };
+                }
+            });
+        }
+    });
+}

@@ -1,0 +1,392 @@
+//! Every GEMM version against a float64 reference: on the CPU emulator
+//! (always, in CI) and on the GPU (skipped when none is present).
+//!
+//! # The error bound
+//!
+//! Each output is `c = fl(alpha * fl(sum_k a_ik b_kj) + beta * c0)`, computed
+//! in f32 with FMAs, one accumulator per output, `K` terms. The classic
+//! bound for a dot product of `K` terms in floating point (Higham, *Accuracy
+//! and Stability of Numerical Algorithms*, 3.1), whatever the summation
+//! order and with or without FMA, is `|fl(x.y) - x.y| <= gamma_K sum_k
+//! |x_k y_k|` with `gamma_K = K u / (1 - K u)` and `u = 2^-24`. Scaling by
+//! `alpha`, adding `beta * c0` and rounding adds up to three roundings, so
+//!
+//! ```text
+//! |c - ref| <= gamma_{K+3} * (|alpha| * sum_k |a_ik b_kj| + |beta * c0|)
+//! ```
+//!
+//! where `ref` is the exact result, computed here in f64 from the same f32
+//! inputs (its own error, ~K 2^-53, is negligible). The bound grows linearly
+//! with `K`: 777 terms allow a relative error (against the sum of absolute
+//! terms) of 4.6e-5, 4096 terms 2.4e-4. It is a worst case, so it never
+//! fails a correct kernel; a wrong index or a lost tile is an error of order
+//! one and fails it at once. The tests also print the largest observed ratio
+//! `|c - ref| / bound` per version, typically 0.001-0.03 (random-sign rounding
+//! errors grow like sqrt(K), not K).
+//!
+//! The TF32 step rounds each input to 10 mantissa bits first (round to
+//! nearest, unit roundoff `u' = 2^-11`), so each product carries a relative
+//! error up to `2u' + u'^2` before any summation; the tensor cores' f32
+//! accumulation is not specified to round to nearest, so we allow it twice
+//! the FP32 accumulation bound:
+//!
+//! ```text
+//! |c - ref| <= (2^-10 + 2^-22 + 2 gamma_{K+3}) * (|alpha| * sum_k |a_ik b_kj| + |beta * c0|)
+//! ```
+//!
+//! about 1e-3 relative, independent of `K` to first order: TF32 results are
+//! good to about three significant digits.
+
+mod common;
+
+use coalesce::gemm::{self, AlphaBeta, GemmShape, Variant};
+use coalesce::{Error, MatrixShape};
+use common::*;
+use cust::memory::CopyDestination;
+use rand::Rng;
+use rand::rngs::StdRng;
+
+/// Emulator shapes `(m, n, k)`: a single element, odd sizes below one tile
+/// in every dimension, odd sizes spanning several tiles, and one with every
+/// dimension a multiple of 4 but not of a tile (vector paths on interior
+/// tiles, scalar paths on the edges).
+const EMU_SHAPES: [(usize, usize, usize); 4] = [(1, 1, 1), (17, 33, 65), (70, 45, 130), (132, 260, 68)];
+
+/// GPU shapes: the emulator's and the issue's large odd ones.
+const GPU_SHAPES: [(usize, usize, usize); 7] =
+    [(1, 1, 1), (17, 33, 65), (70, 45, 130), (132, 260, 68), (1000, 3000, 777), (4097, 4095, 513), (1024, 1024, 1024)];
+
+/// The epilogue cases: the plain product (C is NaN-poisoned and must not be
+/// read), a scaled product (also poisoned), the general update, and
+/// `alpha = 0` (C scaled only).
+const SCALARS: [AlphaBeta; 4] =
+    [AlphaBeta::PRODUCT, AlphaBeta::new(0.5, 0.0), AlphaBeta::new(1.5, -0.75), AlphaBeta::new(0.0, 2.0)];
+
+/// `u = 2^-24`, the unit roundoff of f32.
+const U: f64 = 1.0 / (1u64 << 24) as f64;
+
+/// Inputs of one case: `A`, `B` and `C0` (random, or NaN when `beta == 0`).
+struct Case {
+    shape: GemmShape,
+    s: AlphaBeta,
+    a: Vec<f32>,
+    b: Vec<f32>,
+    c0: Vec<f32>,
+}
+
+impl Case {
+    fn new(rng: &mut StdRng, (m, n, k): (usize, usize, usize), s: AlphaBeta) -> Case {
+        let shape = GemmShape::new(m, n, k).unwrap();
+        let mut uniform = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect() };
+        let (a, b) = (uniform(m * k), uniform(k * n));
+        let c0 = if s.beta == 0.0 { poison(m * n) } else { uniform(m * n) };
+        Case { shape, s, a, b, c0 }
+    }
+}
+
+/// The factor of the error bound (module doc) for version `v` and depth `k`.
+fn bound_factor(v: Variant, k: usize) -> f64 {
+    let gamma = (k + 3) as f64 * U / (1.0 - (k + 3) as f64 * U);
+    if v.is_tf32() { f64::powi(2.0, -10) + f64::powi(2.0, -22) + 2.0 * gamma } else { gamma }
+}
+
+/// The exact result and the magnitude its error bound scales,
+/// `|alpha| * sum_k |a_ik b_kj| + |beta * c0|` (see the module doc), for the
+/// elements listed in `at` (all of them when `None`). Rows are split over
+/// the host's threads.
+fn reference(case: &Case, at: Option<&[(usize, usize)]>) -> (Vec<f64>, Vec<f64>) {
+    let (n, k) = (case.shape.n(), case.shape.k());
+    let (alpha, beta) = (case.s.alpha as f64, case.s.beta as f64);
+    let one = |i: usize, j: usize| -> (f64, f64) {
+        let (mut dot, mut abs) = (0.0f64, 0.0f64);
+        for p in 0..k {
+            let t = case.a[i * k + p] as f64 * case.b[p * n + j] as f64;
+            dot += t;
+            abs += t.abs();
+        }
+        let old = if beta == 0.0 { 0.0 } else { beta * case.c0[i * n + j] as f64 };
+        (alpha * dot + old, alpha.abs() * abs + old.abs())
+    };
+    let points: Vec<(usize, usize)> = match at {
+        Some(p) => p.to_vec(),
+        None => (0..case.shape.m()).flat_map(|i| (0..n).map(move |j| (i, j))).collect(),
+    };
+    let threads = std::thread::available_parallelism().map_or(4, |t| t.get()).min(32);
+    let chunk = points.len().div_ceil(threads).max(1);
+    let mut want = vec![0.0; points.len()];
+    let mut bound = vec![0.0; points.len()];
+    std::thread::scope(|s| {
+        for ((pts, w), b) in points.chunks(chunk).zip(want.chunks_mut(chunk)).zip(bound.chunks_mut(chunk)) {
+            s.spawn(move || {
+                for ((&(i, j), w), b) in pts.iter().zip(w).zip(b) {
+                    (*w, *b) = one(i, j);
+                }
+            });
+        }
+    });
+    (want, bound)
+}
+
+/// Whether `got` is within `bound` of `want` (false for NaN).
+fn within(got: f32, want: f64, bound: f64) -> bool {
+    (got as f64 - want).abs() <= bound
+}
+
+/// Fails with the first element outside its bound (`bound_factor(v) *
+/// mag`); returns the largest ratio `|got - want| / bound` (0 where the bound
+/// is 0 and the match exact).
+fn check(v: Variant, case: &Case, at: Option<&[(usize, usize)]>, got: &[f32], want: &[f64], mag: &[f64]) -> f64 {
+    let (n, what) = (case.shape.n(), v.name());
+    let factor = bound_factor(v, case.shape.k());
+    let bound: Vec<f64> = mag.iter().map(|m| factor * m).collect();
+    let index = |e: usize| at.map_or((e / n, e % n), |p| p[e]);
+    let mut worst = 0.0f64;
+    for (e, ((&g, &w), &b)) in got.iter().zip(want).zip(&bound).enumerate() {
+        let err = (g as f64 - w).abs();
+        if !within(g, w, b) {
+            let bad = got.iter().zip(want).zip(&bound).filter(|((g, w), b)| !within(**g, **w, **b)).count();
+            let (i, j) = index(e);
+            panic!(
+                "{what} on {} {:?}: C[{i}][{j}] = {g} (bits {:#x}), expected {w} within {b:.3e}; {bad} of {} elements wrong",
+                case.shape,
+                case.s,
+                g.to_bits(),
+                got.len()
+            );
+        }
+        if b > 0.0 {
+            worst = worst.max(err / b);
+        }
+    }
+    worst
+}
+
+#[test]
+fn every_variant_on_the_emulator_at_odd_shapes() {
+    let mut rng = rng("emulator gemm");
+    for (si, &dims) in EMU_SHAPES.iter().enumerate() {
+        // Every epilogue on the small shapes, the plain product on the rest.
+        let cases: &[AlphaBeta] = if si <= 1 { &SCALARS } else { &SCALARS[..1] };
+        for &s in cases {
+            let case = Case::new(&mut rng, dims, s);
+            let (want, bound) = reference(&case, None);
+            for v in Variant::ALL {
+                let t0 = std::time::Instant::now();
+                let mut c = case.c0.clone();
+                gemm::emu::gemm(v, &case.a, &case.b, &mut c, case.shape, s).unwrap();
+                let worst = check(v, &case, None, &c, &want, &bound);
+                eprintln!(
+                    "emulator {:>16} {:>12} {s:?}: max error / bound {worst:.2e} ({:.2} s)",
+                    v.name(),
+                    case.shape.to_string(),
+                    t0.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+}
+
+/// Buffers one float past a 16-byte boundary: the vector steps must notice
+/// and take their scalar paths (a misaligned `ld.global.v4` would fault).
+#[test]
+fn misaligned_buffers_on_the_emulator() {
+    let mut rng = rng("emulator gemm misaligned");
+    let s = AlphaBeta::new(1.0, 0.5);
+    let case = Case::new(&mut rng, (132, 260, 68), s);
+    let (want, bound) = reference(&case, None);
+    let shift = |v: &[f32]| -> Vec<f32> { std::iter::once(0.0).chain(v.iter().copied()).collect() };
+    let (a, b) = (shift(&case.a), shift(&case.b));
+    for v in [Variant::Vectorized, Variant::Warptile, Variant::DoubleBuffered, Variant::Tf32] {
+        let mut c = shift(&case.c0);
+        gemm::emu::gemm(v, &a[1..], &b[1..], &mut c[1..], case.shape, s).unwrap();
+        check(v, &case, None, &c[1..], &want, &bound);
+    }
+}
+
+#[test]
+fn zero_dimensions_are_errors() {
+    for (m, n, k) in [(0, 5, 5), (5, 0, 5), (5, 5, 0), (0, 0, 0)] {
+        let e = GemmShape::new(m, n, k).unwrap_err();
+        assert!(matches!(e, Error::ZeroDimension { .. }), "{m}x{n}x{k}: {e}");
+    }
+    let e = GemmShape::new(1, 1, u32::MAX as usize + 1).unwrap_err();
+    assert!(matches!(e, Error::ShapeTooLarge { .. }), "{e}");
+}
+
+#[test]
+fn mismatched_buffers_are_errors_on_the_emulator() {
+    let shape = GemmShape::new(17, 33, 65).unwrap();
+    let (a, b) = (vec![1.0f32; shape.a().len()], vec![1.0f32; shape.b().len()]);
+    let s = AlphaBeta::PRODUCT;
+    for v in Variant::ALL {
+        let mut c = vec![0.0f32; shape.c().len()];
+        let e = gemm::emu::gemm(v, &a[1..], &b, &mut c, shape, s).unwrap_err();
+        assert!(matches!(e, Error::LengthMismatch { buffer: "A", expected: 1105, actual: 1104, .. }), "{e}");
+        let e = gemm::emu::gemm(v, &a, &b[..10], &mut c, shape, s).unwrap_err();
+        assert!(matches!(e, Error::LengthMismatch { buffer: "B", .. }), "{e}");
+        let e = gemm::emu::gemm(v, &a, &b, &mut c[..560], shape, s).unwrap_err();
+        assert!(matches!(e, Error::LengthMismatch { buffer: "C", expected: 561, actual: 560, .. }), "{e}");
+    }
+    // A transposed shape is a mismatch too (A is 17x65, not 65x17: same length, so pass B's).
+    let mut c = vec![0.0f32; shape.c().len()];
+    let e = gemm::emu::gemm(Variant::Naive, &b, &b, &mut c, shape, s).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { buffer: "A", .. }), "{e}");
+}
+
+/// `m = 2^23 + 1` needs more than 65535 block rows for every tile height
+/// (8 to 128): refused before launch. `n = k = 1` keeps the buffers small.
+#[test]
+fn shapes_past_the_grid_limit_are_errors_on_the_emulator() {
+    let m = (1 << 23) + 1;
+    let shape = GemmShape::new(m, 1, 1).unwrap();
+    let (a, b) = (vec![1.0f32; m], vec![1.0f32; 1]);
+    let mut c = vec![0.0f32; m];
+    for v in Variant::ALL {
+        let e = gemm::emu::gemm(v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT).unwrap_err();
+        assert!(matches!(e, Error::GridTooLarge { .. }), "{}: {e}", v.name());
+    }
+}
+
+#[test]
+fn shape_accessors() {
+    let s = GemmShape::new(2, 3, 4).unwrap();
+    assert_eq!((s.m(), s.n(), s.k()), (2, 3, 4));
+    assert_eq!((s.a(), s.b(), s.c()), (MatrixShape::new(2, 4).unwrap(), MatrixShape::new(4, 3).unwrap(), s.c()));
+    assert_eq!(s.c(), MatrixShape::new(2, 3).unwrap());
+    assert_eq!(s.flops(), 48);
+    assert_eq!(s.to_string(), "2x3x4");
+}
+
+/// Runs `v` on the GPU for `case`, with C uploaded fresh, and returns C.
+fn run_gpu(stream: &coalesce::Stream<'_>, v: Variant, case: &Case, bufs: &GpuBufs, offset: usize) -> Vec<f32> {
+    let gpu = stream.gpu();
+    let len = case.c0.len();
+    let c = gpu.alloc::<f32>(len + offset).unwrap();
+    c.index(offset..).copy_from(&case.c0[..]).unwrap();
+    gemm::launch(
+        stream,
+        v,
+        &bufs.a.index(offset..),
+        &bufs.b.index(offset..),
+        &mut c.index(offset..),
+        case.shape,
+        case.s,
+    )
+    .unwrap();
+    stream.synchronize().unwrap();
+    let mut out = poison(len);
+    c.index(offset..).copy_to(&mut out[..]).unwrap();
+    out
+}
+
+struct GpuBufs {
+    a: cust::memory::DeviceBuffer<f32>,
+    b: cust::memory::DeviceBuffer<f32>,
+}
+
+impl GpuBufs {
+    fn new(gpu: &coalesce::Gpu, case: &Case, offset: usize) -> GpuBufs {
+        let pad = |v: &[f32]| -> Vec<f32> { std::iter::repeat_n(0.0, offset).chain(v.iter().copied()).collect() };
+        GpuBufs { a: gpu.upload(&pad(&case.a)).unwrap(), b: gpu.upload(&pad(&case.b)).unwrap() }
+    }
+}
+
+#[test]
+fn every_variant_on_the_gpu_at_odd_shapes() {
+    let Some(gpu) = gpu_or_skip("gpu gemm") else { return };
+    let stream = gpu.stream().unwrap();
+    let mut rng = rng("gpu gemm");
+    let shapes: Vec<_> =
+        GPU_SHAPES.iter().copied().filter(|&(m, n, k)| !under_sanitizer() || m * n * k < 1 << 22).collect();
+    for (si, &dims) in shapes.iter().enumerate() {
+        // Every epilogue on two shapes, the plain product on the rest.
+        let cases: &[AlphaBeta] = if si == 1 || si == 4 { &SCALARS } else { &SCALARS[..1] };
+        for &s in cases {
+            let case = Case::new(&mut rng, dims, s);
+            let (want, bound) = reference(&case, None);
+            let bufs = GpuBufs::new(&gpu, &case, 0);
+            for v in Variant::ALL {
+                let got = run_gpu(&stream, v, &case, &bufs, 0);
+                let worst = check(v, &case, None, &got, &want, &bound);
+                eprintln!("gpu {:>16} {:>16} {s:?}: max error / bound {worst:.2e}", v.name(), case.shape.to_string());
+            }
+        }
+    }
+}
+
+/// The benchmark shape, 4096^3, every version, 20000 random elements checked
+/// (a full f64 reference would take minutes on the host).
+#[test]
+fn every_variant_on_the_gpu_at_4096_spot_checked() {
+    let Some(gpu) = gpu_or_skip("gpu gemm 4096") else { return };
+    if under_sanitizer() {
+        return;
+    }
+    let stream = gpu.stream().unwrap();
+    let mut rng = rng("gpu gemm 4096");
+    let case = Case::new(&mut rng, (4096, 4096, 4096), AlphaBeta::new(1.0, 1.0));
+    let at: Vec<(usize, usize)> = (0..20_000).map(|_| (rng.random_range(0..4096), rng.random_range(0..4096))).collect();
+    let (want, bound) = reference(&case, Some(&at));
+    let bufs = GpuBufs::new(&gpu, &case, 0);
+    for v in Variant::ALL {
+        let full = run_gpu(&stream, v, &case, &bufs, 0);
+        let got: Vec<f32> = at.iter().map(|&(i, j)| full[i * 4096 + j]).collect();
+        assert!(full.iter().all(|x| x.is_finite()), "{}: non-finite output", v.name());
+        let worst = check(v, &case, Some(&at), &got, &want, &bound);
+        eprintln!("gpu {:>16} 4096x4096x4096 spot: max error / bound {worst:.2e}", v.name());
+    }
+}
+
+/// Sub-slices one float into their buffers: 4-byte aligned, not 16.
+#[test]
+fn misaligned_buffers_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu gemm misaligned") else { return };
+    let stream = gpu.stream().unwrap();
+    let mut rng = rng("gpu gemm misaligned");
+    let case = Case::new(&mut rng, (132, 260, 68), AlphaBeta::new(1.0, 0.5));
+    let (want, bound) = reference(&case, None);
+    let bufs = GpuBufs::new(&gpu, &case, 1);
+    for v in Variant::ALL {
+        let got = run_gpu(&stream, v, &case, &bufs, 1);
+        check(v, &case, None, &got, &want, &bound);
+    }
+}
+
+#[test]
+fn bad_input_is_an_error_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu gemm bad input") else { return };
+    let stream = gpu.stream().unwrap();
+    let shape = GemmShape::new(17, 33, 65).unwrap();
+    let a = gpu.upload(&vec![1.0f32; shape.a().len()]).unwrap();
+    let b = gpu.upload(&vec![1.0f32; shape.b().len()]).unwrap();
+    let mut short = gpu.alloc::<f32>(shape.c().len() - 1).unwrap();
+    let e = gemm::sgemm(&stream, &a, &b, &mut short, shape, AlphaBeta::PRODUCT).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { buffer: "C", .. }), "{e}");
+    let e = gemm::naive(&stream, &b, &b, &mut short, shape, AlphaBeta::PRODUCT).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { buffer: "A", .. }), "{e}");
+
+    let tall = GemmShape::new((1 << 23) + 1, 1, 1).unwrap();
+    let a = gpu.alloc::<f32>(tall.a().len()).unwrap();
+    let one = gpu.alloc::<f32>(1).unwrap();
+    let mut c = gpu.alloc::<f32>(tall.c().len()).unwrap();
+    for v in Variant::ALL {
+        let e = gemm::launch(&stream, v, &a, &one, &mut c, tall, AlphaBeta::PRODUCT).unwrap_err();
+        assert!(matches!(e, Error::GridTooLarge { .. }), "{}: {e}", v.name());
+    }
+}
+
+/// The emulator's TF32 rounding is `cvt.rna.tf32.f32`: to nearest, ties
+/// away from zero, 10 mantissa bits kept.
+#[test]
+fn tf32_rounding_is_to_nearest_ties_away() {
+    use coalesce::kernels::gemm::to_tf32;
+    let ulp = f32::powi(2.0, -10); // of 1.0 in TF32
+    assert_eq!(to_tf32(1.0), 1.0);
+    assert_eq!(to_tf32(1.0 + ulp / 4.0), 1.0);
+    assert_eq!(to_tf32(1.0 + ulp / 2.0), 1.0 + ulp); // a tie: away from zero
+    assert_eq!(to_tf32(-(1.0 + ulp / 2.0)), -(1.0 + ulp));
+    assert_eq!(to_tf32(1.0 + 0.75 * ulp), 1.0 + ulp);
+    assert_eq!(to_tf32(1.0 + 1.25 * ulp), 1.0 + ulp);
+    assert!(to_tf32(f32::NAN).is_nan());
+    assert_eq!(to_tf32(f32::INFINITY), f32::INFINITY);
+}
