@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Ops the report knows, in the order it runs them.
-const OPS: &[&str] = &["transpose", "nested_sin", "softmax"];
+const OPS: &[&str] = &["transpose", "nested_sin", "softmax", "gemm"];
 
 #[derive(Parser, Debug)]
 #[command(version, about = "Time coalesce's GPU kernels against the measured roofline")]
@@ -106,7 +106,8 @@ fn measure(gpu: &coalesce::Gpu, args: &Args) -> Result<Report> {
     let total = 2
         + if wants("transpose") { report::gpu::transpose_count(&args.shapes) } else { 0 }
         + if wants("nested_sin") { report::gpu::nested_sin_count() } else { 0 }
-        + if wants("softmax") { report::gpu::softmax_count() } else { 0 };
+        + if wants("softmax") { report::gpu::softmax_count() } else { 0 }
+        + if wants("gemm") { report::gpu::gemm_count() } else { 0 };
     ctx.progress = ProgressBar::new(total)
         .with_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("static template"));
     let (roofs, mut rows) = report::gpu::roofs(&mut ctx)?;
@@ -118,6 +119,9 @@ fn measure(gpu: &coalesce::Gpu, args: &Args) -> Result<Report> {
     }
     if wants("softmax") {
         rows.extend(report::gpu::softmax(&mut ctx)?);
+    }
+    if wants("gemm") {
+        rows.extend(report::gpu::gemm(&mut ctx)?);
     }
     ctx.progress.finish_and_clear();
     rows.iter_mut().for_each(|r| r.finish(&roofs));

@@ -84,6 +84,28 @@ pub fn run() -> Result<Report> {
             Ok(())
         })?;
     }
+    let (m, n, k) = (17, 33, 65);
+    let ga: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 13) as f32 * 0.25 - 1.5).collect();
+    let gb: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 * 0.2 - 1.0).collect();
+    for v in coalesce::gemm::Variant::ALL {
+        time("gemm", v.name(), "17x33x65", &mut || {
+            let mut c = vec![f32::NAN; m * n];
+            let shape = coalesce::gemm::GemmShape::new(m, n, k)?;
+            coalesce::gemm::emu::gemm(v, &ga, &gb, &mut c, shape, coalesce::gemm::AlphaBeta::PRODUCT)?;
+            let rel = if v.is_tf32() { 1e-2 } else { 1e-5 };
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f64 = (0..k).map(|t| ga[i * k + t] as f64 * gb[t * n + j] as f64).sum();
+                    let size: f64 = (0..k).map(|t| (ga[i * k + t] as f64 * gb[t * n + j] as f64).abs()).sum();
+                    let err = (c[i * n + j] as f64 - want).abs();
+                    if err.is_nan() || err > rel * size.max(1e-30) {
+                        bail!("emulated gemm {} is wrong at [{i}][{j}]", v.name());
+                    }
+                }
+            }
+            Ok(())
+        })?;
+    }
     // No roofs on the CPU: 1 keeps the percentages finite and meaningless.
     let roofs = Roofs { copy_gb_per_s: 1.0, fma_tflop_per_s: 1.0 };
     rows.iter_mut().for_each(|row| row.finish(&roofs));

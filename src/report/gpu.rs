@@ -45,7 +45,12 @@ impl<'g> Ctx<'g> {
         work: impl FnMut() -> coalesce::Result<()>,
     ) -> Result<Row> {
         self.progress.set_message(format!("{op} {kernel} {shape}"));
-        let t = time_on_stream(&self.stream, self.warmup, self.reps, work)?;
+        let mut work = work;
+        // Slow kernels (a naive GEMM at 8192^3 takes a third of a second) get
+        // fewer repetitions: about a second each, and never fewer than 5.
+        let probe = time_on_stream(&self.stream, self.warmup.min(1), 1, &mut work)?.median_ms();
+        let reps = ((1000.0 / probe.max(1e-3)) as usize).clamp(5, self.reps.max(5));
+        let t = time_on_stream(&self.stream, self.warmup.saturating_sub(1), reps, work)?;
         self.progress.inc(1);
         Ok(Row {
             op: op.into(),
@@ -258,6 +263,53 @@ pub fn softmax(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
                 peer,
                 || softmax::launch(s, k, &input, &mut output, shape),
             )?);
+        }
+    }
+    Ok(rows)
+}
+
+/// GEMM sizes: the 4096^3 and 8192^3.
+pub const GEMM_SIZES: [usize; 2] = [4096, 8192];
+
+/// How many measurements [`gemm`] makes.
+pub fn gemm_count() -> u64 {
+    (GEMM_SIZES.len() * coalesce::gemm::Variant::ALL.len()) as u64
+}
+
+/// Every GEMM step at each size (C = A B, alpha 1, beta 0), each checked on
+/// 64 sampled elements against f64 before it is timed.
+pub fn gemm(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
+    use coalesce::gemm::{self, AlphaBeta, GemmShape, Variant as G};
+    let mut rows = Vec::new();
+    for n in GEMM_SIZES {
+        let shape = GemmShape::new(n, n, n)?;
+        let (ha, hb) = (ctx.random(n * n), ctx.random(n * n));
+        let (a, b) = (ctx.gpu.upload(&ha)?, ctx.gpu.upload(&hb)?);
+        let mut c = ctx.gpu.alloc::<f32>(n * n)?;
+        for v in G::ALL {
+            c.copy_from(&vec![f32::NAN; n * n][..])?;
+            gemm::launch(&ctx.stream, v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)?;
+            ctx.stream.synchronize()?;
+            let mut got = vec![0.0f32; n * n];
+            c.copy_to(&mut got[..])?;
+            // FP32: K * eps-scale bound on sum |a||b|; TF32 has a 10-bit mantissa.
+            let rel = if v.is_tf32() { 1e-2 } else { 1e-5 };
+            for t in 0..64usize {
+                let (i, j) = ((t * 977 + 13) % n, (t * 3571 + 7) % n);
+                let want: f64 = (0..n).map(|k| ha[i * n + k] as f64 * hb[k * n + j] as f64).sum();
+                let size: f64 = (0..n).map(|k| (ha[i * n + k] as f64 * hb[k * n + j] as f64).abs()).sum();
+                let err = (got[i * n + j] as f64 - want).abs();
+                if err.is_nan() || err > rel * size {
+                    bail!("gemm {} at {n}^3 is wrong at [{i}][{j}]: {} vs {want}", v.name(), got[i * n + j]);
+                }
+            }
+            let peer = Some(format!("torch_{}gemm_{n}_TFLOPs", if v.is_tf32() { "tf32" } else { "s" }));
+            let flops = 2 * (n as u64).pow(3);
+            let bytes = 3 * 4 * (n * n) as u64;
+            let s = &ctx.stream;
+            rows.push(ctx.measure("gemm", v.name(), &format!("{n}^3"), bytes, flops, Bound::Compute, peer, || {
+                gemm::launch(s, v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)
+            })?);
         }
     }
     Ok(rows)

@@ -29,7 +29,8 @@ pub fn write(report: &Report, path: &Path) -> Result<()> {
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let bw = report.roofs.copy_gb_per_s; // G bytes/s
     let peak = report.roofs.fma_tflop_per_s * 1e3; // G ops/s
-    let (x0, x1, y0, y1) = (0.03f64, 3000.0f64, 20.0f64, peak * 2.0);
+    let top = report.rows.iter().map(Row::gops).fold(peak, f64::max);
+    let (x0, x1, y0, y1) = (0.03f64, 3000.0f64, 20.0f64, top * 2.0);
     let mut chart = ChartBuilder::on(&root)
         .caption(
             format!("coalesce roofline: {} (copy {:.0} GB/s, FP32 FMA {:.1} TFLOP/s)", report.gpu, bw, peak / 1e3),
