@@ -7,6 +7,9 @@
 criterion_medians.json (scripts/gpu/criterion_medians.py over criterion.tgz),
 torch_gemm.json (cuBLAS through PyTorch, same device call), ncu.txt (every
 step once at 4096^3), ncu_cublas.txt, ptxas.txt, smi.csv, machine.txt.
+ptxas.txt and machine.txt are cut from the run's logs:
+    awk '/### test-ptx/,/^test result/' tests.log | grep -E "ptxas|bytes stack|Used" > ptxas.txt
+    awk '/^commit/,/^== \[/' run.log | grep -v "^==" > machine.txt
 <sweep run> is the first run: tune.log (CUDA-event medians of the ladder and
 of 16 step-7 geometries, plus the driver's register counts) and the sweep's
 sources. Every number in the page comes from those files."""
