@@ -5,14 +5,19 @@
 //! `A` tile) and 8 of `B` (a row of the `B` tile) into registers and does
 //! their outer product: 64 FMAs into 64 accumulators.
 //!
-//! **What it fixes:** 16 shared loads now serve 64 FMAs (step 3: 9 per 8),
+//! **What it fixes:** 16 shared values now serve 64 FMAs (step 3: 9 per 8),
 //! and the 128x128 tile halves global traffic per FMA against step 3's 64x64.
+//! The PTX has 16 scalar `ld.shared.f32` per `k`; with the `k` loop unrolled,
+//! ptxas merges each thread's 8 adjacent `A` values (one row of `As`, all
+//! `k`) and 8 adjacent `B` values into 16-byte loads, so the SASS already has
+//! 4 `LDS.128` per 64 FMAs.
 //!
-//! **What it costs:** the shared loads are scalar (`ld.shared.f32`): 16 load
-//! instructions per 64 FMAs. The `A` column a thread reads is 8 floats 8
-//! apart (`As[row][k]`), so it cannot be one vector load, and the two rows of
-//! threads in a warp read addresses 64 floats apart: the same bank, a 2-way
-//! conflict. The global loads are scalar too. Step 5 vectorises all of it.
+//! **What it costs:** the global loads are scalar, 8 per thread per tile
+//! with their address arithmetic, and the kernel needs 168 registers: one
+//! block per SM, which then idles at every barrier. The two rows of threads
+//! in a warp read `A` rows 64 floats apart (the same banks) and the `B` reads
+//! of a warp are 32 bytes apart: ncu counts 2 extra wavefronts per shared
+//! load request.
 
 use super::{Problem, fma, store_c};
 use crate::ThreadCtx;

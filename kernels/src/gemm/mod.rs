@@ -8,13 +8,13 @@
 //! | step | kernel | idea | what it fixes | what it costs |
 //! | --- | --- | --- | --- | --- |
 //! | 1 | [`naive`] | one thread per `C` element, `K` loads of `A` and `B` each | - | 2 global loads per FMA: bound by L1/L2 |
-//! | 2 | [`smem_tiled`] | 32x32 tiles of `A` and `B` staged in shared memory | each global element is loaded once per tile, not once per thread | 2 shared loads per FMA: bound by shared memory |
-//! | 3 | [`blocktile_1d`] | each thread computes a column of 8 outputs | one `B` value from shared memory serves 8 FMAs | still 1 shared load per ~2 FMAs for `A` |
-//! | 4 | [`blocktile_2d`] | each thread computes an 8x8 outer product | 16 shared loads serve 64 FMAs | scalar loads; strided, conflicting shared reads |
-//! | 5 | [`vectorized`] | 16-byte global loads; `A` tile stored transposed; 16-byte shared loads | 4 shared loads serve 64 FMAs; 4x fewer global load instructions | `B` fragment reads of a warp are 4-way bank-conflicted |
+//! | 2 | [`smem_tiled`] | 32x32 tiles of `A` and `B` staged in shared memory | each global element is loaded once per tile, not once per thread | 2 shared values (1.25 load instructions) per FMA: bound by shared memory |
+//! | 3 | [`blocktile_1d`] | each thread computes a column of 8 outputs | one `B` value from shared memory serves 8 FMAs | still one shared `A` value per FMA |
+//! | 4 | [`blocktile_2d`] | each thread computes an 8x8 outer product | 16 shared values serve 64 FMAs (ptxas merges them into 4 16-byte loads) | scalar global loads; 168 registers, one block per SM; conflicting shared reads |
+//! | 5 | [`vectorized`] | 16-byte global loads; `A` tile stored transposed; 16-byte shared loads written out | 4x fewer global load instructions; 122 registers, two blocks per SM | `B` fragment reads of a warp are bank-conflicted |
 //! | 6 | [`warptile`] | threads of a warp own 4x4 fragments interleaved over a warp tile | conflict-free, broadcast 16-byte shared loads | loads and compute of a tile are serialised by two barriers |
 //! | 7 | [`double_buffered`] | two shared buffers; the next tile's global loads fly during this tile's FMAs; a measured 128x256 geometry, 8x16 outputs per thread | global latency hidden; one barrier per tile; 6 shared loads per 128 FMAs | ~245 registers: one block (8 warps) per SM |
-//! | 8 | [`tf32`] | tensor cores: TF32 `mma.sync.m16n8k8`, f32 accumulation (reported apart) | 8x8x16 products per warp instruction instead of 32 FMAs | inputs rounded to 10 mantissa bits; tested with a TF32 bound |
+//! | 8 | [`tf32`] | tensor cores: TF32 `mma.sync.m16n8k8`, f32 accumulation (reported apart) | 1024 multiply-adds (16x8x8) per warp instruction instead of 32 | inputs rounded to 10 mantissa bits; tested with a TF32 bound |
 //!
 //! Every step handles any `M, N, K`: tiles that stick out of the matrices
 //! are loaded with bounds checks and zero fill, and stores are guarded. The
