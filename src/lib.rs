@@ -36,5 +36,5 @@ pub fn init() -> Result<Gpu> {
 
 /// The names most programs need.
 pub mod prelude {
-    pub use crate::{Error, Gpu, MatrixShape, MatrixView, Result, Stream, transpose};
+    pub use crate::{Error, Gpu, MatrixShape, MatrixView, Pipeline, Result, Stream, gemm, nested_sin, softmax, transpose};
 }
