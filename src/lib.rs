@@ -36,5 +36,7 @@ pub fn init() -> Result<Gpu> {
 
 /// The names most programs need.
 pub mod prelude {
-    pub use crate::{Error, Gpu, MatrixShape, MatrixView, Pipeline, Result, Stream, gemm, nested_sin, softmax, transpose};
+    pub use crate::{
+        Error, Gpu, MatrixShape, MatrixView, Pipeline, Result, Stream, gemm, nested_sin, softmax, transpose,
+    };
 }

@@ -19,6 +19,9 @@
 //! | [`transpose`] | `naive`, `naive_cols`, `tiled` (bank conflicts on purpose), `padded`, `swizzled`, `vec4` |
 //! | [`copy`] | `copy` (the roof), `copy_strided` (one column per launch) |
 //! | [`probe`] | `increment` (launch overhead), `fma_peak` (the FP32 roof) |
+//! | [`nested_sin`] | `unfused` (`sin` x4), `fused`, `fused_reduced`, `fast` |
+//! | [`softmax`] | warp per row, block per row, online |
+//! | [`gemm`] | `naive` .. `double_buffered` (FP32), `tf32` |
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
