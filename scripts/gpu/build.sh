@@ -31,7 +31,7 @@ for line in sys.stdin:
     cargo build --release --examples --message-format=json
 } 2>/dev/null | executables | sort -u | while read -r kind name exe; do
     cp "$exe" ".gpu/bin/$kind-$name"
-    strip --strip-debug ".gpu/bin/$kind-$name"
+    strip --strip-all ".gpu/bin/$kind-$name"
     echo "$kind $name" >>.gpu/manifest
 done
 cp ../shared/peers/torch_peers.py .gpu/ 2>/dev/null || echo "warning: ../shared/peers/torch_peers.py not found; no PyTorch figures" >&2
