@@ -72,23 +72,28 @@ pub fn write(report: &Report, path: &Path) -> Result<()> {
             ops.push(&r.op);
         }
     }
-    // All kernels of an op sit at one intensity: the ladder climbs straight
-    // up. Labels go to the right, pushed apart vertically (at least x1.13
-    // between neighbours), each joined to its point by a thin line.
-    let mut peers_drawn: Vec<(String, String)> = Vec::new();
-    for (g, op) in ops.iter().enumerate() {
-        let mut group: Vec<&&Row> = shown.iter().filter(|r| r.op == *op).collect();
-        group.sort_by(|a, b| b.gops().total_cmp(&a.gops()));
+    // Kernels sit at their op's intensity: a ladder climbs straight up.
+    // Labels form one column per side of the ridge (right of the points for
+    // memory-bound kernels, left of them for compute-bound ones), pushed apart
+    // vertically (at least x1.13 between neighbours), each joined to its
+    // point by a thin line.
+    for left_of_ridge in [true, false] {
+        let mut side: Vec<&&Row> = shown.iter().filter(|r| (r.intensity < ridge) == left_of_ridge).collect();
+        side.sort_by(|a, b| b.gops().total_cmp(&a.gops()));
         let mut label_y = f64::INFINITY;
-        for r in &group {
+        for r in side {
             let (x, y) = (r.intensity, r.gops());
             let c = color(&r.op);
             chart.draw_series([Circle::new((x, y), 5, c.filled())]).map_err(|e| err(&e))?;
-            label_y = (y * 1.25).min(label_y / 1.13);
-            let lx = x * 3.0 * 1.6f64.powi(g as i32 % 2);
+            label_y = (y * 1.1).min(label_y / 1.13);
+            let (lx, end) = if left_of_ridge { (x * 3.0, x * 2.9) } else { (x / 30.0, x / 1.5) };
             chart
                 .draw_series([
-                    PathElement::new(vec![(x * 1.1, y), (lx * 0.97, label_y)], c.mix(0.5)).into_dyn(),
+                    PathElement::new(
+                        vec![(if left_of_ridge { x * 1.1 } else { x / 1.1 }, y), (end, label_y)],
+                        c.mix(0.5),
+                    )
+                    .into_dyn(),
                     Text::new(
                         format!("{} {}", r.kernel, r.shape),
                         (lx, label_y * 1.03),
@@ -97,34 +102,40 @@ pub fn write(report: &Report, path: &Path) -> Result<()> {
                     .into_dyn(),
                 ])
                 .map_err(|e| err(&e))?;
-            if let Some(p) = r.peer {
-                let key = (r.peer_key.clone().unwrap_or_default(), r.shape.clone());
-                if peers_drawn.contains(&key) {
-                    continue;
-                }
-                peers_drawn.push(key);
-                let py = match r.bound {
-                    super::Bound::Memory => p * r.intensity,
-                    super::Bound::Compute => p * 1e3,
-                };
-                chart.draw_series([Circle::new((x, py), 6, c.stroke_width(2))]).map_err(|e| err(&e))?;
-                chart
-                    .draw_series([Text::new(
-                        format!("PyTorch {} {}", r.op, r.shape),
-                        (x / 6.0, py * 0.97),
-                        ("sans-serif", 11).into_font().color(&c),
-                    )])
-                    .map_err(|e| err(&e))?;
-            }
         }
+    }
+    // PyTorch: one hollow point per peer figure, labelled on the far side.
+    let mut peers_drawn: Vec<String> = Vec::new();
+    for r in &shown {
+        let (Some(p), Some(key)) = (r.peer, r.peer_key.clone()) else { continue };
+        if peers_drawn.contains(&key) {
+            continue;
+        }
+        peers_drawn.push(key.clone());
+        let c = color(&r.op);
+        let py = match r.bound {
+            super::Bound::Memory => p * r.intensity,
+            super::Bound::Compute => p * 1e3,
+        };
+        let what = if key.contains("tf32") {
+            format!("PyTorch TF32 {}", r.shape)
+        } else {
+            format!("PyTorch {} {}", r.op, r.shape)
+        };
+        let lx = if r.intensity < ridge { r.intensity / 12.0 } else { r.intensity * 1.3 };
+        chart.draw_series([Circle::new((r.intensity, py), 6, c.stroke_width(2))]).map_err(|e| err(&e))?;
+        chart
+            .draw_series([Text::new(what, (lx, py * 0.97), ("sans-serif", 11).into_font().color(&c))])
+            .map_err(|e| err(&e))?;
     }
     // Legend: one entry per op shown.
     for (i, op) in ops.iter().enumerate() {
-        let y = y1 / 1.6f64.powi(i as i32 + 3);
+        // Bottom right: below the compute-bound ladder, right of the memory one.
+        let y = y0 * 1.6f64.powi((ops.len() - i) as i32 + 2);
         chart
             .draw_series([
-                Circle::new((x1 / 40.0, y), 5, color(op).filled()).into_dyn(),
-                Text::new(op.to_string(), (x1 / 32.0, y), ("sans-serif", 13)).into_dyn(),
+                Circle::new((x1 / 12.0, y), 5, color(op).filled()).into_dyn(),
+                Text::new(op.to_string(), (x1 / 10.0, y * 1.04), ("sans-serif", 13)).into_dyn(),
             ])
             .map_err(|e| err(&e))?;
     }
