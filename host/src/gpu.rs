@@ -5,7 +5,6 @@ use crate::{Dim3, Error, LaunchDims, Result};
 use cust::context::Context;
 use cust::device::{Device, DeviceAttribute};
 use cust::error::CudaError;
-use cust::function::Function;
 use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
 use cust::stream::StreamFlags;
@@ -47,6 +46,8 @@ impl GridLimits {
 pub struct Gpu {
     // Field order is drop order: the module must go before its context.
     module: Module,
+    /// Every kernel of the module, looked up once at load.
+    functions: std::collections::HashMap<&'static str, KernelHandle>,
     device: Device,
     limits: GridLimits,
     name: String,
@@ -95,10 +96,16 @@ impl Gpu {
         let sm_count = attr(DeviceAttribute::MultiprocessorCount)?;
         let name = device.name().during("cuDeviceGetName")?;
         let module = Module::from_ptx(ptx, &[]).during("cuModuleLoadData (PTX JIT)")?;
-        for name in coalesce_kernels::entry_points() {
-            module.get_function(name).map_err(|_| Error::MissingKernel { name })?;
-        }
-        Ok(Gpu { module, device, limits, name, sm_count, _context: context })
+        // Look every kernel up once: a launch then costs no
+        // cuModuleGetFunction (part of the per-launch overhead measured in
+        // examples/04_launch_overhead.rs).
+        let functions = coalesce_kernels::entry_points()
+            .map(|name| {
+                let f = module.get_function(name).map_err(|_| Error::MissingKernel { name })?;
+                Ok((name, KernelHandle(f.to_raw())))
+            })
+            .collect::<Result<std::collections::HashMap<_, _>>>()?;
+        Ok(Gpu { module, functions, device, limits, name, sm_count, _context: context })
     }
 
     /// The device's marketing name, e.g. "NVIDIA H100 80GB HBM3".
@@ -147,10 +154,19 @@ impl Gpu {
         Ok(buf)
     }
 
-    fn function(&self, name: &'static str) -> Result<Function<'_>> {
-        self.module.get_function(name).map_err(|_| Error::MissingKernel { name })
+    fn function(&self, name: &'static str) -> Result<cust::sys::CUfunction> {
+        self.functions.get(name).map(|f| f.0).ok_or(Error::MissingKernel { name })
     }
 }
+
+/// A kernel's driver handle. CUDA function handles may be used from any
+/// thread of the process for as long as their module is loaded.
+#[derive(Clone, Copy)]
+struct KernelHandle(cust::sys::CUfunction);
+// SAFETY: see above; the Gpu that holds these keeps the module loaded.
+unsafe impl Send for KernelHandle {}
+// SAFETY: as above: launching reads the handle only.
+unsafe impl Sync for KernelHandle {}
 
 /// A CUDA stream tied to the [`Gpu`] whose kernels it launches.
 pub struct Stream<'g> {
@@ -197,9 +213,23 @@ impl<'g> Stream<'g> {
     pub(crate) unsafe fn launch_raw(&self, name: &'static str, dims: LaunchDims, args: &[*mut c_void]) -> Result<()> {
         let f = self.gpu.function(name)?;
         let (g, b) = (dims.grid, dims.block);
-        // SAFETY: forwarded from the caller.
-        unsafe { self.inner.launch(&f, (g.x, g.y, g.z), (b.x, b.y, b.z), dims.shared_bytes, args) }
-            .during("cuLaunchKernel")
+        // SAFETY: `f` belongs to the module the Gpu keeps alive; the
+        // arguments are the caller's contract.
+        crate::error::check("cuLaunchKernel", unsafe {
+            cust::sys::cuLaunchKernel(
+                f,
+                g.x,
+                g.y,
+                g.z,
+                b.x,
+                b.y,
+                b.z,
+                dims.shared_bytes,
+                self.inner.as_inner(),
+                args.as_ptr() as *mut *mut c_void,
+                std::ptr::null_mut(),
+            )
+        })
     }
 }
 
