@@ -39,6 +39,21 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+/// The `ENTRIES` table of an op module whose `Variant` enum lists one
+/// kernel per version (`ALL` and `entry_point()`), built at compile time.
+macro_rules! entries_of_variants {
+    ($variant:ty) => {{
+        let mut names = [""; <$variant>::ALL.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = <$variant>::ALL[i].entry_point();
+            i += 1;
+        }
+        names
+    }};
+}
+pub(crate) use entries_of_variants;
+
 mod ctx;
 pub use ctx::{Dim3, LaunchDims, ThreadCtx};
 

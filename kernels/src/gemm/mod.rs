@@ -75,15 +75,7 @@ pub use warptile_kernel::{WT, WarpTiling, warptile, warptile_with};
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
 /// The `.entry` kernels of this module, one per [`Variant`].
-pub const ENTRIES: &[&str] = &{
-    let mut names = [""; Variant::ALL.len()];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = Variant::ALL[i].entry_point();
-        i += 1;
-    }
-    names
-};
+pub const ENTRIES: &[&str] = &crate::entries_of_variants!(Variant);
 
 /// The scalars of one GEMM: the shape and the epilogue's `alpha`, `beta`.
 #[derive(Clone, Copy, Debug, PartialEq)]

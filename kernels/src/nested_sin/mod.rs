@@ -31,15 +31,7 @@ pub use sin_kernel::sin;
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
 /// The `.entry` kernels of this module, one per [`Variant`].
-pub const ENTRIES: &[&str] = &{
-    let mut names = [""; Variant::ALL.len()];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = Variant::ALL[i].entry_point();
-        i += 1;
-    }
-    names
-};
+pub const ENTRIES: &[&str] = &crate::entries_of_variants!(Variant);
 
 /// Threads per block of every nested-sin kernel.
 pub const BLOCK: u32 = 256;

@@ -41,15 +41,7 @@ pub use vec4_kernel::{VEC4_BLOCK, VEC4_SHARED_STRIDE, VEC4_TILE, vec4};
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
 /// The `.entry` kernels of this module, one per [`Variant`].
-pub const ENTRIES: &[&str] = &{
-    let mut names = [""; Variant::ALL.len()];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = Variant::ALL[i].entry_point();
-        i += 1;
-    }
-    names
-};
+pub const ENTRIES: &[&str] = &crate::entries_of_variants!(Variant);
 
 /// Side of the square tile one block transposes (steps 1-5).
 pub const TILE: u32 = 32;
