@@ -30,6 +30,11 @@ use std::vec::Vec;
 pub const WARP_SIZE: u32 = 32;
 /// The byte that fills shared memory before each block.
 pub const SHARED_POISON: u8 = 0xFF;
+/// Stack of each emulated thread. Kernel bodies keep their register arrays
+/// (a GEMM thread's 8x16 accumulators and staging fragments) on it, and an
+/// unoptimised (debug) build needs several times what a release build does.
+/// Only touched pages are committed, so 1024 threads cost little real memory.
+pub const EMU_STACK_BYTES: usize = 4 << 20;
 /// The most threads one block may have, as on every CUDA GPU since Fermi.
 pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
 
@@ -295,7 +300,7 @@ where
             let shared = &shared;
             let kernel = &kernel;
             std::thread::Builder::new()
-                .stack_size(256 * 1024)
+                .stack_size(EMU_STACK_BYTES)
                 .spawn_scoped(scope, move || run_thread(shared, kernel, linear))
                 .expect("the emulator could not spawn a thread");
         }
