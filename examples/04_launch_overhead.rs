@@ -34,11 +34,43 @@ fn main() -> coalesce::Result<()> {
         }
         Ok(())
     })?;
+    // Baseline: the driver call alone, no checks, function looked up once.
+    let f = gpu
+        .module()
+        .get_function("probe_increment")
+        .map_err(|source| coalesce::Error::Cuda { op: "cuModuleGetFunction", source })?;
+    let (mut p, mut n) = (x.as_device_ptr(), 1024u32);
+    let mut args =
+        [(&mut p as *mut cust::memory::DevicePointer<f32>).cast::<std::ffi::c_void>(), (&mut n as *mut u32).cast()];
+    let raw = common::host_median_ms(5, || {
+        for _ in 0..LAUNCHES {
+            // SAFETY: probe_increment(f32*, u32) with a live 1024-float buffer;
+            // the same launch the typed launcher makes, minus its checks.
+            let r = unsafe {
+                cust::sys::cuLaunchKernel(
+                    f.to_raw(),
+                    4,
+                    1,
+                    1,
+                    256,
+                    1,
+                    1,
+                    0,
+                    stream.as_cust().as_inner(),
+                    args.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            };
+            assert_eq!(r, cust::sys::cudaError_enum::CUDA_SUCCESS);
+        }
+        stream.synchronize()
+    })?;
+
     stream.synchronize()?;
     let mut back = vec![0.0f32; 1024];
     x.copy_to(&mut back[..]).map_err(|source| coalesce::Error::Cuda { op: "cuMemcpyDtoH", source })?;
-    // 1 warm-up + 5 host rounds + 1 warm-up + 5 timed rounds.
-    let expected = (12 * LAUNCHES) as f32;
+    // 3 x (1 warm-up + 5 rounds): launcher host-timed, launcher GPU-timed, raw.
+    let expected = (18 * LAUNCHES) as f32;
     assert!(back.iter().all(|&v| v == expected), "increment result {} != {expected}", back[0]);
     // The same launches as one graph (captured once, replayed 5 + 1 times).
     let mut y = gpu.upload(&vec![0.0f32; 1024])?;
@@ -65,6 +97,10 @@ fn main() -> coalesce::Result<()> {
     println!(
         "  {:>7.2} us per launch, GPU clock (CUDA events around the queued launches)",
         gpu_time.median_ms() * 1e3 / LAUNCHES as f64
+    );
+    println!(
+        "  {:>7.2} us per launch, raw cuLaunchKernel with no checks (the driver's own cost, for comparison)",
+        raw * 1e3 / LAUNCHES as f64
     );
     println!("the same {nodes} launches captured as one CUDA graph, replayed:");
     println!("  {:>7.2} us per node, host clock, cuGraphLaunch + drain", graph_host * 1e3 / nodes as f64);

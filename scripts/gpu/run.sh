@@ -8,7 +8,7 @@
 #   device run: scripts/gpu/build.sh here, then
 #   run(command="bash scripts/gpu/run.sh", carry=[".gpu"])
 # SKIP (comma-separated: tests, sanitizer, report, examples, bench, ncu, torch)
-# leaves parts out of a run.
+# leaves parts out of a run; EXAMPLES=04_launch_overhead runs one example.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -65,7 +65,7 @@ if want report && [[ -x $B/bin-coalesce ]]; then
 fi
 
 # 3a. The lessons (examples), appended to the report.
-want examples && for e in "$B"/example-*; do
+want examples && for e in "$B"/example-${EXAMPLES:-*}; do
     [[ -x $e ]] || continue
     echo -e "\n### $(basename "$e")" >>"$OUT/report.txt"
     timeout 300 "$e" >>"$OUT/report.txt" 2>&1
