@@ -35,8 +35,8 @@ fn main() -> coalesce::Result<()> {
         let mut registered = Registered::new(&gpu, &mut reg_data)?;
         for host in [&mut pageable[..], pinned.as_mut_slice(), registered.as_mut_slice()] {
             let gbs = |ms: f64| (len * 4) as f64 / (ms * 1e-3) / 1e9;
-            let h2d = common::host_median_ms(reps, || dev.copy_from(&*host).map_err(cuda("cuMemcpyHtoD")))?;
-            let d2h = common::host_median_ms(reps, || dev.copy_to(&mut *host).map_err(cuda("cuMemcpyDtoH")))?;
+            let h2d = common::host_median_ms(reps, || dev.copy_from(&*host).map_err(common::cuda("cuMemcpyHtoD")))?;
+            let d2h = common::host_median_ms(reps, || dev.copy_to(&mut *host).map_err(common::cuda("cuMemcpyDtoH")))?;
             row += &format!(" | {:>9.1} / {:>9.1}", gbs(h2d), gbs(d2h));
         }
         println!("{row}   GB/s");
@@ -54,10 +54,6 @@ fn main() -> coalesce::Result<()> {
         println!("  {peak:>9} MiB  {what}");
     }
     Ok(())
-}
-
-fn cuda(op: &'static str) -> impl Fn(cust::error::CudaError) -> coalesce::Error {
-    move |source| coalesce::Error::Cuda { op, source }
 }
 
 /// One scenario, in its own process: print the peak RSS in MiB.

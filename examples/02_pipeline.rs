@@ -95,14 +95,14 @@ fn run(gpu: &Gpu, w: &Workload) -> Result<()> {
     let h2d = common::host_median_ms(5, || {
         for i in &ins {
             // SAFETY: the host buffer outlives the synchronize below.
-            unsafe { d_in.async_copy_from(*i, s.as_cust()).map_err(cuda)? };
+            unsafe { d_in.async_copy_from(*i, s.as_cust()).map_err(common::cuda("cuMemcpyHtoDAsync"))? };
         }
         s.synchronize()
     })?;
     let d2h = common::host_median_ms(5, || {
         for o in outputs.iter_mut() {
             // SAFETY: as above.
-            unsafe { d_out.async_copy_to(&mut o[..], s.as_cust()).map_err(cuda)? };
+            unsafe { d_out.async_copy_to(&mut o[..], s.as_cust()).map_err(common::cuda("cuMemcpyDtoHAsync"))? };
         }
         s.synchronize()
     })?;
@@ -132,8 +132,4 @@ fn run(gpu: &Gpu, w: &Workload) -> Result<()> {
         );
     }
     Ok(())
-}
-
-fn cuda(source: cust::error::CudaError) -> coalesce::Error {
-    coalesce::Error::Cuda { op: "async copy", source }
 }

@@ -3,10 +3,11 @@
 //!     cargo run --release --example 04_launch_overhead
 //!
 //! 10 000 launches of a kernel that increments 1024 floats, through the
-//! typed launcher (shape checks, function lookup, `cuLaunchKernel`), timed on
+//! typed launcher (shape checks, `cuLaunchKernel`), timed on
 //! the host until the stream drains; the same count queued on the GPU
 //! measured with CUDA events; and the result checked (every element
-//! incremented 10 000 times). Then the same 10 000 launches captured once
+//! incremented). Beside it, the same launch as a bare `cuLaunchKernel` with
+//! no checks: the driver's own cost. Then the same 10 000 launches captured once
 //! into a CUDA graph and replayed with one `cuGraphLaunch`: the cost per
 //! node. PyTorch's tiny-op launch on the same machine is in `torch_peers.py`
 //! (`torch_launch_us`).
@@ -35,13 +36,12 @@ fn main() -> coalesce::Result<()> {
         Ok(())
     })?;
     // Baseline: the driver call alone, no checks, function looked up once.
-    let f = gpu
-        .module()
-        .get_function("probe_increment")
-        .map_err(|source| coalesce::Error::Cuda { op: "cuModuleGetFunction", source })?;
+    let f = gpu.module().get_function("probe_increment").map_err(common::cuda("cuModuleGetFunction"))?;
     let (mut p, mut n) = (x.as_device_ptr(), 1024u32);
     let mut args =
         [(&mut p as *mut cust::memory::DevicePointer<f32>).cast::<std::ffi::c_void>(), (&mut n as *mut u32).cast()];
+    let dims = coalesce::kernels::probe::increment_dims(n);
+    let (g, b) = (dims.grid, dims.block);
     let raw = common::host_median_ms(5, || {
         for _ in 0..LAUNCHES {
             // SAFETY: probe_increment(f32*, u32) with a live 1024-float buffer;
@@ -49,13 +49,13 @@ fn main() -> coalesce::Result<()> {
             let r = unsafe {
                 cust::sys::cuLaunchKernel(
                     f.to_raw(),
-                    4,
-                    1,
-                    1,
-                    256,
-                    1,
-                    1,
-                    0,
+                    g.x,
+                    g.y,
+                    g.z,
+                    b.x,
+                    b.y,
+                    b.z,
+                    dims.shared_bytes,
                     stream.as_cust().as_inner(),
                     args.as_mut_ptr(),
                     std::ptr::null_mut(),
@@ -68,7 +68,7 @@ fn main() -> coalesce::Result<()> {
 
     stream.synchronize()?;
     let mut back = vec![0.0f32; 1024];
-    x.copy_to(&mut back[..]).map_err(|source| coalesce::Error::Cuda { op: "cuMemcpyDtoH", source })?;
+    x.copy_to(&mut back[..]).map_err(common::cuda("cuMemcpyDtoH"))?;
     // 3 x (1 warm-up + 5 rounds): launcher host-timed, launcher GPU-timed, raw.
     let expected = (18 * LAUNCHES) as f32;
     assert!(back.iter().all(|&v| v == expected), "increment result {} != {expected}", back[0]);
@@ -89,7 +89,7 @@ fn main() -> coalesce::Result<()> {
     stream.synchronize()?;
     drop(g);
     let mut back_y = vec![0.0f32; 1024];
-    y.copy_to(&mut back_y[..]).map_err(|source| coalesce::Error::Cuda { op: "cuMemcpyDtoH", source })?;
+    y.copy_to(&mut back_y[..]).map_err(common::cuda("cuMemcpyDtoH"))?;
     assert!(back_y.iter().all(|&v| v == (12 * LAUNCHES) as f32), "graph result {}", back_y[0]);
 
     println!("\n{LAUNCHES} launches of a 1024-element kernel (median of 5 rounds):");

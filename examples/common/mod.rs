@@ -22,6 +22,11 @@ pub fn gpu_or_exit(lesson: &str) -> Gpu {
     }
 }
 
+/// Names the driver call a `cust` error came from (`.map_err(common::cuda("cuMemcpyHtoD"))`).
+pub fn cuda(op: &'static str) -> impl Fn(cust::error::CudaError) -> Error {
+    move |source| Error::Cuda { op, source }
+}
+
 /// Median of `reps` host-timed runs of `f` (after one warm-up), in ms.
 pub fn host_median_ms(reps: usize, mut f: impl FnMut() -> coalesce::Result<()>) -> coalesce::Result<f64> {
     f()?;

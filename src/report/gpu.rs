@@ -1,7 +1,7 @@
 //! Measuring on the GPU: the roofs, then every op's kernels at their
 //! standard sizes, each validated before it is timed.
 
-use super::{Bound, Roofs, Row};
+use super::{Bound, Roofs, Row, reference};
 use anyhow::{Result, bail};
 use coalesce::transpose::Variant;
 use coalesce::{Gpu, MatrixShape, Stream, probe, time_on_stream, transpose};
@@ -154,12 +154,8 @@ fn validate_transpose(
     stream.synchronize()?;
     let mut got = vec![0.0f32; shape.len()];
     output.copy_to(&mut got[..])?;
-    let (rows, cols) = (shape.rows(), shape.cols());
-    for (i, g) in got.iter().enumerate() {
-        let (c, r) = (i / rows, i % rows);
-        if g.to_bits() != host[r * cols + c].to_bits() {
-            bail!("transpose {} on {shape} is wrong at output[{c}][{r}]", v.name());
-        }
+    if let Some((c, r)) = reference::transpose_mismatch(host, &got, shape.rows(), shape.cols()) {
+        bail!("transpose {} on {shape} is wrong at output[{c}][{r}]", v.name());
     }
     Ok(())
 }
@@ -188,14 +184,8 @@ pub fn nested_sin(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
         ctx.stream.synchronize()?;
         let mut got = vec![0.0f32; 1 << 16];
         output.index(..1 << 16).copy_to(&mut got[..])?;
-        // fast: sin.approx's absolute error (3.7e-5 per sin here), four times.
-        let tol = if v == Sin::Fast { 2e-4 } else { 1e-6 };
-        for (i, g) in got.iter().enumerate() {
-            let want = (0..4).fold(host[i] as f64, |x, _| x.sin());
-            let err = (*g as f64 - want).abs();
-            if err.is_nan() || err > tol * want.abs().max(if v == Sin::Fast { 1.0 } else { 1e-30 }) {
-                bail!("nested sin {} is wrong at {i}: {g} vs {want}", v.name());
-            }
+        if let Some(i) = (0..got.len()).find(|&i| !reference::nested_sin_ok(v, host[i], got[i])) {
+            bail!("nested sin {} is wrong at {i}: sin^4({}) gave {}", v.name(), host[i], got[i]);
         }
         let peer =
             Some(if v == Sin::Unfused { "torch_nested_sin_unfused_ms" } else { "torch_nested_sin_compiled_ms" }.into());
@@ -292,15 +282,10 @@ pub fn gemm(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
             ctx.stream.synchronize()?;
             let mut got = vec![0.0f32; n * n];
             c.copy_to(&mut got[..])?;
-            // FP32: K * eps-scale bound on sum |a||b|; TF32 has a 10-bit mantissa.
-            let rel = if v.is_tf32() { 1e-2 } else { 1e-5 };
             for t in 0..64usize {
                 let (i, j) = ((t * 977 + 13) % n, (t * 3571 + 7) % n);
-                let want: f64 = (0..n).map(|k| ha[i * n + k] as f64 * hb[k * n + j] as f64).sum();
-                let size: f64 = (0..n).map(|k| (ha[i * n + k] as f64 * hb[k * n + j] as f64).abs()).sum();
-                let err = (got[i * n + j] as f64 - want).abs();
-                if err.is_nan() || err > rel * size {
-                    bail!("gemm {} at {n}^3 is wrong at [{i}][{j}]: {} vs {want}", v.name(), got[i * n + j]);
+                if !reference::gemm_element_ok(v, &ha, &hb, (n, n), (i, j), got[i * n + j]) {
+                    bail!("gemm {} at {n}^3 is wrong at [{i}][{j}]: {}", v.name(), got[i * n + j]);
                 }
             }
             let peer = Some(format!("torch_{}gemm_{n}_TFLOPs", if v.is_tf32() { "tf32" } else { "s" }));

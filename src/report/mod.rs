@@ -4,6 +4,7 @@
 pub mod emulate;
 pub mod gpu;
 pub mod plot;
+pub mod reference;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
