@@ -75,7 +75,7 @@ pub(crate) fn plan_strided(src: Strided, src_len: usize, dst: Strided, dst_len: 
         why: "a strided copy is limited to u32::MAX elements",
     })?;
     let dims = copy_strided_dims(len);
-    GridLimits::CUDA.check("copy_strided_f32", &format!("{} elements", src.len), dims)?;
+    GridLimits::CUDA.check("copy_strided_f32", &format_args!("{} elements", src.len), dims)?;
     Ok(dims)
 }
 

@@ -74,8 +74,9 @@ impl<T> Context<T> for cust::error::CudaResult<T> {
 }
 
 /// Turns a raw `CUresult` from `cust::sys` into a `Result`, with the
-/// driver's own name and description of the error.
-pub(crate) fn check(op: &'static str, result: cust::sys::CUresult) -> Result<()> {
+/// driver's own name and description of the error: for programs that call
+/// the driver API directly beside this crate.
+pub fn check(op: &'static str, result: cust::sys::CUresult) -> Result<()> {
     use cust::sys::{cuGetErrorName, cuGetErrorString, cudaError_enum};
     if result == cudaError_enum::CUDA_SUCCESS {
         return Ok(());

@@ -136,6 +136,17 @@ impl Gpu {
         Ok(Stream { inner, gpu: self })
     }
 
+    /// A stream that does not synchronise with the legacy default stream
+    /// (`CU_STREAM_NON_BLOCKING`). Launches on it skip the driver's
+    /// implicit dependency on the default stream (cheaper per launch, see
+    /// examples/04_launch_overhead.rs), but cust's synchronous copies
+    /// (`copy_to`, `copy_from`) no longer wait for its kernels:
+    /// [`Stream::synchronize`] first.
+    pub fn nonblocking_stream(&self) -> Result<Stream<'_>> {
+        let inner = cust::stream::Stream::new(StreamFlags::NON_BLOCKING, None).during("cuStreamCreate")?;
+        Ok(Stream { inner, gpu: self })
+    }
+
     /// Allocates `len` uninitialised elements of device memory.
     pub fn alloc<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let bytes = len.saturating_mul(size_of::<T>());

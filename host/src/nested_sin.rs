@@ -70,7 +70,7 @@ fn plan(stream: &Stream<'_>, entry: &'static str, len: usize) -> Result<LaunchDi
     // small, launch-bound calls skip the driver query).
     let per_sm = if (len as u64).div_ceil(4 * BLOCK as u64) <= sms as u64 { 1 } else { blocks_per_sm(stream, entry)? };
     let dims = launch_dims(len as u64, sms, per_sm);
-    gpu.grid_limits().check(entry, &format!("{len}-element"), dims)?;
+    gpu.grid_limits().check(entry, &format_args!("{len}-element"), dims)?;
     Ok(dims)
 }
 

@@ -13,7 +13,7 @@ pub fn increment(stream: &Stream<'_>, x: &mut DeviceSlice<f32>) -> Result<()> {
         why: "increment takes 1..=u32::MAX elements",
     })?;
     let dims = increment_dims(len);
-    GridLimits::CUDA.check("probe_increment", &format!("{len} elements"), dims)?;
+    GridLimits::CUDA.check("probe_increment", &format_args!("{len} elements"), dims)?;
     let (mut p, mut n) = (x.as_device_ptr(), len);
     let args = [arg(&mut p), arg(&mut n)];
     // SAFETY: probe_increment(f32*, u32): `x` holds `len` floats.
@@ -33,7 +33,7 @@ pub fn fma_peak(stream: &Stream<'_>, out: &mut DeviceBuffer<f32>, blocks: u32, i
             actual: out.len(),
         });
     }
-    GridLimits::CUDA.check("probe_fma_peak", &format!("{blocks} blocks"), dims)?;
+    GridLimits::CUDA.check("probe_fma_peak", &format_args!("{blocks} blocks"), dims)?;
     let (mut p, mut it, mut seed) = (out.as_device_ptr(), iters, 1.0f32);
     let args = [arg(&mut p), arg(&mut it), arg(&mut seed)];
     // SAFETY: probe_fma_peak(f32*, u32, f32): one output float per thread.

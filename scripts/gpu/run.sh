@@ -70,6 +70,8 @@ want examples && for e in "$B"/example-${EXAMPLES:-*}; do
     echo -e "\n### $(basename "$e")" >>"$OUT/report.txt"
     timeout 300 "$e" >>"$OUT/report.txt" 2>&1
     note "$(basename "$e"): $(status $?)"
+    # PyTorch's launch cost beside ours, in the same call.
+    [[ $e == *04_launch_overhead ]] && python3 scripts/gpu/torch_launch.py >>"$OUT/report.txt" 2>&1
 done
 
 # 3b. Criterion benches on GPU time (CUDA events); criterion's files in /tmp.
