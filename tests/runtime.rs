@@ -95,7 +95,7 @@ fn pipeline_rejects_bad_batches_on_the_gpu() {
     let short = vec![1.0f32; 7];
     let e = pipe.run(&[&short], &mut [&mut b[..]], copy).unwrap_err();
     assert!(matches!(e, Error::LengthMismatch { buffer: "pipeline input", expected: 8, actual: 7, .. }), "{e}");
-    let mut long = vec![0.0f32; 9];
+    let mut long = [0.0f32; 9];
     let e = pipe.run(&[&a], &mut [&mut long[..]], copy).unwrap_err();
     assert!(matches!(e, Error::LengthMismatch { buffer: "pipeline output", expected: 8, actual: 9, .. }), "{e}");
     // An error from the kernel comes back after every stream has drained,
