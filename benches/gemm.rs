@@ -10,6 +10,12 @@
 //! GFLOP/s. Sampling is flat with 10 samples: the slow steps take up to a
 //! second per call at 8192^3, and a linear sampling plan would need 55 calls.
 //! Every operand is 64 MiB or more (past the 50 MB L2) at 4096^3.
+//!
+//! A third group, `gemm_shapes`, times the FP32 `sgemm` (step 7) around
+//! 4096 at shapes that are not multiples of the 128x256x8 tile or of 4: the
+//! edge tiles take the checked load path, and `K % 4 != 0` or `N % 4 != 0`
+//! takes it for every tile (16-byte loads would be misaligned).
+//! `scripts/gpu/torch_gemm_shapes.py` times PyTorch at the same shapes.
 
 mod common;
 
@@ -22,20 +28,31 @@ use std::time::Duration;
 
 const SIZES: [usize; 2] = [4096, 8192];
 
+/// (M, N, K) around 4096: aligned, odd everywhere, and K or N alone off by one.
+const AWKWARD: [(usize, usize, usize); 6] = [
+    (4096, 4096, 4096),
+    (4095, 4095, 4095),
+    (4097, 4097, 4097),
+    (4096, 4096, 4095),
+    (4096, 4095, 4096),
+    (4000, 4000, 4000),
+];
+
+/// Values in [-1, 1) from a cheap deterministic generator.
+fn fill(seed: u64, len: usize) -> Vec<f32> {
+    let mut x = seed;
+    (0..len)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
 fn bench_ladder(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
     let gpu = stream.gpu();
     for size in SIZES {
         let shape = GemmShape::new(size, size, size).unwrap();
-        // Values in [-1, 1) from a cheap deterministic generator.
-        let fill = |seed: u64, len: usize| -> Vec<f32> {
-            let mut x = seed;
-            (0..len)
-                .map(|_| {
-                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    ((x >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-                })
-                .collect()
-        };
         let (ha, hb) = (fill(1, shape.a().len()), fill(2, shape.b().len()));
         let a = gpu.upload(&ha).unwrap();
         let b = gpu.upload(&hb).unwrap();
@@ -56,6 +73,27 @@ fn bench_ladder(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
         }
         group.finish();
     }
+}
+
+fn bench_shapes(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
+    let gpu = stream.gpu();
+    let mut group = c.benchmark_group("gemm_shapes");
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(200));
+    group.measurement_time(Duration::from_millis(1000));
+    for (m, n, k) in AWKWARD {
+        let shape = GemmShape::new(m, n, k).unwrap();
+        let (ha, hb) = (fill(3, shape.a().len()), fill(4, shape.b().len()));
+        let (a, b) = (gpu.upload(&ha).unwrap(), gpu.upload(&hb).unwrap());
+        let mut out = gpu.alloc::<f32>(shape.c().len()).unwrap();
+        validate(stream, Variant::BEST, (&a, &b, &mut out), shape, (&ha, &hb));
+        group.throughput(Throughput::Elements(shape.flops()));
+        group.bench_function(BenchmarkId::from_parameter(format!("{m}x{n}x{k}")), |bch| {
+            bch.iter(|| gemm::sgemm(stream, &a, &b, &mut out, shape, AlphaBeta::PRODUCT).unwrap())
+        });
+    }
+    group.finish();
 }
 
 /// Correct before fast: NaN-poison C, run once, check 20000 elements.
@@ -93,5 +131,6 @@ fn validate(
 fn main() {
     let Some((mut c, stream)) = gpu_criterion() else { return };
     bench_ladder(&mut c, stream);
+    bench_shapes(&mut c, stream);
     c.final_summary();
 }

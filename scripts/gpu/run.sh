@@ -8,7 +8,9 @@
 #   device run: scripts/gpu/build.sh here, then
 #   run(command="bash scripts/gpu/run.sh", carry=[".gpu"])
 # SKIP (comma-separated: tests, sanitizer, report, examples, bench, ncu, torch)
-# leaves parts out of a run; EXAMPLES=04_launch_overhead runs one example.
+# leaves parts out of a run; EXAMPLES=04_launch_overhead runs one example,
+# TESTS=runtime one test binary (tests and sanitizer), BENCHES=gemm one bench
+# binary and BENCH_FILTER=gemm_shapes one group of it.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -28,7 +30,7 @@ cat "$OUT/tests.log"
 
 # 1. Tests: every test binary, GPU tests included (they find the GPU here).
 rc_all=0
-want tests && for t in "$B"/test-*; do
+want tests && for t in "$B"/test-${TESTS:-*}; do
     echo "### $t" >>"$OUT/tests.log"
     "$t" --test-threads=1 >>"$OUT/tests.log" 2>&1
     rc=$?; rc_all=$((rc_all | rc))
@@ -39,7 +41,7 @@ want tests && note "tests: $(status $rc_all); $(grep -c '^test .* ok$' "$OUT/tes
 # 2. compute-sanitizer over every kernel, at the odd shapes (large cases
 #    and deliberate driver errors off). GPU tests are named *gpu*.
 want sanitizer && for tool in memcheck racecheck; do
-    for t in "$B"/test-*; do
+    for t in "$B"/test-${TESTS:-*}; do
         "$t" --list 2>/dev/null | grep -q 'gpu' || continue
         echo "### $tool $t" >>"$OUT/sanitizer.log"
         COALESCE_SANITIZER=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
@@ -75,11 +77,13 @@ want examples && for e in "$B"/example-${EXAMPLES:-*}; do
 done
 
 # 3b. Criterion benches on GPU time (CUDA events); criterion's files in /tmp.
-want bench && for b in "$B"/bench-*; do
+want bench && for b in "$B"/bench-${BENCHES:-*}; do
     [[ -x $b ]] || continue
     echo "### $b" >>"$OUT/bench.log"
-    CRITERION_HOME=/tmp/criterion "$b" --bench >>"$OUT/bench.log" 2>&1
+    CRITERION_HOME=/tmp/criterion "$b" --bench ${BENCH_FILTER:-} >>"$OUT/bench.log" 2>&1
     note "bench $(basename "$b"): $(status $?)"
+    # PyTorch at the same awkward GEMM shapes, in the same call.
+    [[ $b == *bench-gemm ]] && python3 scripts/gpu/torch_gemm_shapes.py >>"$OUT/bench.log" 2>&1
 done
 
 # 4. ncu counters of the transpose kernels: shared-memory bank conflicts and
