@@ -52,6 +52,24 @@ use rand::rngs::StdRng;
 /// tiles, scalar paths on the edges).
 const EMU_SHAPES: [(usize, usize, usize); 4] = [(1, 1, 1), (17, 33, 65), (70, 45, 130), (132, 260, 68)];
 
+/// Shapes for step 7's three ways of loading a block (INTERIOR, EDGE,
+/// CHECKED in `07_double_buffered.rs`): `N < 4` over several `K` tiles
+/// (checked loads), a vector crossing `N` near the end of `B` (the shifted
+/// window of `load_b_clamped`: shifts 1, 2 and 3), `N = 4` exactly, every
+/// `K` residue from 1 to 7 and none, and blocks past `M` and `N` in a
+/// second block row and column.
+const EDGE_SHAPES: [(usize, usize, usize); 9] = [
+    (5, 3, 21),
+    (9, 1, 40),
+    (2, 6, 9),
+    (3, 4, 17),
+    (7, 7, 26),
+    (130, 259, 23),
+    (129, 257, 16),
+    (33, 5, 44),
+    (12, 263, 11),
+];
+
 /// GPU shapes: the emulator's and the large odd ones.
 const GPU_SHAPES: [(usize, usize, usize); 7] =
     [(1, 1, 1), (17, 33, 65), (70, 45, 130), (132, 260, 68), (1000, 3000, 777), (4097, 4095, 513), (1024, 1024, 1024)];
@@ -186,6 +204,19 @@ fn every_variant_on_the_emulator_at_odd_shapes() {
     }
 }
 
+#[test]
+fn double_buffered_at_every_kind_of_edge_on_the_emulator() {
+    let mut rng = rng("emulator gemm edges");
+    for dims in EDGE_SHAPES {
+        let s = AlphaBeta::new(1.5, -0.5);
+        let case = Case::new(&mut rng, dims, s);
+        let (want, bound) = reference(&case, None);
+        let mut c = case.c0.clone();
+        gemm::emu::gemm(Variant::DoubleBuffered, &case.a, &case.b, &mut c, case.shape, s).unwrap();
+        check(Variant::DoubleBuffered, &case, None, &c, &want, &bound);
+    }
+}
+
 /// Buffers one float past a 16-byte boundary: the vector steps must notice
 /// and take their scalar paths (a misaligned `ld.global.v4` would fault).
 #[test]
@@ -311,6 +342,26 @@ fn every_variant_on_the_gpu_at_odd_shapes() {
                 eprintln!("gpu {:>16} {:>16} {s:?}: max error / bound {worst:.2e}", v.name(), case.shape.to_string());
             }
         }
+    }
+}
+
+/// Step 7 at the emulator's edge shapes and at large ones with each kind of
+/// edge: `N < 4`, `K` and `N` not multiples of 4, only `M` and `N` past the tile.
+#[test]
+fn double_buffered_at_every_kind_of_edge_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu gemm edges") else { return };
+    let stream = gpu.stream().unwrap();
+    let mut rng = rng("gpu gemm edges");
+    let large = [(300, 3, 1000), (1000, 1001, 1003), (1030, 1028, 1032), (513, 4095, 1025)];
+    let shapes = EDGE_SHAPES.iter().chain(if under_sanitizer() { &large[..1] } else { &large[..] });
+    for &dims in shapes {
+        let s = AlphaBeta::new(1.5, -0.5);
+        let case = Case::new(&mut rng, dims, s);
+        let (want, bound) = reference(&case, None);
+        let bufs = GpuBufs::new(&gpu, &case, 0);
+        let got = run_gpu(&stream, Variant::DoubleBuffered, &case, &bufs, 0);
+        let worst = check(Variant::DoubleBuffered, &case, None, &got, &want, &bound);
+        eprintln!("gpu double_buffered {:>16}: max error / bound {worst:.2e}", case.shape.to_string());
     }
 }
 

@@ -28,8 +28,18 @@
 //! Interior blocks (all of them when `M`, `N`, `K` are multiples of the
 //! tile and rows are 16-byte aligned) run a copy of the loop without the
 //! checked load paths.
+//!
+//! **Edges:** the other blocks (at the border of `C`, or every block when
+//! `K` or `N` is not a multiple of 4) take the `K` residue in their first
+//! tile, so that every later tile is whole in `K`, and load those with
+//! unconditional scalar loads from addresses clamped inside the matrices
+//! (see `tiles::load_a_first`). Checking each load instead, as steps 5 and
+//! 6 do, let ptxas schedule the loads after the FMAs: 4095^3 ran at 56% of
+//! the speed of 4096^3.
 
-use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b};
+use super::tiles::{
+    TileCtx, load_a, load_a_clamped, load_a_first, load_b, load_b_clamped, load_b_first, realign_b, stage_a, stage_b,
+};
 use super::warptile_kernel::{Acc, WarpTiling, compute_tile, store_acc, thread_origin, tile_ctx};
 use super::{F4, Problem};
 use crate::ThreadCtx;
@@ -61,21 +71,36 @@ pub unsafe fn double_buffered_with<C: ThreadCtx, const MI: usize, const NI: usiz
     debug_assert!(g.is_valid() && g.mi as usize == MI && g.ni as usize == NI);
     debug_assert!(g.a_vectors() as usize == NA && g.b_vectors() as usize == NB);
     let t = tile_ctx(ctx, &g, a, b, c, &p);
-    // SAFETY (both): forwarded. Interior blocks (the whole grid when M, N
-    // and K are multiples of the tile) run a copy of the loop compiled
-    // without the checked paths: fewer branches and registers.
+    // SAFETY (all three): forwarded. Interior blocks (the whole grid when
+    // M, N and K are multiples of the tile) run a copy of the loop compiled
+    // without any bounds handling; edge blocks one with clamped loads; the
+    // degenerate N < 4, whose rows are narrower than one vector, checks
+    // every load.
     if t.interior(&g) {
-        unsafe { main_loop::<C, MI, NI, NA, NB, true>(ctx, &g, a, b, c, &p, &t) }
+        unsafe { main_loop::<C, MI, NI, NA, NB, INTERIOR>(ctx, &g, a, b, c, &p, &t) }
+    } else if t.n >= 4 {
+        unsafe { main_loop::<C, MI, NI, NA, NB, EDGE>(ctx, &g, a, b, c, &p, &t) }
     } else {
-        unsafe { main_loop::<C, MI, NI, NA, NB, false>(ctx, &g, a, b, c, &p, &t) }
+        unsafe { main_loop::<C, MI, NI, NA, NB, CHECKED>(ctx, &g, a, b, c, &p, &t) }
     }
 }
 
-/// The tile loop of [`double_buffered_with`]. With `INTERIOR`, every tile
-/// is known to be inside the matrices and vector-readable.
+/// How a block's tiles are loaded (`main_loop`'s `MODE`).
+///
+/// `INTERIOR`: every tile inside the matrices and vector-readable: 16-byte
+/// loads, no checks.
+const INTERIOR: u8 = 0;
+/// `EDGE`: first tile checked, the rest loaded from addresses clamped inside
+/// the matrices (`tiles::load_a_clamped`, `tiles::load_b_clamped`); needs `N >= 4`.
+const EDGE: u8 = 1;
+/// `CHECKED`: first tile as `EDGE`, the rest checked element by element.
+const CHECKED: u8 = 2;
+
+/// The tile loop of [`double_buffered_with`], for blocks of the kind `MODE`.
 ///
 /// # Safety
-/// As [`double_buffered_with`]; `INTERIOR` only if `t.interior(g)`.
+/// As [`double_buffered_with`]; `INTERIOR` only if `t.interior(g)`, `EDGE`
+/// only if `t.n >= 4`.
 #[inline(always)]
 unsafe fn main_loop<
     C: ThreadCtx,
@@ -83,7 +108,7 @@ unsafe fn main_loop<
     const NI: usize,
     const NA: usize,
     const NB: usize,
-    const INTERIOR: bool,
+    const MODE: u8,
 >(
     ctx: &C,
     g: &WarpTiling,
@@ -99,23 +124,32 @@ unsafe fn main_loop<
     let smem = ctx.shared_mem::<F4>().cast::<f32>();
     let tid = ctx.thread_idx().x as usize;
     let (row, col) = thread_origin(g, tid);
-    let tiles = t.k.div_ceil(bk);
+    // Tile 0 holds the K residue, `kw` values of k (all `bk` when K is a
+    // multiple of it, as interior blocks require); every later tile is whole.
+    let kw = if MODE == INTERIOR { bk } else { (t.k - 1) % bk + 1 };
+    let tiles = 1 + (t.k - kw) / bk;
 
     let mut sa = [F4::ZERO; NA];
     let mut sb = [F4::ZERO; NB];
     let mut acc: Acc<MI, NI> = [[[[0.0; 4]; NI]; 4]; MI];
-    // SAFETY (all blocks below): tiles are loaded inside A and B or with
-    // checks; buffer `buf` of two lies inside the launch's shared memory.
+    // SAFETY (all blocks below): tiles are loaded inside A and B, clamped
+    // inside them, or checked; buffer `buf` of two lies inside the launch's
+    // shared memory.
     unsafe {
-        load_tiles::<NA, NB, INTERIOR>(g, a, b, t, 0, tid, &mut sa, &mut sb);
-        stage_tiles(g, smem, tid, &sa, &sb);
+        if MODE == INTERIOR {
+            load_tiles::<NA, NB, INTERIOR>(g, (a, b), t, 0, tid, (&mut sa, &mut sb));
+        } else {
+            load_first_tiles(g, a, b, t, kw, tid, &mut sa, &mut sb);
+        }
+        stage_tiles(g, smem, t, tid, &sa, &sb, false);
     }
     ctx.sync_threads();
     for tile in 0..tiles {
         let more = tile + 1 < tiles;
         if more {
-            // SAFETY: as above.
-            unsafe { load_tiles::<NA, NB, INTERIOR>(g, a, b, t, (tile + 1) * bk, tid, &mut sa, &mut sb) };
+            // SAFETY: as above; tile + 1 starts at kw + tile * bk and is whole.
+            let k0 = kw + tile * bk;
+            unsafe { load_tiles::<NA, NB, MODE>(g, (a, b), t, k0, tid, (&mut sa, &mut sb)) };
         }
         let buf = tile % 2;
         // SAFETY: buffer `buf` holds tile `tile` (staged before the last barrier).
@@ -125,55 +159,107 @@ unsafe fn main_loop<
         }
         if more {
             // SAFETY: as above; nobody reads buffer 1 - buf until the barrier.
-            unsafe { stage_tiles(g, smem.add((1 - buf) * stage_floats), tid, &sa, &sb) };
+            unsafe { stage_tiles(g, smem.add((1 - buf) * stage_floats), t, tid, &sa, &sb, MODE == EDGE) };
         }
         ctx.sync_threads();
     }
     // SAFETY: forwarded.
-    unsafe { store_acc::<MI, NI, INTERIOR>(g, c, t, row, col, &acc, p) };
+    unsafe {
+        if MODE == INTERIOR {
+            store_acc::<MI, NI, true>(g, c, t, row, col, &acc, p)
+        } else {
+            store_acc::<MI, NI, false>(g, c, t, row, col, &acc, p)
+        }
+    };
 }
 
-/// Global loads of the tiles at `k0` into the thread's staging registers.
+/// Global loads of the tiles at `k0`, whole in `K`, into the thread's
+/// staging registers: 16-byte vectors in interior blocks, clamped scalars
+/// at the edges, checked scalars when `N < 4`.
 ///
 /// # Safety
-/// `a`, `b` valid for the problem in `t`.
+/// `a`, `b` valid for the problem in `t`; `k0 + bk <= k`; `MODE` as for
+/// `main_loop`.
+#[inline(always)]
+unsafe fn load_tiles<const NA: usize, const NB: usize, const MODE: u8>(
+    g: &WarpTiling,
+    (a, b): (*const f32, *const f32),
+    t: &TileCtx,
+    k0: usize,
+    tid: usize,
+    (sa, sb): (&mut [F4; NA], &mut [F4; NB]),
+) {
+    let (bn, bk, threads) = (g.bn as usize, g.bk as usize, g.threads() as usize);
+    unroll!(i < g.a_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
+        let f = tid + i * threads;
+        // SAFETY: f < bm*bk/4; inside A (interior), clamped inside it (edge) or checked.
+        sa[i] = unsafe {
+            match MODE {
+                INTERIOR => load_a(a, t, k0, bk, f, true),
+                EDGE => load_a_clamped(a, t, k0, bk, f),
+                _ => load_a(a, t, k0, bk, f, false),
+            }
+        };
+    });
+    unroll!(i < g.b_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
+        let f = tid + i * threads;
+        // SAFETY: f < bk*bn/4; inside B (interior), clamped inside it (edge, n >= 4) or checked.
+        sb[i] = unsafe {
+            match MODE {
+                INTERIOR => load_b(b, t, k0, bn, f, true),
+                EDGE => load_b_clamped(b, t, k0, bn, f),
+                _ => load_b(b, t, k0, bn, f, false),
+            }
+        };
+    });
+}
+
+/// An edge block's first tile, `k` in `0..kw`, checked element by element
+/// (zero past `kw`, `M`, `N`).
+///
+/// # Safety
+/// `a`, `b` valid for the problem in `t`; `kw <= min(bk, k)`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn load_tiles<const NA: usize, const NB: usize, const INTERIOR: bool>(
+unsafe fn load_first_tiles<const NA: usize, const NB: usize>(
     g: &WarpTiling,
     a: *const f32,
     b: *const f32,
     t: &TileCtx,
-    k0: usize,
+    kw: usize,
     tid: usize,
     sa: &mut [F4; NA],
     sb: &mut [F4; NB],
 ) {
-    let (bm, bn, bk, threads) = (g.bm as usize, g.bn as usize, g.bk as usize, g.threads() as usize);
-    let (fa, fb) = (INTERIOR || a_fast(t, bm, k0, bk), INTERIOR || b_fast(t, bn, k0, bk));
+    let (bn, bk, threads) = (g.bn as usize, g.bk as usize, g.threads() as usize);
     unroll!(i < g.a_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
-        // SAFETY: f < bm*bk/4; loads checked or inside A.
-        sa[i] = unsafe { load_a(a, t, k0, bk, tid + i * threads, fa) };
+        // SAFETY: f < bm*bk/4; every load checked.
+        sa[i] = unsafe { load_a_first(a, t, kw, bk, tid + i * threads) };
     });
     unroll!(i < g.b_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
-        // SAFETY: f < bk*bn/4; loads checked or inside B.
-        sb[i] = unsafe { load_b(b, t, k0, bn, tid + i * threads, fb) };
+        // SAFETY: f < bk*bn/4; every load checked.
+        sb[i] = unsafe { load_b_first(b, t, kw, bn, tid + i * threads) };
     });
 }
 
-/// Shared stores of the staged tiles into the buffer at `buffer`.
+/// Shared stores of the staged tiles into the buffer at `buffer`; with
+/// `realign`, the `B` vector that `load_b_clamped` read shifted is moved
+/// back into place first.
 ///
 /// # Safety
 /// `buffer` is 16-byte aligned and holds `g.shared_floats()` floats.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn stage_tiles<const NA: usize, const NB: usize>(
     g: &WarpTiling,
     buffer: *mut f32,
+    t: &TileCtx,
     tid: usize,
     sa: &[F4; NA],
     sb: &[F4; NB],
+    realign: bool,
 ) {
-    let (bk, threads, a_stride) = (g.bk as usize, g.threads() as usize, g.a_stride() as usize);
+    let (bk, bn, threads, a_stride) = (g.bk as usize, g.bn as usize, g.threads() as usize, g.a_stride() as usize);
     // SAFETY: the B tile follows the A tile in the buffer.
     let b_tile = unsafe { buffer.add(bk * a_stride) };
     unroll!(i < g.a_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
@@ -181,8 +267,10 @@ unsafe fn stage_tiles<const NA: usize, const NB: usize>(
         unsafe { stage_a(buffer, a_stride, bk, tid + i * threads, sa[i]) };
     });
     unroll!(i < g.b_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
+        let f = tid + i * threads;
+        let v = if realign { realign_b(t, bn, f, sb[i]) } else { sb[i] };
         // SAFETY: f < bk*bn/4.
-        unsafe { stage_b(b_tile, g.bn as usize, g.bn as usize, tid + i * threads, sb[i]) };
+        unsafe { stage_b(b_tile, bn, bn, f, v) };
     });
 }
 /// `C = alpha * A * B + beta * C`, warp-tiled and double-buffered with the

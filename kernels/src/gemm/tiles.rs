@@ -133,6 +133,133 @@ pub(crate) unsafe fn stage_b(b_tile: *mut f32, b_stride: usize, bn: usize, f: us
     });
 }
 
+/// Step 7's edge blocks (at the border of `C`, or with rows that are not
+/// 16-byte aligned) load their tiles in two ways.
+///
+/// The **first** tile holds the `K` residue: its `k` runs over
+/// `0..kw` with `kw = (K - 1) % BK + 1`, and everything past `kw`, `M` or
+/// `N` reads as zero ([`load_a_first`], [`load_b_first`], checked element by
+/// element). Every later tile is then whole in `K`, so only the block's
+/// rows past `M` and columns past `N` remain to handle, and those are the
+/// same for every tile, and need no zeros (a row of `A` past `M` only feeds
+/// rows of `C` that are never stored, likewise columns past `N`):
+/// [`load_a_clamped`] and [`load_b_clamped`] load unconditionally from
+/// addresses clamped inside the matrix, and [`realign_b`] moves the one
+/// vector that crosses `N` back into place when the tile is staged.
+///
+/// Why not check each load, as steps 5 and 6 do: a branch per element
+/// puts every load in its own basic block with its own predicate, twelve
+/// of them live across the tile's FMAs, and ptxas (7 predicate registers,
+/// 230-odd general ones in use) then schedules the loads after the FMAs
+/// instead of before: their latency is no longer hidden (ncu at 4095^3:
+/// 45% of stall samples on long scoreboard, 56% of the speed of 4096^3).
+/// Clamped loads keep no predicate alive and take one address per row
+/// with immediate offsets, like the interior loop's vector loads.
+///
+/// # Safety
+/// `a` valid for `m * k` floats; `f < bm * bk / 4`.
+#[inline(always)]
+pub(crate) unsafe fn load_a_first(a: *const f32, t: &TileCtx, kw: usize, bk: usize, f: usize) -> F4 {
+    let (r, c) = (t.m0 + f / (bk / 4), 4 * (f % (bk / 4)));
+    let mut v = F4::ZERO;
+    unroll!(q < 4, [0, 1, 2, 3], {
+        if r < t.m && c + q < kw {
+            // SAFETY: r < m and c + q < kw <= k: inside A.
+            v.0[q] = unsafe { *a.add(r * t.k + c + q) };
+        }
+    });
+    v
+}
+
+/// [`load_a_first`] for `B`: rows `0..kw`, columns inside `N`.
+///
+/// # Safety
+/// `b` valid for `k * n` floats; `f < bk * bn / 4`.
+#[inline(always)]
+pub(crate) unsafe fn load_b_first(b: *const f32, t: &TileCtx, kw: usize, bn: usize, f: usize) -> F4 {
+    let (r, c) = (f / (bn / 4), t.n0 + 4 * (f % (bn / 4)));
+    let mut v = F4::ZERO;
+    unroll!(q < 4, [0, 1, 2, 3], {
+        if r < kw && c + q < t.n {
+            // SAFETY: r < kw <= k and c + q < n: inside B.
+            v.0[q] = unsafe { *b.add(r * t.n + c + q) };
+        }
+    });
+    v
+}
+
+/// Vector `f` of the `A` tile at `k0`, a tile whole in `K` (`k0 + bk <= k`),
+/// read as four scalars from one address. A row past `M` reads row 0
+/// instead and is left as read: it only feeds rows of `C` past `M`, which
+/// are never stored (as columns of `B` past `N` only feed columns of `C`
+/// past `N`). Only `K` must be exact, and the first tile takes care of it.
+///
+/// # Safety
+/// `a` valid for `m * k` floats; `k0 + bk <= k`.
+#[inline(always)]
+pub(crate) unsafe fn load_a_clamped(a: *const f32, t: &TileCtx, k0: usize, bk: usize, f: usize) -> F4 {
+    let (r, c) = (t.m0 + f / (bk / 4), k0 + 4 * (f % (bk / 4)));
+    let row = if r < t.m { r } else { 0 };
+    // SAFETY: row < m and c + 3 < k0 + bk <= k: four floats inside A.
+    unsafe {
+        let p = a.add(row * t.k + c);
+        F4([*p, *p.add(1), *p.add(2), *p.add(3)])
+    }
+}
+
+/// Vector `f` of the `B` tile at `k0`, a tile whole in `K`, read as four
+/// scalars from one address inside its row, shifted left where the vector
+/// crosses `N` ([`realign_b`] undoes that when staging). Needs `N >= 4`.
+///
+/// A vector wholly inside `N` reads its own four columns (shift 0); the one
+/// that crosses `N` reads the row's last four (`N - 4 ..`, shift
+/// `c - (N - 4)`); one wholly past `N` reads the row's first four. The
+/// choice depends only on the thread and `N`, so the address moves by the
+/// same stride every tile, like the interior loop's.
+///
+/// # Safety
+/// `b` valid for `k * n` floats; `n >= 4`; `k0 + bk <= k`; `f < bk * bn / 4`.
+#[inline(always)]
+pub(crate) unsafe fn load_b_clamped(b: *const f32, t: &TileCtx, k0: usize, bn: usize, f: usize) -> F4 {
+    let (r, c) = (k0 + f / (bn / 4), t.n0 + 4 * (f % (bn / 4)));
+    let (start, _) = b_window(t, c);
+    // SAFETY: r < k and start + 3 < n: four floats of row r.
+    unsafe {
+        let p = b.add(r * t.n + start);
+        F4([*p, *p.add(1), *p.add(2), *p.add(3)])
+    }
+}
+
+/// The first column [`load_b_clamped`] reads for the vector at column `c`,
+/// and how far that is left of `c` (nonzero only for the vector crossing `N`).
+#[inline(always)]
+fn b_window(t: &TileCtx, c: usize) -> (usize, usize) {
+    if c + 4 <= t.n {
+        (c, 0)
+    } else if c < t.n {
+        (t.n - 4, c - (t.n - 4))
+    } else {
+        (0, 0)
+    }
+}
+
+/// What [`load_b_clamped`] read, moved back to its columns (columns past
+/// `N` keep whatever they got: see [`load_a_clamped`]). Selects, not
+/// branches, so that nothing here competes with the loads' scheduling.
+#[inline(always)]
+pub(crate) fn realign_b(t: &TileCtx, bn: usize, f: usize, v: F4) -> F4 {
+    use core::hint::select_unpredictable as select;
+    let (_, shift) = b_window(t, t.n0 + 4 * (f % (bn / 4)));
+    let [l0, l1, l2, l3] = v.0;
+    // Column c + q < n was read at q + shift <= 3.
+    let pick = |i: usize| select(i == 0, l0, select(i == 1, l1, select(i == 2, l2, l3)));
+    let mut out = F4::ZERO;
+    unroll!(q < 4, [0, 1, 2, 3], {
+        out.0[q] = pick(q + shift);
+    });
+    out
+}
+
 /// Whether the `A` tile at `k0` can take the unchecked vector path.
 #[inline(always)]
 pub(crate) fn a_fast(t: &TileCtx, bm: usize, k0: usize, bk: usize) -> bool {
