@@ -194,9 +194,11 @@ fn misaligned_buffers_and_multi_chunk_rows_on_the_emulator() {
         let shape = MatrixShape::new(2, cols).unwrap();
         let input = logits(&mut rng, shape.len());
         let want = reference(&input, 2, cols);
-        let mut output = poison(shape.len());
-        emu::with_strategy(Strategy::Online, &input, &mut output, shape).unwrap();
-        check("softmax_online", shape, &input, &output, &want);
+        for kernel in [Kernel::Online, Kernel::OnlineStash] {
+            let mut output = poison(shape.len());
+            emu::launch(kernel, &input, &mut output, shape).unwrap();
+            check(kernel.entry_point(), shape, &input, &output, &want);
+        }
     }
 }
 
@@ -311,8 +313,10 @@ fn the_dispatch_picks_the_strategy_by_row_length() {
         (4096, Kernel::Block16),
         (4097, Kernel::Block32),
         (32768, Kernel::Block32),
-        (32769, Kernel::Online),
-        (50000, Kernel::Online),
+        (32769, Kernel::OnlineStash),
+        (50000, Kernel::OnlineStash),
+        (57344, Kernel::OnlineStash),
+        (57345, Kernel::Online),
         (u32::MAX, Kernel::Online),
     ];
     for (cols, kernel) in cases {
@@ -322,7 +326,14 @@ fn the_dispatch_picks_the_strategy_by_row_length() {
     assert_eq!(Strategy::WarpPerRow.kernel(1025), None);
     assert_eq!(Strategy::BlockPerRow.kernel(32769), None);
     assert_eq!(Strategy::BlockPerRow.kernel(1000), Some(Kernel::Block8));
-    assert_eq!(Strategy::Online.kernel(1), Some(Kernel::Online));
+    assert_eq!(Strategy::Online.kernel(1), Some(Kernel::OnlineStash));
+    assert_eq!(Strategy::Online.kernel(57345), Some(Kernel::Online));
+    // The longest stashed row fits an H100's opt-in shared memory (227 KiB).
+    assert_eq!(Kernel::OnlineStash.launch_dims(5, 57344).shared_bytes, 256 + 57344 * 4);
+    assert!(
+        Kernel::OnlineStash.launch_dims(5, 57344).shared_bytes <= coalesce::GridLimits::CUDA.max_shared_bytes_optin
+    );
+    assert_eq!(coalesce::kernels::OPT_IN_SHARED, &["softmax_online_stash"]);
     // Every name is distinct and every kernel is in the PTX's entry list.
     let mut names: Vec<&str> = Kernel::ALL.iter().map(|k| k.entry_point()).collect();
     names.sort();

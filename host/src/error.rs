@@ -32,6 +32,10 @@ pub enum Error {
     #[error("{kernel} on {shape} needs grid {grid:?}, past the device limit {limit:?}")]
     GridTooLarge { kernel: &'static str, shape: String, grid: Dim3, limit: Dim3 },
 
+    /// The launch needs more shared memory per block than the device allows.
+    #[error("{kernel} on {shape} needs {bytes} bytes of shared memory per block; this GPU allows {limit}")]
+    SharedMemoryTooLarge { kernel: &'static str, shape: String, bytes: u32, limit: u32 },
+
     /// The input and output buffers are the same memory.
     #[error("{kernel} cannot run in place: input and output must be different buffers")]
     Aliased { kernel: &'static str },

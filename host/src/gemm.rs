@@ -17,10 +17,10 @@
 //! # Ok(()) }
 //! ```
 
+use crate::gpu::arg;
 use crate::{Error, GridLimits, LaunchDims, MatrixShape, Result, Stream};
 pub use coalesce_kernels::gemm::{DB, Problem, Variant, WT, WarpTiling};
 use cust::memory::DeviceSlice;
-use std::ffi::c_void;
 use std::fmt;
 
 /// The shape of one GEMM: `A` is `m x k`, `B` is `k x n`, `C` is `m x n`.
@@ -143,10 +143,6 @@ pub fn launch(
     // u32 n, u32 k, f32 alpha, f32 beta); the buffers hold m*k, k*n and m*n
     // floats (checked above), and `&`/`&mut` borrows keep C apart from A, B.
     unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
-}
-
-fn arg<T>(value: &mut T) -> *mut c_void {
-    (value as *mut T).cast()
 }
 
 /// The fastest FP32 version ([`Variant::BEST`], step 7): full f32 precision,

@@ -16,16 +16,24 @@ use std::ffi::c_void;
 pub struct GridLimits {
     pub max_grid: Dim3,
     pub max_threads_per_block: u32,
+    /// Dynamic shared memory a block may have without opting in (48 KiB).
     pub max_shared_bytes_per_block: u32,
+    /// Dynamic shared memory a block may opt in to
+    /// (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`: 227 KiB on
+    /// an H100). [`Gpu::load`] opts in the kernels of
+    /// `coalesce_kernels::OPT_IN_SHARED`.
+    pub max_shared_bytes_optin: u32,
 }
 
 impl GridLimits {
-    /// The limits every CUDA GPU of compute capability 3.0 or later has (and
-    /// the emulator enforces, so that CPU tests reject what a GPU would).
+    /// The limits every CUDA GPU of compute capability 3.0 or later has,
+    /// with the opt-in shared memory of sm_90 (the default build target): the
+    /// emulator enforces these, so that CPU tests reject what an H100 would.
     pub const CUDA: GridLimits = GridLimits {
         max_grid: Dim3::new(i32::MAX as u32, 65_535, 65_535),
         max_threads_per_block: 1024,
         max_shared_bytes_per_block: 48 * 1024,
+        max_shared_bytes_optin: 227 * 1024,
     };
 
     /// Checks a launch against these limits.
@@ -35,7 +43,19 @@ impl GridLimits {
             return Err(Error::GridTooLarge { kernel, shape: shape.to_string(), grid: g, limit: m });
         }
         debug_assert!(dims.block.count() <= self.max_threads_per_block as u64);
-        debug_assert!(dims.shared_bytes <= self.max_shared_bytes_per_block);
+        let limit = if coalesce_kernels::OPT_IN_SHARED.contains(&kernel) {
+            self.max_shared_bytes_optin
+        } else {
+            self.max_shared_bytes_per_block
+        };
+        if dims.shared_bytes > limit {
+            return Err(Error::SharedMemoryTooLarge {
+                kernel,
+                shape: shape.to_string(),
+                bytes: dims.shared_bytes,
+                limit,
+            });
+        }
         Ok(())
     }
 }
@@ -92,6 +112,18 @@ impl Gpu {
             ),
             max_threads_per_block: attr(DeviceAttribute::MaxThreadsPerBlock)?,
             max_shared_bytes_per_block: attr(DeviceAttribute::MaxSharedMemoryPerBlock)?,
+            max_shared_bytes_optin: {
+                let mut v = 0i32;
+                // SAFETY: an out-pointer to a local and a valid device.
+                crate::error::check("cuDeviceGetAttribute", unsafe {
+                    cust::sys::cuDeviceGetAttribute(
+                        &mut v,
+                        cust::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                        device.as_raw(),
+                    )
+                })?;
+                v as u32
+            },
         };
         let sm_count = attr(DeviceAttribute::MultiprocessorCount)?;
         let name = device.name().during("cuDeviceGetName")?;
@@ -105,6 +137,20 @@ impl Gpu {
                 Ok((name, KernelHandle(f.to_raw())))
             })
             .collect::<Result<std::collections::HashMap<_, _>>>()?;
+        // Kernels that may use more than 48 KiB of dynamic shared memory must
+        // say so once (CUDA's opt-in); the launch checks then enforce the
+        // device's opt-in limit.
+        for &name in coalesce_kernels::OPT_IN_SHARED {
+            let f = functions.get(name).ok_or(Error::MissingKernel { name })?;
+            // SAFETY: a live function handle of the module we own.
+            crate::error::check("cuFuncSetAttribute", unsafe {
+                cust::sys::cuFuncSetAttribute(
+                    f.0,
+                    cust::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    limits.max_shared_bytes_optin as i32,
+                )
+            })?;
+        }
         Ok(Gpu { module, functions, device, limits, name, sm_count, _context: context })
     }
 

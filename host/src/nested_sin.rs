@@ -20,16 +20,12 @@
 //! (multiprocessors x the kernel's occupancy) that loops over the rest.
 
 use crate::error::Context as _;
+use crate::gpu::arg;
 use crate::{Error, LaunchDims, Result, Stream};
 pub use coalesce_kernels::nested_sin::{BLOCK, Variant, launch_dims, math};
 use cust::function::BlockSize;
 use cust::memory::{DevicePointer, DeviceSlice};
-use std::ffi::c_void;
 use std::sync::Mutex;
-
-fn arg<T>(value: &mut T) -> *mut c_void {
-    (value as *mut T).cast()
-}
 
 /// Checks that `output` can hold the result for `input`.
 pub(crate) fn check_lengths(input_len: usize, output_len: usize) -> Result<()> {

@@ -5,7 +5,9 @@
 //!
 //! [`softmax`] picks the strategy by row length ([`Strategy::for_cols`]):
 //! a warp per row up to 1024 columns, a block per row (the row in registers)
-//! up to 32768, online (running max and rescaled sum, then a re-read) beyond.
+//! up to 32768, online (running max and rescaled sum) beyond: with the row
+//! stashed in shared memory up to 57344 columns where the device allows it
+//! (227 KiB per block on an H100), re-read from L2 and DRAM past that.
 //! [`with_strategy`] and [`launch`] force a strategy or one instantiation,
 //! for tests and benches.
 //!
@@ -26,10 +28,10 @@
 //! Special values follow `torch.softmax`: `-inf` entries give 0, a row of
 //! only `-inf` gives NaN, a NaN or `+inf` anywhere in a row makes that row NaN.
 
+use crate::gpu::arg;
 use crate::{Error, GridLimits, LaunchDims, MatrixShape, Result, Stream};
 pub use coalesce_kernels::softmax::{Kernel, Strategy};
 use cust::memory::DeviceSlice;
-use std::ffi::c_void;
 
 /// Checks buffer lengths, the row length against the kernel and the launch
 /// against `limits`; returns the launch geometry. Shared by the GPU and
@@ -55,7 +57,7 @@ fn too_long(strategy: Strategy) -> &'static str {
     match strategy {
         Strategy::WarpPerRow => "a warp per row holds at most 1024 columns (32 floats per lane)",
         Strategy::BlockPerRow => "a block per row holds at most 32768 columns (1024 threads of 32 floats)",
-        Strategy::Online => "the online strategy takes any row length",
+        Strategy::Online => "the online strategy takes any row length (its shared-memory stash up to 57344 columns)",
     }
 }
 
@@ -82,7 +84,21 @@ pub fn softmax(
     output: &mut DeviceSlice<f32>,
     shape: MatrixShape,
 ) -> Result<()> {
-    launch(stream, Kernel::for_cols(shape.cols_u32()), input, output, shape)
+    launch(
+        stream,
+        kernel_on(&stream.gpu().grid_limits(), Kernel::for_cols(shape.cols_u32()), shape),
+        input,
+        output,
+        shape,
+    )
+}
+
+/// `kernel`, or [`Kernel::Online`] where `kernel` is the shared-memory stash
+/// and this device cannot give a block that much shared memory (GPUs before
+/// the H100's 227 KiB).
+fn kernel_on(limits: &GridLimits, kernel: Kernel, shape: MatrixShape) -> Kernel {
+    let needs = kernel.launch_dims(shape.rows_u32().max(1), shape.cols_u32().max(1)).shared_bytes;
+    if kernel == Kernel::OnlineStash && needs > limits.max_shared_bytes_optin { Kernel::Online } else { kernel }
 }
 
 /// [`softmax`] with a given strategy (its instantiation for the row length).
@@ -94,7 +110,8 @@ pub fn with_strategy(
     output: &mut DeviceSlice<f32>,
     shape: MatrixShape,
 ) -> Result<()> {
-    launch(stream, kernel_for(strategy, shape)?, input, output, shape)
+    let kernel = kernel_on(&stream.gpu().grid_limits(), kernel_for(strategy, shape)?, shape);
+    launch(stream, kernel, input, output, shape)
 }
 
 /// [`softmax`] with one given kernel. [`Error::ShapeTooLarge`] if the rows
@@ -117,10 +134,6 @@ pub fn launch(
     // cols); both buffers hold rows*cols floats (checked above), do not
     // alias, and cols is within the kernel's limit.
     unsafe { stream.launch_raw(kernel.entry_point(), dims, &args) }
-}
-
-fn arg<T>(value: &mut T) -> *mut c_void {
-    (value as *mut T).cast()
 }
 
 /// Step 1, [`Strategy::WarpPerRow`]: a warp per row, up to 1024 columns.
@@ -182,5 +195,31 @@ pub mod emu {
         // cannot alias.
         emu::launch(dims, |ctx| unsafe { kernel.run(ctx, inp.get(), out.get(), rows, cols) })?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GPU with less opt-in shared memory than the stash needs: the
+    /// dispatch falls back to the re-reading kernel, and forcing the stash is
+    /// an error value naming both sizes.
+    #[test]
+    fn the_stash_needs_the_shared_memory_it_asks_for() {
+        let small = GridLimits { max_shared_bytes_optin: 163 * 1024, ..GridLimits::CUDA }; // an A100
+        let (fits, too_long) = (MatrixShape::new(4, 40_000).unwrap(), MatrixShape::new(4, 50_000).unwrap());
+        assert_eq!(kernel_on(&small, Kernel::OnlineStash, fits), Kernel::OnlineStash);
+        assert_eq!(kernel_on(&small, Kernel::OnlineStash, too_long), Kernel::Online);
+        assert_eq!(kernel_on(&GridLimits::CUDA, Kernel::OnlineStash, too_long), Kernel::OnlineStash);
+        let n = too_long.len();
+        match plan(Kernel::OnlineStash, too_long, n, n, &small) {
+            Err(Error::SharedMemoryTooLarge { kernel, bytes, limit, .. }) => {
+                assert_eq!((kernel, bytes, limit), ("softmax_online_stash", 256 + 200_000, 163 * 1024));
+            }
+            other => panic!("expected SharedMemoryTooLarge, got {other:?}"),
+        }
+        // Kernels that do not opt in keep the 48 KiB limit.
+        assert!(plan(Kernel::Online, too_long, n, n, &small).is_ok());
     }
 }

@@ -82,6 +82,11 @@ pub const KERNEL_MODULES: &[(&str, &[&str])] = &[
     ("gemm", gemm::ENTRIES),
 ];
 
+/// The kernels that may use more than 48 KiB of dynamic shared memory per
+/// block: a host must opt each in (`cuFuncSetAttribute` with
+/// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`) before launching it so.
+pub const OPT_IN_SHARED: &[&str] = &[softmax::Kernel::OnlineStash.entry_point()];
+
 /// Every `.entry` kernel in the PTX module.
 pub fn entry_points() -> impl Iterator<Item = &'static str> {
     KERNEL_MODULES.iter().flat_map(|(_, entries)| entries.iter().copied())

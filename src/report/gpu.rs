@@ -202,11 +202,12 @@ pub const SOFTMAX_SHAPES: [(usize, usize); 3] = [(65536, 1024), (16384, 4096), (
 
 /// How many measurements [`softmax`] makes.
 pub fn softmax_count() -> u64 {
-    SOFTMAX_SHAPES.len() as u64 + 1
+    SOFTMAX_SHAPES.len() as u64 + 2
 }
 
 /// Row softmax at each shape with the kernel the dispatch picks, plus the
-/// online strategy forced on the longest rows (the lesson of docs/softmax.md).
+/// online strategy forced on the longest rows, with and without its stash
+/// (the lesson of docs/softmax.md).
 /// The first 8 rows of each result are checked against f64 first.
 pub fn softmax(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
     use coalesce::softmax::{self, Kernel, Strategy};
@@ -218,7 +219,9 @@ pub fn softmax(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
         let mut output = ctx.gpu.alloc::<f32>(shape.len())?;
         let mut kernels = vec![Kernel::for_cols(c as u32)];
         if i + 1 == SOFTMAX_SHAPES.len() {
+            // The online strategy forced, with its shared-memory stash and without.
             kernels.push(softmax::kernel_for(Strategy::Online, shape)?);
+            kernels.push(Kernel::Online);
         }
         for k in kernels {
             output.copy_from(&vec![f32::NAN; shape.len()][..])?;

@@ -22,8 +22,20 @@
 //!
 //! **What it costs:** two passes over the row through L1/L2 instead of one,
 //! and the rescale `exp` per chunk; no limit on the row length.
+//!
+//! **Step 3b, [`online_stash`]:** at 50000 columns L2 missed 39% of the
+//! re-read. A row of up to [`STASH_MAX_COLS`] floats fits in the shared
+//! memory one block may opt in to on an H100 (227 KiB), so pass 1 also
+//! stores each chunk there, and pass 2 reads it back from shared memory
+//! instead of L2: every element comes from DRAM once. Each thread reads back
+//! only what it wrote, in the same mapping, so the stash needs no barrier of
+//! its own. It costs the SM's shared memory (one such block per SM, as the
+//! registers already allowed) and a store and a load per element on chip.
 
-use super::{ONLINE_FLOATS, Part, Span, base_of, block_combine, exp_minus, vector_rows, warp_combine};
+use super::{
+    ONLINE_FLOATS, PAIRS_SHARED_BYTES, Part, STASH_MAX_COLS, Span, base_of, block_combine, exp_minus, vector_rows,
+    warp_combine,
+};
 use crate::ThreadCtx;
 
 /// Floats per thread per chunk.
@@ -57,9 +69,32 @@ pub unsafe fn online<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32,
     // SAFETY: forwarded; each path is its own code.
     unsafe {
         if vector_rows(input, output, cols as usize) {
-            body::<C, true>(ctx, input, output, rows, cols)
+            body::<C, true, false>(ctx, input, output, rows, cols)
         } else {
-            body::<C, false>(ctx, input, output, rows, cols)
+            body::<C, false, false>(ctx, input, output, rows, cols)
+        }
+    }
+}
+
+/// [`online`] with the row stashed in shared memory by pass 1 and read back
+/// from there by pass 2 (step 3b in the module docs).
+///
+/// # Parameters
+/// As [`online`], with `1 <= cols <= STASH_MAX_COLS`. Dynamic shared memory:
+/// [`PAIRS_SHARED_BYTES`] then the stash, `super::stash_bytes(cols)`.
+///
+/// # Safety
+/// As [`online`]; launched with [`super::Kernel::launch_dims`] for
+/// [`super::Kernel::OnlineStash`].
+#[inline(always)]
+pub unsafe fn online_stash<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    debug_assert!(cols <= STASH_MAX_COLS);
+    // SAFETY: forwarded; each path is its own code.
+    unsafe {
+        if vector_rows(input, output, cols as usize) {
+            body::<C, true, true>(ctx, input, output, rows, cols)
+        } else {
+            body::<C, false, true>(ctx, input, output, rows, cols)
         }
     }
 }
@@ -74,8 +109,16 @@ fn update<const VEC: bool>(m: &mut f32, s: &mut f32, part: &Part<F, VEC>) {
     *m = m_new;
 }
 
+/// Both passes; with `STASH`, pass 1 copies each chunk to shared memory
+/// (after the pairs, 16-byte aligned) and pass 2 reads it from there.
 #[inline(always)]
-unsafe fn body<C: ThreadCtx, const VEC: bool>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+unsafe fn body<C: ThreadCtx, const VEC: bool, const STASH: bool>(
+    ctx: &C,
+    input: *const f32,
+    output: *mut f32,
+    rows: u32,
+    cols: u32,
+) {
     let t = ctx.thread_idx().x as usize;
     let threads = ctx.block_dim().x as usize;
     let row = ctx.block_idx().x as usize;
@@ -93,6 +136,9 @@ unsafe fn body<C: ThreadCtx, const VEC: bool>(ctx: &C, input: *const f32, output
     let full = cols / 4 / per_chunk;
     let first = |c: usize| c * per_chunk + t;
     let last_span = if chunks > full { Span::of(cols, first(full), threads, F / 4) } else { Span::full(F / 4) };
+    // SAFETY: the stash follows the pairs in the launch's shared memory and
+    // holds the row (only dereferenced with STASH).
+    let stash = unsafe { ctx.shared_mem::<f32>().add(PAIRS_SHARED_BYTES as usize / 4) };
 
     // Pass 1: the running state, chunk by chunk; the last chunk stays in registers.
     let (mut m, mut s) = (f32::NEG_INFINITY, 0.0f32);
@@ -101,6 +147,10 @@ unsafe fn body<C: ThreadCtx, const VEC: bool>(ctx: &C, input: *const f32, output
         // SAFETY: a full chunk is inside the row; VEC: aligned rows.
         last = unsafe { Part::load(x, first(c), threads, Span::full(F / 4)) };
         update(&mut m, &mut s, &last);
+        if STASH && c + 1 < chunks {
+            // SAFETY: the same slots of the row-sized stash.
+            unsafe { last.store(stash, first(c), threads, Span::full(F / 4)) };
+        }
     }
     if chunks > full {
         // SAFETY: last_span is this thread's share of the last chunk.
@@ -122,8 +172,10 @@ unsafe fn body<C: ThreadCtx, const VEC: bool>(ctx: &C, input: *const f32, output
     // SAFETY: last_span is this thread's share of the last chunk.
     unsafe { last.store(y, first(chunks - 1), threads, last_span) };
     for c in (0..chunks - 1).rev() {
-        // SAFETY: every chunk before the last is full.
-        let mut part = unsafe { Part::<F, VEC>::load(x, first(c), threads, Span::full(F / 4)) };
+        // SAFETY: every chunk before the last is full; with STASH, this
+        // thread stored exactly these slots of the stash in pass 1.
+        let from = if STASH { stash.cast_const() } else { x };
+        let mut part = unsafe { Part::<F, VEC>::load(from, first(c), threads, Span::full(F / 4)) };
         part.exp_in_place(base);
         part.scale(inv);
         // SAFETY: as for the load.
@@ -136,4 +188,12 @@ unsafe fn body<C: ThreadCtx, const VEC: bool>(ctx: &C, input: *const f32, output
 pub unsafe extern "gpu-kernel" fn softmax_online(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
     // SAFETY: the host launcher checked lengths and launch geometry.
     unsafe { online(&crate::gpu::Gpu, input, output, rows, cols) }
+}
+
+#[cfg(target_arch = "nvptx64")]
+#[unsafe(no_mangle)]
+pub unsafe extern "gpu-kernel" fn softmax_online_stash(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    // SAFETY: the host launcher checked lengths, cols <= STASH_MAX_COLS and
+    // launch geometry (shared memory included).
+    unsafe { online_stash(&crate::gpu::Gpu, input, output, rows, cols) }
 }

@@ -15,6 +15,7 @@
 //! | 1 | [`warp_per_row`] | one warp per row, shuffle reductions, no barrier | registers of one warp: `Warp4` .. `Warp32` floats per lane | up to 32 x that: 1024 |
 //! | 2 | [`block_per_row`] | one block per row; each warp reduces its part, one barrier combines the warps' (max, sum) pairs | registers of a block: `Block8` .. `Block32` floats per thread | up to 1024 x that: 32768 |
 //! | 3 | [`online`] | one block per row; pass 1 keeps a running max and a rescaled sum (Milakov & Gimelshein), pass 2 re-reads the row backwards and writes | nowhere: re-read, from L2 when it is still there | any |
+//! | 3b | [`online_stash`] | step 3, but pass 1 also stashes each chunk in shared memory and pass 2 reads it back from there | shared memory: 4 bytes per column, one block per SM | up to 57344 (224 KiB, an H100's opt-in shared memory) |
 //!
 //! [`Kernel::for_cols`] picks the strategy by row length at launch (the
 //! thresholds and why are on [`Strategy::for_cols`]); each strategy and each
@@ -67,7 +68,7 @@ mod online_kernel;
 mod warp_per_row_kernel;
 
 pub use block_per_row_kernel::block_per_row;
-pub use online_kernel::online;
+pub use online_kernel::{online, online_stash};
 pub use warp_per_row_kernel::warp_per_row;
 
 use crate::{Dim3, LaunchDims, ThreadCtx};
@@ -104,6 +105,11 @@ pub const ONLINE_FLOATS: u32 = 16;
 pub const ONLINE_MAX_THREADS: u32 = 1024;
 /// Dynamic shared memory of the block kernels: one (max, sum) pair per warp.
 pub const PAIRS_SHARED_BYTES: u32 = 2 * (MAX_BLOCK_THREADS / WARP) * 4;
+/// The longest row [`online_stash`] keeps in shared memory: 224 KiB of
+/// floats, which with the pairs fits the 227 KiB a block of an H100 (sm_90)
+/// may opt in to. GPUs with less shared memory per block take [`online`]
+/// (the host launcher checks the device's limit).
+pub const STASH_MAX_COLS: u32 = 57_344;
 
 /// The three strategies, in teaching order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -178,6 +184,7 @@ impl Strategy {
                 // The smallest that keeps the block within BLOCK_TARGET_THREADS
                 // (the last one takes every row up to its limit).
                 Kernel::Block8 | Kernel::Block16 => cols.div_ceil(k.floats_per_thread()) <= BLOCK_TARGET_THREADS,
+                Kernel::OnlineStash => cols <= k.max_cols(),
                 Kernel::Block32 | Kernel::Online => true,
             };
             if fits && k.strategy() as u32 == self as u32 {
@@ -207,13 +214,15 @@ pub enum Kernel {
     Block16,
     /// [`block_per_row`], 32 floats per thread: up to 32768 columns.
     Block32,
+    /// [`online_stash`]: rows up to [`STASH_MAX_COLS`], kept in shared memory.
+    OnlineStash,
     /// [`online`]: any row length.
     Online,
 }
 
 impl Kernel {
     /// Every instantiation, in teaching order.
-    pub const ALL: [Kernel; 8] = [
+    pub const ALL: [Kernel; 9] = [
         Kernel::Warp4,
         Kernel::Warp8,
         Kernel::Warp16,
@@ -221,6 +230,7 @@ impl Kernel {
         Kernel::Block8,
         Kernel::Block16,
         Kernel::Block32,
+        Kernel::OnlineStash,
         Kernel::Online,
     ];
 
@@ -238,7 +248,7 @@ impl Kernel {
         match self {
             Kernel::Warp4 | Kernel::Warp8 | Kernel::Warp16 | Kernel::Warp32 => Strategy::WarpPerRow,
             Kernel::Block8 | Kernel::Block16 | Kernel::Block32 => Strategy::BlockPerRow,
-            Kernel::Online => Strategy::Online,
+            Kernel::OnlineStash | Kernel::Online => Strategy::Online,
         }
     }
 
@@ -248,7 +258,7 @@ impl Kernel {
             Kernel::Warp4 => 4,
             Kernel::Warp8 | Kernel::Block8 => 8,
             Kernel::Warp16 | Kernel::Block16 => 16,
-            Kernel::Online => ONLINE_FLOATS,
+            Kernel::OnlineStash | Kernel::Online => ONLINE_FLOATS,
             Kernel::Warp32 | Kernel::Block32 => 32,
         }
     }
@@ -263,6 +273,7 @@ impl Kernel {
             Kernel::Block8 => "softmax_block8",
             Kernel::Block16 => "softmax_block16",
             Kernel::Block32 => "softmax_block32",
+            Kernel::OnlineStash => "softmax_online_stash",
             Kernel::Online => "softmax_online",
         }
     }
@@ -277,12 +288,16 @@ impl Kernel {
             Kernel::Block8 => "block8",
             Kernel::Block16 => "block16",
             Kernel::Block32 => "block32",
+            Kernel::OnlineStash => "online_stash",
             Kernel::Online => "online",
         }
     }
 
     /// The most columns this instantiation handles.
     pub const fn max_cols(self) -> u32 {
+        if let Kernel::OnlineStash = self {
+            return STASH_MAX_COLS;
+        }
         match self.strategy() {
             Strategy::WarpPerRow => WARP * self.floats_per_thread(),
             Strategy::BlockPerRow => MAX_BLOCK_THREADS * self.floats_per_thread(),
@@ -308,7 +323,10 @@ impl Kernel {
             Strategy::Online => LaunchDims {
                 grid: Dim3::xy(rows, 1),
                 block: Dim3::xy(block_threads(cols, self.floats_per_thread(), ONLINE_MAX_THREADS), 1),
-                shared_bytes: PAIRS_SHARED_BYTES,
+                shared_bytes: match self {
+                    Kernel::OnlineStash => PAIRS_SHARED_BYTES + stash_bytes(cols),
+                    _ => PAIRS_SHARED_BYTES,
+                },
             },
         }
     }
@@ -331,10 +349,16 @@ impl Kernel {
                 Kernel::Block8 => block_per_row::<C, 8>(ctx, input, output, rows, cols),
                 Kernel::Block16 => block_per_row::<C, 16>(ctx, input, output, rows, cols),
                 Kernel::Block32 => block_per_row::<C, 32>(ctx, input, output, rows, cols),
+                Kernel::OnlineStash => online_stash(ctx, input, output, rows, cols),
                 Kernel::Online => online(ctx, input, output, rows, cols),
             }
         }
     }
+}
+
+/// Bytes of the row stash of [`online_stash`]: the row in whole 16-byte groups.
+pub const fn stash_bytes(cols: u32) -> u32 {
+    cols.div_ceil(4) * 16
 }
 
 /// Threads for a block that gives each thread `per_thread` elements of a
