@@ -53,4 +53,18 @@ pub trait ThreadCtx {
     /// `__shfl_xor_sync(0xffffffff, value, lane_mask)`: all 32 lanes of the
     /// warp must take part.
     fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32;
+    /// `cp.async.cg.shared.global [dst], [src], 16`: starts copying 16 bytes
+    /// from global to shared memory without holding them in registers, so a
+    /// thread can have many such copies in flight. This thread may read
+    /// `dst` only after [`ThreadCtx::wait_async_copies`] (the emulator copies
+    /// at once).
+    ///
+    /// # Safety
+    /// `dst` 16-byte aligned inside this block's shared memory, `src`
+    /// 16-byte aligned and valid for 16 bytes of global memory.
+    unsafe fn copy_async_16(&self, dst: *mut f32, src: *const f32);
+    /// `cp.async.commit_group; cp.async.wait_group 0`: waits until every
+    /// copy this thread started has landed (other threads' copies need a
+    /// barrier besides).
+    fn wait_async_copies(&self);
 }

@@ -235,6 +235,13 @@ impl ThreadCtx for EmuCtx<'_> {
         self.warp_sync(warp); // nobody overwrites a slot before all have read
         f32::from_bits(got)
     }
+    unsafe fn copy_async_16(&self, dst: *mut f32, src: *const f32) {
+        assert!(dst.addr().is_multiple_of(16) && src.addr().is_multiple_of(16), "copy_async_16: unaligned address");
+        // SAFETY: the caller's contract. Copied at once: a correct kernel
+        // reads it only after wait_async_copies, which this satisfies.
+        unsafe { core::ptr::copy_nonoverlapping(src, dst, 4) }
+    }
+    fn wait_async_copies(&self) {}
 }
 
 impl EmuCtx<'_> {

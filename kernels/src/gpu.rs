@@ -47,6 +47,29 @@ impl ThreadCtx for Gpu {
         // SAFETY: all lanes take part (full member mask), as the trait requires.
         unsafe { shfl_sync_bfly_f32(u32::MAX, value, lane_mask, 0x1f) }
     }
+    #[inline(always)]
+    unsafe fn copy_async_16(&self, dst: *mut f32, src: *const f32) {
+        // Inline PTX: LLVM's cp.async intrinsics take address-space pointers,
+        // which Rust cannot name. The asm is not `nomem`, so the compiler
+        // treats it as touching memory and keeps it in order.
+        // SAFETY: the caller's contract; the addresses are converted from
+        // generic to the shared and global windows the instruction expects.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .u64 s, g; .reg .u32 s32;",
+                "cvta.to.shared.u64 s, {dst}; cvt.u32.u64 s32, s; cvta.to.global.u64 g, {src};",
+                "cp.async.cg.shared.global [s32], [g], 16; }}",
+                dst = in(reg64) dst,
+                src = in(reg64) src,
+                options(nostack),
+            )
+        }
+    }
+    #[inline(always)]
+    fn wait_async_copies(&self) {
+        // SAFETY: waits on this thread's own copies; no operands.
+        unsafe { core::arch::asm!("cp.async.commit_group;", "cp.async.wait_group 0;", options(nostack)) }
+    }
 }
 
 /// A kernel must never unwind or call into `core::panicking` (that would leave

@@ -140,14 +140,31 @@ unsafe fn body<C: ThreadCtx, const VEC: bool, const STASH: bool>(
     // holds the row (only dereferenced with STASH).
     let stash = unsafe { ctx.shared_mem::<f32>().add(PAIRS_SHARED_BYTES as usize / 4) };
 
+    // Stash and vectors: every full chunk goes to shared memory by
+    // asynchronous copies, all of them in flight at once, and pass 1 reads
+    // the stash. (Loads through registers keep only one chunk per thread in
+    // flight: 64 KiB per SM, too few to keep DRAM busy while each SM alternates
+    // between reading its row and writing it.)
+    if STASH && VEC {
+        for c in 0..full {
+            unroll!(F / 4, |k| {
+                let g = first(c) + threads * k;
+                // SAFETY: group g of a full chunk: inside the row and the stash, both aligned.
+                unsafe { ctx.copy_async_16(stash.add(4 * g), x.add(4 * g)) };
+            });
+        }
+        ctx.wait_async_copies();
+    }
+    let src = if STASH && VEC { stash.cast_const() } else { x };
+
     // Pass 1: the running state, chunk by chunk; the last chunk stays in registers.
     let (mut m, mut s) = (f32::NEG_INFINITY, 0.0f32);
     let mut last = Part::<F, VEC>::default();
     for c in 0..full {
-        // SAFETY: a full chunk is inside the row; VEC: aligned rows.
-        last = unsafe { Part::load(x, first(c), threads, Span::full(F / 4)) };
+        // SAFETY: a full chunk is inside the row (and, copied, the stash); VEC: aligned rows.
+        last = unsafe { Part::load(src, first(c), threads, Span::full(F / 4)) };
         update(&mut m, &mut s, &last);
-        if STASH && c + 1 < chunks {
+        if STASH && !VEC && c + 1 < chunks {
             // SAFETY: the same slots of the row-sized stash.
             unsafe { last.store(stash, first(c), threads, Span::full(F / 4)) };
         }
