@@ -2,7 +2,8 @@
 //! matrix, `y[r][c] = exp(x[r][c] - max_r) / sum_c' exp(x[r][c'] - max_r)`:
 //! numerically stable (the row max is subtracted before `exp`), every output
 //! written once, and every input read once from DRAM where the row fits on
-//! chip (up to 32768 columns), a little more than once beyond.
+//! chip (registers up to 32768 columns, shared memory up to 57344), a little
+//! more than once beyond.
 //!
 //! Softmax does a little arithmetic per element (one `exp`) and two
 //! reductions per row, so like a transpose it is bound by memory traffic: the
@@ -15,7 +16,7 @@
 //! | 1 | [`warp_per_row`] | one warp per row, shuffle reductions, no barrier | registers of one warp: `Warp4` .. `Warp32` floats per lane | up to 32 x that: 1024 |
 //! | 2 | [`block_per_row`] | one block per row; each warp reduces its part, one barrier combines the warps' (max, sum) pairs | registers of a block: `Block8` .. `Block32` floats per thread | up to 1024 x that: 32768 |
 //! | 3 | [`online`] | one block per row; pass 1 keeps a running max and a rescaled sum (Milakov & Gimelshein), pass 2 re-reads the row backwards and writes | nowhere: re-read, from L2 when it is still there | any |
-//! | 3b | [`online_stash`] | step 3, but pass 1 also stashes each chunk in shared memory and pass 2 reads it back from there | shared memory: 4 bytes per column, one block per SM | up to 57344 (224 KiB, an H100's opt-in shared memory) |
+//! | 3b | [`online_stash`] | step 3 with the row copied once to shared memory (`cp.async`, all in flight) and both passes reading it there | shared memory: 4 bytes per column, one block per SM | up to 57344 (224 KiB, an H100's opt-in shared memory) |
 //!
 //! [`Kernel::for_cols`] picks the strategy by row length at launch (the
 //! thresholds and why are on [`Strategy::for_cols`]); each strategy and each
