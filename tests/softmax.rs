@@ -566,11 +566,14 @@ fn gpu_ncu_probe() {
         let host: Vec<f32> = (0..shape.len()).map(|i| (i % 1021) as f32 / 64.0 - 8.0).collect();
         let input = gpu.upload(&host).unwrap();
         let mut output = gpu.alloc::<f32>(shape.len()).unwrap();
-        for strategy in Strategy::ALL {
-            if let Some(kernel) = strategy.kernel(cols as u32) {
-                eprintln!("ncu probe: {} on {shape}", kernel.name());
-                softmax::launch(&stream, kernel, &input, &mut output, shape).unwrap();
-            }
+        // Each strategy's pick, and the online kernel without its stash.
+        let mut kernels: Vec<Kernel> = Strategy::ALL.iter().filter_map(|s| s.kernel(cols as u32)).collect();
+        if !kernels.contains(&Kernel::Online) {
+            kernels.push(Kernel::Online);
+        }
+        for kernel in kernels {
+            eprintln!("ncu probe: {} on {shape}", kernel.name());
+            softmax::launch(&stream, kernel, &input, &mut output, shape).unwrap();
         }
         stream.synchronize().unwrap();
     }

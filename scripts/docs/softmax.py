@@ -24,7 +24,7 @@ commit = next((l.split()[1] for l in summary.splitlines() if l.startswith("commi
 gpu_line = next((l for l in summary.splitlines() if l.startswith("NVIDIA")), "?")
 
 SHAPES = [(65536, 1024), (16384, 4096), (4096, 32768), (262144, 128), (32768, 1000), (1024, 50000)]
-KERNELS = ["warp4", "warp32", "block8", "block16", "block32", "online"]
+KERNELS = ["warp4", "warp32", "block8", "block16", "block32", "online_stash", "online"]
 TARGETS = {(65536, 1024): (1.0, 90), (16384, 4096): (1.0, 90), (4096, 32768): (1.4, 80)}
 DISPATCH = {}  # shape -> kernel name the dispatch uses: from the tests' accuracy lines
 for m in re.finditer(r"accuracy: (\w+) (\d+)x(\d+) .*\(dispatch\)", tests):
@@ -63,8 +63,10 @@ for line in ncu_txt.splitlines():
     m = re.match(r"^\s+([a-z0-9_]+__\S+)\s+(\S+)?\s+([\d,.]+)$", line)
     if m and cur is not None:
         cur[m.group(1)] = float(m.group(3).replace(",", ""))
-# The probe's launch order (tests/softmax.rs gpu_ncu_probe): per shape, each strategy that takes it.
-probe_shapes = [(65536, 1024)] * 3 + [(16384, 4096)] * 2 + [(4096, 32768)] * 2 + [(1024, 50000)]
+# The probe (tests/softmax.rs gpu_ncu_probe) prints "ncu probe: <kernel> on <rows>x<cols>" before each launch.
+probe_shapes = [(int(a), int(b)) for a, b in re.findall(r"ncu probe: \w+ on (\d+)x(\d+)", ncu_txt)]
+if len(probe_shapes) != len(ncu):  # an older probe printed no shapes: its fixed launch order
+    probe_shapes = [(65536, 1024)] * 3 + [(16384, 4096)] * 2 + [(4096, 32768)] * 2 + [(1024, 50000)]
 for k, s in zip(ncu, probe_shapes):
     k["shape"] = s
 
@@ -164,7 +166,8 @@ w("| columns | strategy | kernel (floats per thread) | registers (`ptxas -v`) | 
 w("| --- | --- | --- | --- | --- |")
 w(f"| 1-1024 | warp per row | `warp4` .. `warp32` (4-32 per lane: the smallest that holds the row) | {r('warp4')}, {r('warp8')}, {r('warp16')}, {r('warp32')} | the row fits one warp's registers; two 5-shuffle reductions, no barrier, no shared memory |")
 w(f"| 1025-32768 | block per row | `block8` up to 2048, `block16` up to 4096, `block32` beyond (the smallest budget whose block stays within 256 threads; `block32` takes up to 1024 threads) | {r('block8')}, {r('block16')}, {r('block32')} | the row fits one block's registers (32768 floats = 128 KiB, half an SM's register file); each warp reduces its part, one barrier merges the warps' (max, sum) pairs |")
-w(f"| 32769- | online | `online` (16 floats per chunk, up to 1024 threads) | {r('online')} | the row does not fit on chip: one pass keeps a running max and a rescaled sum, a second pass re-reads the row backwards and writes |")
+w(f"| 32769-57344 | online, row in shared memory | `online_stash` (16 floats per chunk, up to 1024 threads, 4 bytes of shared memory per column) | {r('online_stash')} | the row no longer fits registers but fits the 227 KiB of shared memory a block may opt in to on an H100: copied there once with `cp.async`, every chunk in flight, then both passes read it there |")
+w(f"| 57345- (or a GPU with less shared memory) | online | `online` (16 floats per chunk, up to 1024 threads) | {r('online')} | the row does not fit on chip: one pass keeps a running max and a rescaled sum, a second pass re-reads the row backwards and writes |")
 w(f"\n`ptxas -v`: {'0 bytes of stack and spills for every kernel' if stack_ok else 'SPILLS: see ptxas.txt'}. "
   "`block32` needs at most 64 registers to launch 1024 threads (65536 per SM) and uses exactly 64; a test keeps it there. "
   "The scalar fallback, not the vector path, sets these counts (ptxas reports the maximum over both paths; compiling the "
@@ -187,6 +190,13 @@ w("**2. Block per row** (`02_block_per_row.rs`). At 16384x4096: "
   "`exp(x - m_w) * exp(m_w - M) / S`.\n")
 w(f"**3. Online** (`03_online.rs`). At 1024x50000: {g((1024, 50000), 'online')}; forced onto shorter rows: "
   f"{g((4096, 32768), 'online')} at 32768, {g((16384, 4096), 'online')} at 4096. See the next section.\n")
+w(f"**3b. Online, row in shared memory** (`online_stash`, same file). At 1024x50000: {g((1024, 50000), 'online_stash')}; "
+  f"at 4096x32768: {g((4096, 32768), 'online_stash')}. The row is copied to shared memory once with `cp.async` (global to "
+  "shared without registers, 16 bytes per copy, all of a thread's copies in flight before it waits), and both passes read it "
+  "there, so DRAM sees each element once. Staging the same copy through registers keeps one 16-float chunk per thread in "
+  "flight, 64 KiB per SM: measured in an earlier call (docs/measurements/2026-11-22-h100-softmax-stash/) it reached 87% of "
+  "the copy at 1024x50000, where the asynchronous copies reach 93.5%. One block per SM either way (the stash takes 200 KB of "
+  "the SM's 228), so each SM alternates between reading a row and writing it.\n")
 
 # ---- online ----------------------------------------------------------------
 def n(kernel, shape):
@@ -235,6 +245,12 @@ if o32 and o50:
       f"about the copy's rate, so those misses are what separates {c((1024, 50000), 'online')['gb_per_s']:,.0f} GB/s "
       f"({pct(c((1024, 50000), 'online')['gb_per_s'], c((1024, 50000), 'roof_cuMemcpyDtoD')['gb_per_s']):.0f}% of the copy) from the roof. "
       f"PyTorch: {torch_gbs((1024, 50000)):,.0f} GB/s, so online is {c((1024, 50000), 'online')['gb_per_s'] / torch_gbs((1024, 50000)):.2f}x.")
+os50 = n("online_stash", (1024, 50000))
+if os50:
+    w(f"- So at 1024x50000 the dispatch takes `online_stash`: DRAM read {os50['dram__bytes_read.sum']:,.0f} MB for "
+      f"{4 * 1024 * 50000 / 1e6:,.0f} MB of input (once), and it runs at {c((1024, 50000), 'online_stash')['gb_per_s']:,.0f} GB/s "
+      f"({pct(c((1024, 50000), 'online_stash')['gb_per_s'], c((1024, 50000), 'roof_cuMemcpyDtoD')['gb_per_s']):.0f}% of the copy), "
+      f"{c((1024, 50000), 'online_stash')['gb_per_s'] / torch_gbs((1024, 50000)):.2f}x PyTorch.")
 w("")
 
 # ---- accuracy --------------------------------------------------------------
