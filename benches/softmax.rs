@@ -24,17 +24,16 @@ const SHAPES: [(usize, usize); 6] =
     [(65536, 1024), (16384, 4096), (4096, 32768), (262144, 128), (32768, 1000), (1024, 50000)];
 
 /// The kernels timed at `cols` columns: each strategy's pick, at 4096
-/// columns every block instantiation (8, 16, 32 floats per thread) and both
-/// online ones, and past 32768 columns the online kernel with and without
-/// its shared-memory stash.
+/// columns every block instantiation (8, 16, 32 floats per thread), and at
+/// every length the online kernel with and without its shared-memory stash.
 fn kernels(cols: u32) -> Vec<Kernel> {
     let mut ks: Vec<Kernel> = Strategy::ALL.iter().filter_map(|s| s.kernel(cols)).collect();
     if cols == 4096 {
         ks = Kernel::ALL.into_iter().filter(|k| k.strategy() != Strategy::WarpPerRow).collect();
     }
-    // Past the block strategy, the online kernel without its stash too: what
-    // the stash buys.
-    if cols > Strategy::BlockPerRow.max_cols() && !ks.contains(&Kernel::Online) {
+    // The online kernel without its stash too, at every length: what the
+    // stash buys, and what re-reading costs on rows that fit on chip.
+    if !ks.contains(&Kernel::Online) {
         ks.push(Kernel::Online);
     }
     ks
