@@ -1,0 +1,72 @@
+"""PyTorch's torch.softmax on the same GPU, in the same device call as our
+binaries: the ratios of docs/softmax.md.
+
+    OUT=<dir> python3 torch_softmax.py     # prints a table, writes $OUT/torch_softmax.json
+
+A cut-down ../shared/peers/torch_peers.py: its copy roof, its three softmax
+shapes (65536x1024, 16384x4096, 4096x32768) plus the bench's rows of 128,
+1000 and 50000 columns, timed the same way (median of CUDA-event timings
+after warm-up, fp32), and torch's own answers on the special values (all
+-inf, NaN, +inf, +-1e30) that docs/softmax.md documents."""
+import json, os
+import torch
+
+dev = torch.device("cuda")
+p = torch.cuda.get_device_properties(0)
+res = {"gpu": p.name, "sms": p.multi_processor_count, "torch": torch.__version__, "cuda": torch.version.cuda}
+print("GPU", p.name, p.multi_processor_count, "SMs, torch", torch.__version__, flush=True)
+
+
+def bench(fn, iters=50, warm=5):
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(iters):
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record(); fn(); e.record(); e.synchronize()
+        ts.append(s.elapsed_time(e))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+# Special values: what torch.softmax returns, row by row, on the GPU.
+inf, nan = float("inf"), float("nan")
+cases = {
+    "all -inf": [-inf, -inf, -inf, -inf],
+    "masked (-inf, 0, 1, -inf)": [-inf, 0.0, 1.0, -inf],
+    "one NaN": [1.0, nan, 2.0, 3.0],
+    "one +inf": [1.0, inf, 2.0, 3.0],
+    "two +inf": [inf, inf, 0.0, 0.0],
+    "+-1e30": [1e30, -1e30, 0.0, 5.0],
+    "all 1e30": [1e30, 1e30, 1e30, 1e30],
+}
+res["semantics"] = {}
+for name, row in cases.items():
+    out = torch.softmax(torch.tensor([row], device=dev), dim=-1).cpu()[0].tolist()
+    res["semantics"][name] = {"input": [repr(v) for v in row], "output": [repr(v) for v in out]}
+    print(f"torch.softmax({row}) = {out}", flush=True)
+for name, row in {"1 column, -inf": [-inf], "1 column, 3.0": [3.0]}.items():
+    out = torch.softmax(torch.tensor([row], device=dev), dim=-1).cpu()[0].tolist()
+    res["semantics"][name] = {"input": [repr(v) for v in row], "output": [repr(v) for v in out]}
+    print(f"torch.softmax({row}) = {out}", flush=True)
+
+n = 1 << 28
+x = torch.randn(n, device=dev); y = torch.empty_like(x)
+ms = bench(lambda: y.copy_(x))
+res["copy_GBs"] = 2 * n * 4 / ms / 1e6
+print(f"copy 1 GiB: {ms:.3f} ms {res['copy_GBs']:.0f} GB/s", flush=True)
+del x, y
+
+for (R, C) in ((65536, 1024), (16384, 4096), (4096, 32768), (262144, 128), (32768, 1000), (1024, 50000)):
+    a = torch.randn(R, C, device=dev)
+    ms = bench(lambda: torch.softmax(a, dim=-1))
+    g = 2 * R * C * 4 / ms / 1e6
+    res[f"torch_softmax_{R}x{C}_ms"] = ms
+    res[f"torch_softmax_{R}x{C}_GBs"] = g
+    print(f"torch softmax {R}x{C}: {ms:.4f} ms {g:.0f} GB/s", flush=True)
+    del a
+    torch.cuda.empty_cache()
+
+json.dump(res, open(os.path.join(os.environ.get("OUT", "."), "torch_softmax.json"), "w"), indent=1)
