@@ -16,6 +16,7 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT" /tmp/extras
 B=.gpu/bin
+[[ -d $B || ! -f .gpu/bin.tgz ]] || tar -C .gpu -xzf .gpu/bin.tgz   # build.sh packs the binaries
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
 status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
