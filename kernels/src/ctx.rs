@@ -67,19 +67,4 @@ pub trait ThreadCtx {
     /// copy this thread started has landed (other threads' copies need a
     /// barrier besides).
     fn wait_async_copies(&self);
-    /// `cp.async.{ca,cg}.shared.global [dst], [src], BYTES, src_bytes`: an
-    /// asynchronous copy of `BYTES` (4 or 16) that reads only the first
-    /// `src_bytes` (0 ..= `BYTES`) from `src` and fills the rest of `dst`
-    /// with zeros: the way to load a tile's edge without a branch. Lands by
-    /// [`ThreadCtx::wait_async_groups`] of its group.
-    ///
-    /// # Safety
-    /// `dst` inside this block's shared memory, `src` valid for `src_bytes`
-    /// bytes of global memory (and any address when 0), both aligned to `BYTES`.
-    unsafe fn copy_async_zfill<const BYTES: u32>(&self, dst: *mut f32, src: *const f32, src_bytes: u32);
-    /// `cp.async.commit_group`: closes the group of copies issued since the last one.
-    fn commit_async_group(&self);
-    /// `cp.async.wait_group PENDING`: waits until at most the `PENDING` most
-    /// recent groups of this thread's copies are still in flight.
-    fn wait_async_groups<const PENDING: u32>(&self);
 }

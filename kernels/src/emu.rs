@@ -242,19 +242,6 @@ impl ThreadCtx for EmuCtx<'_> {
         unsafe { core::ptr::copy_nonoverlapping(src, dst, 4) }
     }
     fn wait_async_copies(&self) {}
-    unsafe fn copy_async_zfill<const BYTES: u32>(&self, dst: *mut f32, src: *const f32, src_bytes: u32) {
-        assert!(BYTES == 4 || BYTES == 16, "cp.async copies 4 or 16 bytes here");
-        assert!(src_bytes <= BYTES, "copy_async_zfill: src_bytes {src_bytes} > {BYTES}");
-        assert!(dst.addr().is_multiple_of(BYTES as usize), "copy_async_zfill: unaligned destination");
-        let (dst, src) = (dst.cast::<u8>(), src.cast::<u8>());
-        // SAFETY: the caller's contract; copied at once (see copy_async_16).
-        unsafe {
-            core::ptr::copy_nonoverlapping(src, dst, src_bytes as usize);
-            core::ptr::write_bytes(dst.add(src_bytes as usize), 0, (BYTES - src_bytes) as usize);
-        }
-    }
-    fn commit_async_group(&self) {}
-    fn wait_async_groups<const PENDING: u32>(&self) {}
 }
 
 impl EmuCtx<'_> {

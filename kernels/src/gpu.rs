@@ -66,44 +66,6 @@ impl ThreadCtx for Gpu {
         }
     }
     #[inline(always)]
-    unsafe fn copy_async_zfill<const BYTES: u32>(&self, dst: *mut f32, src: *const f32, src_bytes: u32) {
-        // SAFETY: the caller's contract (see copy_async_16). 4-byte copies
-        // must go through L1 (.ca); 16-byte ones bypass it (.cg).
-        unsafe {
-            if BYTES == 16 {
-                core::arch::asm!(
-                    "{{ .reg .u64 s, g; .reg .u32 s32;",
-                    "cvta.to.shared.u64 s, {dst}; cvt.u32.u64 s32, s; cvta.to.global.u64 g, {src};",
-                    "cp.async.cg.shared.global [s32], [g], 16, {n}; }}",
-                    dst = in(reg64) dst,
-                    src = in(reg64) src,
-                    n = in(reg32) src_bytes,
-                    options(nostack),
-                )
-            } else {
-                core::arch::asm!(
-                    "{{ .reg .u64 s, g; .reg .u32 s32;",
-                    "cvta.to.shared.u64 s, {dst}; cvt.u32.u64 s32, s; cvta.to.global.u64 g, {src};",
-                    "cp.async.ca.shared.global [s32], [g], 4, {n}; }}",
-                    dst = in(reg64) dst,
-                    src = in(reg64) src,
-                    n = in(reg32) src_bytes,
-                    options(nostack),
-                )
-            }
-        }
-    }
-    #[inline(always)]
-    fn commit_async_group(&self) {
-        // SAFETY: no operands.
-        unsafe { core::arch::asm!("cp.async.commit_group;", options(nostack)) }
-    }
-    #[inline(always)]
-    fn wait_async_groups<const PENDING: u32>(&self) {
-        // SAFETY: waits on this thread's own copies.
-        unsafe { core::arch::asm!("cp.async.wait_group {n};", n = const PENDING, options(nostack)) }
-    }
-    #[inline(always)]
     fn wait_async_copies(&self) {
         // SAFETY: waits on this thread's own copies; no operands.
         unsafe { core::arch::asm!("cp.async.commit_group;", "cp.async.wait_group 0;", options(nostack)) }

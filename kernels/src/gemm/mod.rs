@@ -45,8 +45,6 @@ macro_rules! unroll {
     };
 }
 
-#[path = "09_async_copy.rs"]
-mod async_copy_kernel;
 #[path = "03_blocktile_1d.rs"]
 mod blocktile_1d_kernel;
 #[path = "04_blocktile_2d.rs"]
@@ -65,7 +63,6 @@ mod vectorized_kernel;
 #[path = "06_warptile.rs"]
 mod warptile_kernel;
 
-pub use async_copy_kernel::{AC, ASYNC_SHARED_FLOATS, ASYNC_STAGES, async_copy};
 pub use blocktile_1d_kernel::{BT1_BK, BT1_BM, BT1_BN, BT1_THREADS, BT1_TM, blocktile_1d};
 pub use blocktile_2d_kernel::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, blocktile_2d};
 pub use double_buffered_kernel::{DB, double_buffered, double_buffered_with};
@@ -104,12 +101,11 @@ pub enum Variant {
     Warptile,
     DoubleBuffered,
     Tf32,
-    AsyncCopy,
 }
 
 impl Variant {
     /// Every version, in teaching order: the FP32 ladder, then TF32.
-    pub const ALL: [Variant; 9] = [
+    pub const ALL: [Variant; 8] = [
         Variant::Naive,
         Variant::SmemTiled,
         Variant::Blocktile1d,
@@ -118,11 +114,10 @@ impl Variant {
         Variant::Warptile,
         Variant::DoubleBuffered,
         Variant::Tf32,
-        Variant::AsyncCopy,
     ];
 
     /// The FP32 (FMA, non-tensor-core) steps.
-    pub const FP32: [Variant; 8] = [
+    pub const FP32: [Variant; 7] = [
         Variant::Naive,
         Variant::SmemTiled,
         Variant::Blocktile1d,
@@ -130,7 +125,6 @@ impl Variant {
         Variant::Vectorized,
         Variant::Warptile,
         Variant::DoubleBuffered,
-        Variant::AsyncCopy,
     ];
 
     /// Whether this version rounds its inputs to TF32 (tensor cores).
@@ -152,7 +146,6 @@ impl Variant {
             Variant::Warptile => 6,
             Variant::DoubleBuffered => 7,
             Variant::Tf32 => 8,
-            Variant::AsyncCopy => 9,
         }
     }
 
@@ -167,7 +160,6 @@ impl Variant {
             Variant::Warptile => "warptile",
             Variant::DoubleBuffered => "double_buffered",
             Variant::Tf32 => "tf32",
-            Variant::AsyncCopy => "async_copy",
         }
     }
 
@@ -182,7 +174,6 @@ impl Variant {
             Variant::Warptile => "gemm_warptile",
             Variant::DoubleBuffered => "gemm_double_buffered",
             Variant::Tf32 => "gemm_tf32",
-            Variant::AsyncCopy => "gemm_async_copy",
         }
     }
 
@@ -196,7 +187,6 @@ impl Variant {
             Variant::Warptile => (WT.bm, WT.bn),
             Variant::DoubleBuffered => (DB.bm, DB.bn),
             Variant::Tf32 => (TF32_BM, TF32_BN),
-            Variant::AsyncCopy => (AC.bm, AC.bn),
         }
     }
 
@@ -213,7 +203,6 @@ impl Variant {
             Variant::Warptile => (Dim3::xy(WT.threads(), 1), WT.shared_floats()),
             Variant::DoubleBuffered => (Dim3::xy(DB.threads(), 1), 2 * DB.shared_floats()),
             Variant::Tf32 => (Dim3::xy(TF32_THREADS, 1), TF32_SHARED_FLOATS),
-            Variant::AsyncCopy => (Dim3::xy(AC.threads(), 1), ASYNC_SHARED_FLOATS),
         };
         LaunchDims { grid, block, shared_bytes: shared_floats * 4 }
     }
@@ -237,7 +226,6 @@ impl Variant {
                 Variant::Warptile => warptile(ctx, a, b, c, p),
                 Variant::DoubleBuffered => double_buffered(ctx, a, b, c, p),
                 Variant::Tf32 => tf32(ctx, a, b, c, p),
-                Variant::AsyncCopy => async_copy(ctx, a, b, c, p),
             }
         }
     }
