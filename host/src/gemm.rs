@@ -139,10 +139,25 @@ pub fn launch(
         arg(&mut alpha),
         arg(&mut beta),
     ];
+    // Step 7 on a grid of interior blocks only: its interior-only build.
+    let entry = if variant == Variant::DoubleBuffered
+        && coalesce_kernels::gemm::all_interior(
+            p.m,
+            p.n,
+            p.k,
+            a.as_device_ptr().as_ptr(),
+            b.as_device_ptr().as_ptr(),
+            c.as_device_ptr().as_ptr(),
+        ) {
+        coalesce_kernels::gemm::INTERIOR_ENTRY
+    } else {
+        variant.entry_point()
+    };
     // SAFETY: the kernel takes (const f32* a, const f32* b, f32* c, u32 m,
     // u32 n, u32 k, f32 alpha, f32 beta); the buffers hold m*k, k*n and m*n
-    // floats (checked above), and `&`/`&mut` borrows keep C apart from A, B.
-    unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
+    // floats (checked above), and `&`/`&mut` borrows keep C apart from A, B;
+    // the interior build only where every block is interior.
+    unsafe { stream.launch_raw(entry, dims, &args) }
 }
 
 /// The fastest FP32 version ([`Variant::BEST`], step 7): full f32 precision,

@@ -65,7 +65,7 @@ mod warptile_kernel;
 
 pub use blocktile_1d_kernel::{BT1_BK, BT1_BM, BT1_BN, BT1_THREADS, BT1_TM, blocktile_1d};
 pub use blocktile_2d_kernel::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, blocktile_2d};
-pub use double_buffered_kernel::{DB, double_buffered, double_buffered_with};
+pub use double_buffered_kernel::{DB, double_buffered, double_buffered_interior, double_buffered_with};
 pub use naive_kernel::{NAIVE_BLOCK, naive};
 pub use smem_tiled_kernel::{SMEM_TILE, smem_tiled};
 pub use tf32_kernel::{TF32_BK, TF32_BM, TF32_BN, TF32_SHARED_FLOATS, TF32_STRIDE, TF32_THREADS, tf32, to_tf32};
@@ -74,8 +74,30 @@ pub use warptile_kernel::{WT, WarpTiling, warptile, warptile_with};
 
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
-/// The `.entry` kernels of this module, one per [`Variant`].
-pub const ENTRIES: &[&str] = &crate::entries_of_variants!(Variant);
+/// The `.entry` kernels of this module: one per [`Variant`], then step 7's
+/// interior-only twin ([`INTERIOR_ENTRY`]).
+pub const ENTRIES: &[&str] = &{
+    let per_variant = crate::entries_of_variants!(Variant);
+    let mut names = [""; Variant::ALL.len() + 1];
+    let mut i = 0;
+    while i < per_variant.len() {
+        names[i] = per_variant[i];
+        i += 1;
+    }
+    names[i] = INTERIOR_ENTRY;
+    names
+};
+
+/// Step 7 compiled with its interior loop alone ([`double_buffered_interior`]),
+/// which the host launches when every block of the grid is interior.
+pub const INTERIOR_ENTRY: &str = "gemm_double_buffered_interior";
+
+/// Whether every block of step 7's grid is interior (`M`, `N`, `K`
+/// multiples of the 128x256x8 tile, all three buffers 16-byte aligned), so
+/// that [`INTERIOR_ENTRY`] may run it.
+pub fn all_interior(m: u32, n: u32, k: u32, a: *const f32, b: *const f32, c: *const f32) -> bool {
+    m.is_multiple_of(DB.bm) && n.is_multiple_of(DB.bn) && k.is_multiple_of(DB.bk) && aligned16(a, b, c)
+}
 
 /// The scalars of one GEMM: the shape and the epilogue's `alpha`, `beta`.
 #[derive(Clone, Copy, Debug, PartialEq)]
