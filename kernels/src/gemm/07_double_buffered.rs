@@ -317,8 +317,14 @@ pub unsafe fn double_buffered_interior<C: ThreadCtx>(ctx: &C, a: *const f32, b: 
     const NB: usize = DB.b_vectors() as usize;
     let t = tile_ctx(ctx, &DB, a, b, c, &p);
     debug_assert!(t.interior(&DB));
-    // SAFETY: forwarded; every block is interior (the caller's contract).
-    unsafe { main_loop::<C, MI, NI, NA, NB, INTERIOR>(ctx, &DB, a, b, c, &p, &t) }
+    // SAFETY: forwarded.
+    unsafe {
+        if t.interior(&DB) {
+            super::legacy_kernel::legacy_main_loop::<C, MI, NI, NA, NB, true>(ctx, &DB, a, b, c, &p, &t)
+        } else {
+            super::legacy_kernel::legacy_main_loop::<C, MI, NI, NA, NB, false>(ctx, &DB, a, b, c, &p, &t)
+        }
+    }
 }
 
 #[cfg(target_arch = "nvptx64")]

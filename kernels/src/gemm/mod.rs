@@ -51,6 +51,8 @@ mod blocktile_1d_kernel;
 mod blocktile_2d_kernel;
 #[path = "07_double_buffered.rs"]
 mod double_buffered_kernel;
+#[path = "07_legacy.rs"]
+mod legacy_kernel;
 #[path = "01_naive.rs"]
 mod naive_kernel;
 #[path = "02_smem_tiled.rs"]
