@@ -299,16 +299,11 @@ pub unsafe fn double_buffered<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f3
 }
 
 /// [`double_buffered`] for a grid whose every block is interior
-/// ([`super::all_interior`]): the interior loop alone.
-///
-/// The same kernel with its edge loops beside the interior one measured 5%
-/// slower at 4096^3 than before the edge loops were reworked, with a loop
-/// body of the same instructions (ptxas allocated 238 registers instead of
-/// 245 and scheduled them differently). Compiled alone, the interior loop is
-/// ptxas's only concern.
+/// ([`super::all_interior`]), built from step 7's first tile loop
+/// (`07_double_buffered_v1.rs`, which says why).
 ///
 /// # Safety
-/// As [`double_buffered`], and every block interior.
+/// As [`double_buffered`].
 #[inline(always)]
 pub unsafe fn double_buffered_interior<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     const MI: usize = DB.mi as usize;
@@ -316,8 +311,7 @@ pub unsafe fn double_buffered_interior<C: ThreadCtx>(ctx: &C, a: *const f32, b: 
     const NA: usize = DB.a_vectors() as usize;
     const NB: usize = DB.b_vectors() as usize;
     let t = tile_ctx(ctx, &DB, a, b, c, &p);
-    debug_assert!(t.interior(&DB));
-    // SAFETY: forwarded.
+    // SAFETY: forwarded (the v1 loop also handles edge blocks, slowly).
     unsafe {
         if t.interior(&DB) {
             super::legacy_kernel::legacy_main_loop::<C, MI, NI, NA, NB, true>(ctx, &DB, a, b, c, &p, &t)

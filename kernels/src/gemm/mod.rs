@@ -51,7 +51,7 @@ mod blocktile_1d_kernel;
 mod blocktile_2d_kernel;
 #[path = "07_double_buffered.rs"]
 mod double_buffered_kernel;
-#[path = "07_legacy.rs"]
+#[path = "07_double_buffered_v1.rs"]
 mod legacy_kernel;
 #[path = "01_naive.rs"]
 mod naive_kernel;

@@ -1,5 +1,21 @@
-//! EXPERIMENT: step 7's tile loop as of commit eaa5e7d, verbatim, to build
-//! the interior-only entry from the code that measured 51 TFLOP/s.
+//! Step 7's tile loop as first written and measured (commit eaa5e7d: 51.5
+//! TFLOP/s at 4096^3, cuBLAS's speed), kept verbatim to build
+//! `gemm_double_buffered_interior`.
+//!
+//! Here every tile chooses at run time between 16-byte loads and checked
+//! ones (`a_fast`/`b_fast`), which is slow at the edges (see
+//! `07_double_buffered.rs`), so the host launches this build only on grids
+//! whose every block is interior, where only its interior copy of the loop
+//! runs. Why keep two loops: ptxas schedules a loop differently depending on
+//! what else the kernel holds. In one device call at 4096^3 (median of 10):
+//! this build 2.704 ms, the reworked kernel's own interior loop 2.835 ms,
+//! the interior loop compiled alone 3.392 ms (at 205 registers ptxas put its
+//! loads after the FMAs); docs/measurements/2026-11-22-h100-gemm-interior-ab/.
+//!
+//! Keep the names (`legacy_kernel`, `legacy_*`): renaming them renumbered
+//! LLVM's virtual registers in the PTX and ptxas then scheduled the interior
+//! loop differently. The build measured above is this file's PTX, byte for
+//! byte.
 use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b};
 use super::warptile_kernel::{Acc, WarpTiling, compute_tile, store_acc, thread_origin};
 use super::{F4, Problem};
