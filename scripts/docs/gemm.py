@@ -14,8 +14,9 @@ ptxas.txt and machine.txt are cut from the run's logs:
 of 16 step-7 geometries, plus the driver's register counts) and the sweep's
 sources. <shapes run> (optional) holds benches/gemm.rs's `gemm_shapes` group
 with scripts/gpu/torch_gemm_shapes.py beside it, before and after step 7's
-edge rework (before-bench.log, after-bench.log), and the ncu files that
-found the problem (before-ncu.txt, before-stall-top.txt).
+edge rework (before-bench.log; after-bench.log is the final run's bench, with
+the interior build; rework-bench.log the call before it), and the ncu files
+that found the problem (before-ncu.txt, before-stall-top.txt).
 Every number in the page comes from those files."""
 import json, pathlib, re, sys
 
@@ -339,7 +340,7 @@ if shapes_run:
       "Blocks at the border of `C`, and every block when `K` or `N` is not a multiple of 4, take the edge path. "
       "`sgemm` (step 7) and cuBLAS through PyTorch (TF32 off, `scripts/gpu/torch_gemm_shapes.py`) at shapes around "
       "4096, criterion medians of 10 samples (benches/gemm.rs, group `gemm_shapes`), TFLOP/s; before and after are "
-      "two device calls, each on a freshly started H100 (cuBLAS's own 4096^3 moved by 3% between them):\n")
+      "two device calls, each on a freshly started H100, cuBLAS measured in each:\n")
     w("| M x N x K | before: step 7 | cuBLAS | ratio | after: step 7 | cuBLAS | ratio |")
     w("| --- | --- | --- | --- | --- | --- | --- |")
     for shape in a_ours:
@@ -363,13 +364,22 @@ if shapes_run:
       "unconditionally from addresses clamped inside the matrix: one address per row and immediate offsets, no "
       "predicate alive across the FMAs. The one vector that crosses `N` reads the row's last four floats and is "
       "shifted back into place with selects when staged. In the SASS the edge loop's loads now come before "
-      "the FMAs, as in the interior loop. `N < 4` (narrower than one vector) keeps checked loads. Interior blocks "
-      "run the unchanged loop.\n")
+      "the FMAs, as in the interior loop. `N < 4` (narrower than one vector) keeps checked loads.\n")
+    w("**The interior, kept at cuBLAS's speed.** The reworked kernel's interior loop has the same instructions as "
+      "before, but ptxas, compiling it beside the new edge loops (238 registers instead of 245), scheduled it "
+      "differently: 5% slower at 4096^3 in an A/B device call (2.835 ms against 2.669). Compiled alone it was worse "
+      "(205 registers, its loads moved after the FMAs: 3.392 ms). So grids whose every block is interior "
+      "(`all_interior`: M, N, K multiples of the tile, aligned buffers) launch `gemm_double_buffered_interior`, "
+      "built from step 7's first loop kept verbatim (`07_double_buffered_v1.rs`, 2.704 ms in that call), and "
+      "every other grid the reworked kernel (`interior-ab/` beside this run: `abc.txt`, `ab.txt`).\n")
     w("**What remains:** the edge loop reads with 4-byte loads (four times the L1 wavefronts of 16-byte ones, "
       "competing with the tile's shared-memory reads), and 4097 needs a fifth wave of 128x256 blocks (561 blocks on "
       "132 SMs) where cuBLAS picks another tile. A variant with 16-byte clamped loads for aligned edges (4000^3) "
-      "made ptxas move even the interior loop's loads after the FMAs (240 registers): it needs `cp.async` "
-      "(loads straight to shared memory, no registers held across the FMAs), a step of its own.\n")
+      "made ptxas move even the interior loop's loads after the FMAs (240 registers). A step with `cp.async` "
+      "(global to shared memory without registers, zero-filling copies at the edges, three stages) was written, "
+      "passed the tests and the sanitizers, and measured slower at every shape (39.8 TFLOP/s at 4096^3; "
+      "docs/measurements/2026-11-22-h100-gemm-async-copy/): `A`'s transposed tile takes one 4-byte copy per "
+      "element. It was not kept.\n")
 
 w("## Correctness\n")
 w("tests/gemm.rs checks every step against a float64 reference on odd shapes (1x1x1, 17x33x65, 70x45x130, 132x260x68 on "

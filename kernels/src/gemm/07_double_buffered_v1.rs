@@ -10,7 +10,7 @@
 //! what else the kernel holds. In one device call at 4096^3 (median of 10):
 //! this build 2.704 ms, the reworked kernel's own interior loop 2.835 ms,
 //! the interior loop compiled alone 3.392 ms (at 205 registers ptxas put its
-//! loads after the FMAs); docs/measurements/2026-11-22-h100-gemm-interior-ab/.
+//! loads after the FMAs); docs/measurements/2026-11-22-h100-gemm-shapes/interior-ab/.
 //!
 //! Keep the names (`legacy_kernel`, `legacy_*`): renaming them renumbered
 //! LLVM's virtual registers in the PTX and ptxas then scheduled the interior
