@@ -43,6 +43,11 @@ impl GridLimits {
             return Err(Error::GridTooLarge { kernel, shape: shape.to_string(), grid: g, limit: m });
         }
         debug_assert!(dims.block.count() <= self.max_threads_per_block as u64);
+        // The opt-in list is consulted only past 48 KiB: every launch passes
+        // here, and almost none asks for that much.
+        if dims.shared_bytes <= self.max_shared_bytes_per_block {
+            return Ok(());
+        }
         let limit = if coalesce_kernels::OPT_IN_SHARED.contains(&kernel) {
             self.max_shared_bytes_optin
         } else {
