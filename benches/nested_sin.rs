@@ -96,7 +96,10 @@ fn bench_small(c: &mut Criterion<GpuTime>, wall: &mut Criterion, stream: &'stati
     let input = gpu.upload(&inputs(SMALL)).unwrap();
     let mut output = gpu.alloc::<f32>(SMALL).unwrap();
     let mut out_graph = gpu.alloc::<f32>(SMALL).unwrap();
-    let unfused = graph::capture(stream, || nested_sin::unfused(stream, &input, &mut out_graph)).unwrap();
+    // Captured on a non-blocking stream (graph::capture needs one), replayed
+    // on the timed stream.
+    let capturing = gpu.nonblocking_stream().unwrap();
+    let unfused = graph::capture(&capturing, || nested_sin::unfused(&capturing, &input, &mut out_graph)).unwrap();
     assert_eq!(unfused.node_count(), 4);
 
     let mut group = c.benchmark_group("nested_sin_1024");

@@ -167,11 +167,14 @@ fn main() -> Result<()> {
     }
 
     // The same launches as one graph (captured once, replayed 5 + 1 times).
+    // Captured on a non-blocking stream (graph::capture needs one), replayed
+    // on a default one like the launches above.
     let stream = gpu.stream()?;
+    let capturing = gpu.nonblocking_stream()?;
     let mut y = gpu.upload(&vec![0.0f32; ELEMENTS as usize])?;
-    let g = graph::capture(&stream, || {
+    let g = graph::capture(&capturing, || {
         for _ in 0..LAUNCHES {
-            probe::increment(&stream, &mut y)?;
+            probe::increment(&capturing, &mut y)?;
         }
         Ok(())
     })?;

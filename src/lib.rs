@@ -14,24 +14,69 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Embedding the kernels in another `cust` program: load [`PTX`] with
-//! `cust::module::Module::from_ptx` and launch the entries listed in
-//! [`kernels::entry_points`]; or use [`Gpu::load`]`(coalesce::PTX)`.
+//! Embedding the kernels in another `cust` program: [`load_into`] loads them
+//! into the program's context (any device), and [`Gpu::borrow_stream`]
+//! launches them on its streams. [`init_on`] opens device N. The raw PTX is
+//! [`MODULES`], one per architecture, with the entries listed in
+//! [`kernels::entry_points`].
+//!
+//! # Threads
+//! [`Gpu`] and [`Stream`] are `Send` and `Sync`. Each call makes the
+//! `Gpu`'s context current on the calling thread first, so one `Gpu` can be
+//! shared by threads, or each thread can make its own; all `Gpu`s of one
+//! device share its primary context. Graphs are captured on non-blocking
+//! streams only ([`graph`] says why), so a capture in one thread is never
+//! broken by what other threads do.
 
 pub use coalesce_host::*;
 pub use coalesce_kernels as kernels;
 
-/// The PTX module of every kernel, built for [`CUDA_ARCH`] by `build.rs`.
-pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
+/// Every kernel as PTX, one module per GPU architecture (`sm_80`, `sm_90`),
+/// lowest first: the modules shipped in `ptx/`, or rebuilt from `kernels/`
+/// by `build.rs` (see `COALESCE_PTX` in the README).
+pub const MODULES: &[coalesce_host::Ptx] = include!(concat!(env!("OUT_DIR"), "/modules.rs"));
 
-/// The GPU architecture [`PTX`] was built for (`COALESCE_CUDA_ARCH`, default `sm_90`).
-pub const CUDA_ARCH: &str = env!("COALESCE_CUDA_ARCH");
+/// The `sm_90` module of [`MODULES`]: every kernel, built for [`CUDA_ARCH`].
+pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/sm_90.ptx"));
 
-/// Initialises CUDA on device 0 and loads [`PTX`].
+/// The GPU architecture [`PTX`] was built for.
+pub const CUDA_ARCH: &str = "sm_90";
+
+/// Initialises CUDA on device 0 and loads the newest of [`MODULES`] the
+/// device can run.
 ///
-/// Returns [`Error::NoDevice`] when the machine has no usable GPU.
+/// Returns [`Error::NoDevice`] when the machine has no usable GPU, and
+/// [`Error::UnsupportedArchitecture`] for a GPU older than every module.
 pub fn init() -> Result<Gpu> {
-    Gpu::load(PTX)
+    init_on(0)
+}
+
+/// [`init`] on device `ordinal`: one [`Gpu`] per device, as many as the
+/// machine has ([`Error::DeviceNotFound`] past the last).
+pub fn init_on(ordinal: u32) -> Result<Gpu> {
+    Gpu::open(ordinal, MODULES)
+}
+
+/// The kernels loaded into a `cust` program's own context, on whatever
+/// device it was made for. Launch them on the program's streams through
+/// [`Gpu::borrow_stream`]:
+///
+/// ```no_run
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use cust::prelude::*;
+/// let _ctx = cust::quick_init()?; // the program's context and device
+/// let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+/// let gpu = coalesce::load_into(&_ctx)?;
+/// let on_mine = gpu.borrow_stream(&stream)?;
+/// let shape = coalesce::MatrixShape::new(1000, 3000)?;
+/// let input = DeviceBuffer::from_slice(&vec![1.0f32; shape.len()])?;
+/// let mut output = DeviceBuffer::<f32>::zeroed(shape.len())?;
+/// coalesce::transpose::vec4(&on_mine, &input, &mut output, shape)?;
+/// stream.synchronize()?;
+/// # Ok(()) }
+/// ```
+pub fn load_into(context: &cust::context::Context) -> Result<Gpu> {
+    Gpu::in_context(context, MODULES)
 }
 
 /// The names most programs need.

@@ -490,7 +490,7 @@ fn gpu_every_variant_at_odd_lengths_and_offsets() {
 #[test]
 fn gpu_unfused_as_a_graph_and_in_place() {
     let Some(gpu) = gpu_or_skip("gpu nested_sin graph") else { return };
-    let stream = gpu.stream().unwrap();
+    let stream = gpu.nonblocking_stream().unwrap();
     let mut rng = rng("gpu nested_sin graph");
     let xs = inputs(&mut rng, 1024);
     let want: Vec<f32> = xs.iter().map(|&x| port4(x)).collect();
@@ -501,11 +501,16 @@ fn gpu_unfused_as_a_graph_and_in_place() {
     for _ in 0..3 {
         unfused.launch(&stream).unwrap();
     }
-    stream.synchronize().unwrap();
     drop(unfused);
     let mut got = poison(xs.len());
-    d_out.copy_to(&mut got[..]).unwrap();
+    stream.download(&d_out, &mut got).unwrap();
     assert_bits("unfused graph", &xs, &got, &want);
+
+    // A blocking stream is refused: another thread's synchronous copy would
+    // break the capture.
+    let blocking = gpu.stream().unwrap();
+    let e = graph::capture(&blocking, || nested_sin::unfused(&blocking, &d_in, &mut d_out)).unwrap_err();
+    assert!(matches!(e, Error::CaptureNeedsNonBlockingStream), "{e}");
 
     // An error from the work ends the capture; the stream still works.
     let e = graph::capture(&stream, || Err(Error::Aliased { kernel: "test" })).unwrap_err();

@@ -160,7 +160,9 @@ fn stream_ordered_buffers_on_the_gpu() {
 }
 
 /// Both kinds of stream run the same launches; a non-blocking stream needs
-/// its own synchronize before a synchronous copy reads the result.
+/// its own synchronize before a synchronous copy reads the result. Graphs
+/// are captured on a non-blocking stream (a blocking one is refused) and
+/// replay on either kind.
 #[test]
 fn probe_launches_on_both_kinds_of_stream_on_the_gpu() {
     let Some(gpu) = gpu_or_skip("probe_launches_on_both_kinds_of_stream_on_the_gpu") else { return };
@@ -177,9 +179,12 @@ fn probe_launches_on_both_kinds_of_stream_on_the_gpu() {
         }
         // A graph of increments replays them in order.
         let mut y = gpu.upload(&vec![0.0f32; 300]).unwrap();
-        let g = graph::capture(&stream, || {
+        let capturing = gpu.nonblocking_stream().unwrap();
+        let refused = graph::capture(&gpu.stream().unwrap(), || Ok(())).unwrap_err();
+        assert!(matches!(refused, Error::CaptureNeedsNonBlockingStream), "{refused}");
+        let g = graph::capture(&capturing, || {
             for _ in 0..5 {
-                probe::increment(&stream, &mut y)?;
+                probe::increment(&capturing, &mut y)?;
             }
             Ok(())
         })

@@ -26,11 +26,12 @@ fn check_same_len(src: usize, dst: usize) -> Result<()> {
 /// ([`Stream::copy`]).
 pub fn copy(stream: &Stream<'_>, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f32>) -> Result<()> {
     check_same_len(src.len(), dst.len())?;
+    crate::alias::disjoint("copy_f32", src, dst)?;
     let dims = copy_dims(src.len() as u64, stream.gpu().sm_count());
     let (mut s, mut d, mut len) = (src.as_device_ptr(), dst.as_device_ptr(), src.len() as u64);
     let args = [arg(&mut s), arg(&mut d), arg(&mut len)];
-    // SAFETY: copy_f32(const f32*, f32*, u64 len); both hold len floats, and
-    // `&` and `&mut` borrows cannot alias.
+    // SAFETY: copy_f32(const f32*, f32*, u64 len); both hold len floats and
+    // do not overlap (checked above).
     unsafe { stream.launch_raw("copy_f32", dims, &args) }
 }
 
@@ -43,6 +44,13 @@ pub struct Strided {
 }
 
 impl Strided {
+    /// The device bytes from the run's first element to its last, in `buffer`
+    /// (the run must have been checked against the buffer).
+    fn span(self, buffer: &DeviceSlice<f32>) -> (u64, u64) {
+        let start = buffer.as_device_ptr().as_raw() + 4 * self.offset as u64;
+        (start, start + 4 * ((self.len as u64 - 1) * self.stride as u64 + 1))
+    }
+
     fn check(self, buffer: &'static str, buffer_len: usize) -> Result<()> {
         let last = (self.len.max(1) - 1).checked_mul(self.stride).and_then(|x| x.checked_add(self.offset));
         match last {
@@ -80,7 +88,8 @@ pub(crate) fn plan_strided(src: Strided, src_len: usize, dst: Strided, dst_len: 
 }
 
 /// `dst[dst.offset + i*dst.stride] = src[src.offset + i*src.stride]`, one
-/// launch. Checked: both runs stay inside their buffers.
+/// launch. Checked: both runs stay inside their buffers, and the spans they
+/// cover (first to last element) do not overlap ([`Error::Aliased`]).
 pub fn copy_strided(
     stream: &Stream<'_>,
     src: &DeviceSlice<f32>,
@@ -89,13 +98,14 @@ pub fn copy_strided(
     dst_run: Strided,
 ) -> Result<()> {
     let dims = plan_strided(src_run, src.len(), dst_run, dst.len())?;
+    crate::alias::disjoint_spans("copy_strided_f32", src_run.span(src), dst_run.span(dst))?;
     let (s, d) = (src.as_device_ptr(), dst.as_device_ptr());
     // SAFETY (pointer arithmetic only): offsets checked to be inside the buffers.
     let (mut s, mut d) = unsafe { (s.add(src_run.offset), d.add(dst_run.offset)) };
     let (mut ss, mut ds, mut len) = (src_run.stride as u64, dst_run.stride as u64, src_run.len as u32);
     let args = [arg(&mut s), arg(&mut ss), arg(&mut d), arg(&mut ds), arg(&mut len)];
     // SAFETY: copy_strided_f32(const f32*, u64, f32*, u64, u32); both runs
-    // checked in bounds; distinct buffers (`&` vs `&mut`).
+    // checked in bounds, and the spans they cover do not overlap.
     unsafe { stream.launch_raw("copy_strided_f32", dims, &args) }
 }
 

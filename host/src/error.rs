@@ -36,9 +36,30 @@ pub enum Error {
     #[error("{kernel} on {shape} needs {bytes} bytes of shared memory per block; this GPU allows {limit}")]
     SharedMemoryTooLarge { kernel: &'static str, shape: String, bytes: u32, limit: u32 },
 
-    /// The input and output buffers are the same memory.
-    #[error("{kernel} cannot run in place: input and output must be different buffers")]
+    /// The output overlaps an input in device memory (out-of-place
+    /// launchers only; in-place work has its own entry points).
+    #[error("{kernel}: the output overlaps an input in device memory; out-of-place launches need disjoint buffers")]
     Aliased { kernel: &'static str },
+
+    /// No device has this ordinal.
+    #[error("no CUDA device {ordinal}: this machine has {count}")]
+    DeviceNotFound { ordinal: u32, count: u32 },
+
+    /// None of the PTX modules can run on this GPU (each needs a newer one).
+    #[error("{device} (compute capability {major}.{minor}) runs none of the PTX modules shipped ({shipped})")]
+    UnsupportedArchitecture { device: String, major: u32, minor: u32, shipped: String },
+
+    /// A stream or context from elsewhere was given to a `Gpu`.
+    #[error("wrong CUDA context: {what}")]
+    WrongContext { what: &'static str },
+
+    /// Graph capture was asked of a stream that synchronises with the legacy
+    /// default stream.
+    #[error(
+        "graph capture needs a non-blocking stream (Gpu::nonblocking_stream): on a blocking stream, any \
+         synchronous copy or legacy-stream call made by another thread in the same context breaks the capture"
+    )]
+    CaptureNeedsNonBlockingStream,
 
     /// The kernel module lacks an expected entry point (PTX built from other sources).
     #[error("kernel `{name}` is not in the loaded module")]

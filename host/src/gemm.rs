@@ -18,7 +18,7 @@
 //! ```
 
 use crate::gpu::arg;
-use crate::{Error, GridLimits, LaunchDims, MatrixShape, Result, Stream};
+use crate::{GridLimits, LaunchDims, MatrixShape, Result, Stream};
 pub use coalesce_kernels::gemm::{DB, Problem, Variant, WT, WarpTiling};
 use cust::memory::DeviceSlice;
 use std::fmt;
@@ -34,7 +34,7 @@ pub struct GemmShape {
 impl GemmShape {
     /// Checks that every dimension is nonzero and that each of the three
     /// matrices fits the kernels' `u32` dimensions and the address space
-    /// ([`Error::ZeroDimension`], [`Error::ShapeTooLarge`], reported for the
+    /// ([`crate::Error::ZeroDimension`], [`crate::Error::ShapeTooLarge`], reported for the
     /// first matrix that fails, `A` then `B` then `C`).
     pub fn new(m: usize, n: usize, k: usize) -> Result<Self> {
         Ok(GemmShape { a: MatrixShape::new(m, k)?, b: MatrixShape::new(k, n)?, c: MatrixShape::new(m, n)? })
@@ -109,10 +109,10 @@ pub(crate) fn plan(
 
 /// `C = alpha * A * B + beta * C` with the given version, queued on `stream`.
 ///
-/// Errors: [`Error::LengthMismatch`] if a buffer does not hold exactly its
-/// matrix, [`Error::GridTooLarge`] if `m` needs more block rows than the
-/// device allows, [`Error::Aliased`] if `C` is `A` or `B`, and driver errors
-/// from the launch itself.
+/// Errors: [`crate::Error::LengthMismatch`] if a buffer does not hold exactly its
+/// matrix, [`crate::Error::GridTooLarge`] if `m` needs more block rows than the
+/// device allows, [`crate::Error::Aliased`] if `C` overlaps `A` or `B` (`A` and `B`
+/// may overlap: both are only read), and driver errors from the launch itself.
 pub fn launch(
     stream: &Stream<'_>,
     variant: Variant,
@@ -123,10 +123,9 @@ pub fn launch(
     scalars: AlphaBeta,
 ) -> Result<()> {
     let dims = plan(variant, shape, (a.len(), b.len(), c.len()), &stream.gpu().grid_limits())?;
+    crate::alias::disjoint(variant.entry_point(), a, c)?;
+    crate::alias::disjoint(variant.entry_point(), b, c)?;
     let (mut pa, mut pb, mut pc) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
-    if pc == pa || pc == pb {
-        return Err(Error::Aliased { kernel: variant.entry_point() });
-    }
     let p = shape.problem(scalars);
     let (mut m, mut n, mut k, mut alpha, mut beta) = (p.m, p.n, p.k, p.alpha, p.beta);
     let args = [
@@ -155,7 +154,7 @@ pub fn launch(
     };
     // SAFETY: the kernel takes (const f32* a, const f32* b, f32* c, u32 m,
     // u32 n, u32 k, f32 alpha, f32 beta); the buffers hold m*k, k*n and m*n
-    // floats (checked above), and `&`/`&mut` borrows keep C apart from A, B;
+    // floats and C overlaps neither A nor B (checked above);
     // the interior build only where every block is interior.
     unsafe { stream.launch_raw(entry, dims, &args) }
 }

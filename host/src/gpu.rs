@@ -1,14 +1,19 @@
 //! The device, its context, the loaded kernel module, and streams.
 
-use crate::error::Context as _;
+use crate::error::{Context as _, check};
 use crate::{Dim3, Error, LaunchDims, Result};
 use cust::context::Context;
 use cust::device::{Device, DeviceAttribute};
 use cust::error::CudaError;
-use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
+use cust::memory::{AsyncCopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
 use cust::stream::StreamFlags;
+use cust::sys;
+use std::collections::HashMap;
 use std::ffi::c_void;
+use std::mem::ManuallyDrop;
+use std::ptr;
+use std::sync::Mutex;
 
 /// The largest grid a launch may use. CUDA's limits since compute capability
 /// 3.0; [`Gpu::grid_limits`] reads the device's own.
@@ -65,19 +70,65 @@ impl GridLimits {
     }
 }
 
-/// A CUDA device with a context and the kernel module loaded.
+/// One PTX module of the kernels, built for one GPU architecture.
 ///
-/// Create one per process (it owns the context); everything else borrows it.
+/// PTX built for `sm_XY` is JIT-compiled by the driver for any GPU of compute
+/// capability X.Y or later, and refused by earlier ones: a crate ships one
+/// module per architecture it supports, and [`Gpu`] loads the newest one the
+/// device can run ([`Ptx::pick`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ptx {
+    /// The architecture, as compute capability `major * 10 + minor`: 90 for `sm_90`.
+    pub arch: u32,
+    /// The module's PTX text.
+    pub text: &'static str,
+}
+
+impl Ptx {
+    /// The newest module of `modules` that a GPU of compute capability
+    /// `major.minor` can run, or `None` if every one needs a newer GPU.
+    pub fn pick(modules: &[Ptx], major: u32, minor: u32) -> Option<Ptx> {
+        let cc = major * 10 + minor;
+        modules.iter().filter(|m| m.arch <= cc).max_by_key(|m| m.arch).copied()
+    }
+}
+
+/// A CUDA device, a retained reference to its primary context, and the
+/// kernel module loaded into that context.
+///
+/// # Threads
+///
+/// `Gpu` is `Send` and `Sync`: share one between threads (`&Gpu`, `Arc<Gpu>`)
+/// or make one per thread; both are sound. Every method that calls the
+/// driver first makes the `Gpu`'s context current on the calling thread
+/// (CUDA's current context is per thread), so a `Gpu` made in one thread
+/// works in any other, and several `Gpu` values for different devices can be
+/// used in turn from one thread. All `Gpu`s of one device share its primary
+/// context, as every `cust` program and the CUDA runtime do.
+///
+/// Streams: [`Gpu::stream`] gives a stream that synchronises with the legacy
+/// default stream, so `cust`'s synchronous copies (`copy_to`, `copy_from`)
+/// stay ordered with its kernels. [`Gpu::nonblocking_stream`] gives one that
+/// does not; it is the only kind [`crate::graph::capture`] accepts, because a
+/// capture on a blocking stream is broken by any legacy-stream call (such as a
+/// synchronous copy) that another thread makes in the same context.
 pub struct Gpu {
-    // Field order is drop order: the module must go before its context.
-    module: Module,
+    // The module and the copy stream go before the context (see `Drop`).
+    module: ManuallyDrop<Module>,
+    copies: ManuallyDrop<cust::stream::Stream>,
     /// Every kernel of the module, looked up once at load.
-    functions: std::collections::HashMap<&'static str, KernelHandle>,
+    functions: HashMap<&'static str, KernelHandle>,
+    /// Resident blocks per SM of a kernel at a block size, asked of the
+    /// driver once per `Gpu` (the grid-stride kernels size their grids by it).
+    occupancy: Mutex<Vec<(&'static str, u32, u32)>>,
     device: Device,
+    ordinal: u32,
+    compute_capability: (u32, u32),
+    ptx_arch: Option<u32>,
     limits: GridLimits,
     name: String,
     sm_count: u32,
-    _context: Context,
+    context: Context,
 }
 
 /// Whether a driver error means "there is no GPU here" rather than a fault.
@@ -89,26 +140,122 @@ fn means_no_device(e: CudaError) -> bool {
         || e as u32 == 35 // CUDA_ERROR_INSUFFICIENT_DRIVER
 }
 
+/// Initialises the driver and returns the number of devices, or
+/// [`Error::NoDevice`] when there is none.
+fn init_driver() -> Result<u32> {
+    let no_device = |e: CudaError| {
+        if means_no_device(e) {
+            Error::NoDevice { reason: e.to_string() }
+        } else {
+            Error::Cuda { op: "cuInit", source: e }
+        }
+    };
+    cust::init(cust::CudaFlags::empty()).map_err(no_device)?;
+    let count = Device::num_devices().map_err(no_device)?;
+    if count == 0 {
+        return Err(Error::NoDevice { reason: "the driver reports 0 devices".into() });
+    }
+    Ok(count)
+}
+
+/// Retains `device`'s primary context once for the rest of the process, as
+/// the CUDA runtime does. `Gpu::alloc` hands out `cust` buffers that do not
+/// borrow the `Gpu`, so a buffer may outlive every `Gpu` of its device; if
+/// the last `Gpu` released the context, the driver would destroy it and the
+/// buffer's `cuMemFree` would act on a destroyed context (seen to crash).
+fn keep_primary_context(device: Device) -> Result<()> {
+    static KEPT: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    if !kept.contains(&device.as_raw()) {
+        let mut ctx = ptr::null_mut();
+        // SAFETY: an out-pointer and a valid device; never released.
+        check("cuDevicePrimaryCtxRetain", unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, device.as_raw()) })?;
+        kept.push(device.as_raw());
+    }
+    Ok(())
+}
+
+/// The module text a `Gpu` loads: given as is, or picked by architecture.
+enum Source<'p> {
+    Text(&'p str),
+    Pick(&'p [Ptx]),
+}
+
 impl Gpu {
-    /// Initialises the driver, makes a context on device 0 and loads `ptx`
-    /// (for this crate's kernels: `coalesce::PTX`).
+    /// Initialises the driver, retains device 0's primary context and loads
+    /// `ptx` into it. Programs using this crate's kernels call
+    /// `coalesce::init()`, which picks the module for the device.
     ///
     /// Returns [`Error::NoDevice`] on a machine without a usable GPU.
     pub fn load(ptx: &str) -> Result<Gpu> {
-        let no_device = |e: CudaError| {
-            if means_no_device(e) {
-                Error::NoDevice { reason: e.to_string() }
-            } else {
-                Error::Cuda { op: "cuInit", source: e }
+        init_driver()?;
+        let device = Device::get_device(0).during("cuDeviceGet")?;
+        Gpu::build(device, 0, Source::Text(ptx))
+    }
+
+    /// Device `ordinal` (0-based, in the driver's order), with the newest
+    /// module of `modules` that it can run.
+    ///
+    /// Errors: [`Error::NoDevice`] without a GPU, [`Error::DeviceNotFound`]
+    /// past the last device, [`Error::UnsupportedArchitecture`] when every
+    /// module needs a newer GPU.
+    pub fn open(ordinal: u32, modules: &[Ptx]) -> Result<Gpu> {
+        let count = init_driver()?;
+        if ordinal >= count {
+            return Err(Error::DeviceNotFound { ordinal, count });
+        }
+        let device = Device::get_device(ordinal).during("cuDeviceGet")?;
+        Gpu::build(device, ordinal, Source::Pick(modules))
+    }
+
+    /// The kernels loaded into a context the program already has (on any
+    /// device), picking the newest of `modules` the device can run. The
+    /// `Gpu` holds its own reference to the context, so the program may drop
+    /// its `Context` first; streams the program made in that context can be
+    /// used for launches through [`Gpu::borrow_stream`].
+    ///
+    /// Leaves `context` current on the calling thread.
+    pub fn in_context(context: &Context, modules: &[Ptx]) -> Result<Gpu> {
+        init_driver()?;
+        let raw = context.as_raw();
+        // SAFETY: a live context handle, owned by `context`.
+        check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(raw) })?;
+        let mut dev: sys::CUdevice = 0;
+        // SAFETY: an out-pointer to a local; the context is current.
+        check("cuCtxGetDevice", unsafe { sys::cuCtxGetDevice(&mut dev) })?;
+        let ordinal = dev as u32;
+        let device = Device::get_device(ordinal).during("cuDeviceGet")?;
+        let gpu = Gpu::build(device, ordinal, Source::Pick(modules))?;
+        if gpu.context.as_raw() != raw {
+            // cust's `Context` is the device's primary context, so this does
+            // not happen with it; say so rather than load elsewhere.
+            return Err(Error::WrongContext { what: "the given context is not its device's primary context" });
+        }
+        Ok(gpu)
+    }
+
+    fn build(device: Device, ordinal: u32, source: Source<'_>) -> Result<Gpu> {
+        keep_primary_context(device)?;
+        let context = Context::new(device).during("cuDevicePrimaryCtxRetain")?;
+        // SAFETY: the context just retained.
+        check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(context.as_raw()) })?;
+        let attr = |a| device.get_attribute(a).during("cuDeviceGetAttribute").map(|v| v as u32);
+        let compute_capability =
+            (attr(DeviceAttribute::ComputeCapabilityMajor)?, attr(DeviceAttribute::ComputeCapabilityMinor)?);
+        let name = device.name().during("cuDeviceGetName")?;
+        let (text, ptx_arch) = match source {
+            Source::Text(text) => (text, None),
+            Source::Pick(modules) => {
+                let (major, minor) = compute_capability;
+                let m = Ptx::pick(modules, major, minor).ok_or_else(|| Error::UnsupportedArchitecture {
+                    device: name.clone(),
+                    major,
+                    minor,
+                    shipped: modules.iter().map(|m| format!("sm_{}", m.arch)).collect::<Vec<_>>().join(", "),
+                })?;
+                (m.text, Some(m.arch))
             }
         };
-        cust::init(cust::CudaFlags::empty()).map_err(no_device)?;
-        if Device::num_devices().map_err(no_device)? == 0 {
-            return Err(Error::NoDevice { reason: "the driver reports 0 devices".into() });
-        }
-        let device = Device::get_device(0).during("cuDeviceGet")?;
-        let context = Context::new(device).during("cuCtxCreate")?;
-        let attr = |a| device.get_attribute(a).during("cuDeviceGetAttribute").map(|v| v as u32);
         let limits = GridLimits {
             max_grid: Dim3::new(
                 attr(DeviceAttribute::MaxGridDimX)?,
@@ -120,10 +267,10 @@ impl Gpu {
             max_shared_bytes_optin: {
                 let mut v = 0i32;
                 // SAFETY: an out-pointer to a local and a valid device.
-                crate::error::check("cuDeviceGetAttribute", unsafe {
-                    cust::sys::cuDeviceGetAttribute(
+                check("cuDeviceGetAttribute", unsafe {
+                    sys::cuDeviceGetAttribute(
                         &mut v,
-                        cust::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                        sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
                         device.as_raw(),
                     )
                 })?;
@@ -131,37 +278,77 @@ impl Gpu {
             },
         };
         let sm_count = attr(DeviceAttribute::MultiprocessorCount)?;
-        let name = device.name().during("cuDeviceGetName")?;
-        let module = Module::from_ptx(ptx, &[]).during("cuModuleLoadData (PTX JIT)")?;
+        let module = ManuallyDrop::new(Module::from_ptx(text, &[]).during("cuModuleLoadData (PTX JIT)")?);
+        let copies =
+            ManuallyDrop::new(cust::stream::Stream::new(StreamFlags::NON_BLOCKING, None).during("cuStreamCreate")?);
+        // From here on `Drop` unloads the module and destroys the stream.
+        let mut gpu = Gpu {
+            module,
+            copies,
+            functions: HashMap::new(),
+            occupancy: Mutex::new(Vec::new()),
+            device,
+            ordinal,
+            compute_capability,
+            ptx_arch,
+            limits,
+            name,
+            sm_count,
+            context,
+        };
         // Look every kernel up once: a launch then costs no
         // cuModuleGetFunction (part of the per-launch overhead measured in
         // examples/04_launch_overhead.rs).
-        let functions = coalesce_kernels::entry_points()
-            .map(|name| {
-                let f = module.get_function(name).map_err(|_| Error::MissingKernel { name })?;
-                Ok((name, KernelHandle(f.to_raw())))
-            })
-            .collect::<Result<std::collections::HashMap<_, _>>>()?;
+        for name in coalesce_kernels::entry_points() {
+            let f = gpu.module.get_function(name).map_err(|_| Error::MissingKernel { name })?;
+            gpu.functions.insert(name, KernelHandle(f.to_raw()));
+        }
         // Kernels that may use more than 48 KiB of dynamic shared memory must
         // say so once (CUDA's opt-in); the launch checks then enforce the
         // device's opt-in limit.
         for &name in coalesce_kernels::OPT_IN_SHARED {
-            let f = functions.get(name).ok_or(Error::MissingKernel { name })?;
+            let f = gpu.function(name)?;
             // SAFETY: a live function handle of the module we own.
-            crate::error::check("cuFuncSetAttribute", unsafe {
-                cust::sys::cuFuncSetAttribute(
-                    f.0,
-                    cust::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            check("cuFuncSetAttribute", unsafe {
+                sys::cuFuncSetAttribute(
+                    f,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     limits.max_shared_bytes_optin as i32,
                 )
             })?;
         }
-        Ok(Gpu { module, functions, device, limits, name, sm_count, _context: context })
+        Ok(gpu)
+    }
+
+    /// Makes this `Gpu`'s context current on the calling thread, if it is not.
+    pub(crate) fn bind(&self) -> Result<()> {
+        let ours = self.context.as_raw();
+        let mut current = ptr::null_mut();
+        // SAFETY: an out-pointer to a local.
+        check("cuCtxGetCurrent", unsafe { sys::cuCtxGetCurrent(&mut current) })?;
+        if current != ours {
+            // SAFETY: our context is retained for as long as `self` lives.
+            check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(ours) })?;
+        }
+        Ok(())
     }
 
     /// The device's marketing name, e.g. "NVIDIA H100 80GB HBM3".
     pub fn name(&self) -> &str {
         &self.name
+    }
+    /// The device's ordinal: what [`Gpu::open`] takes.
+    pub fn ordinal(&self) -> u32 {
+        self.ordinal
+    }
+    /// Compute capability `(major, minor)`, e.g. `(9, 0)` for an H100.
+    pub fn compute_capability(&self) -> (u32, u32) {
+        self.compute_capability
+    }
+    /// The architecture of the loaded module (90 for `sm_90`), or `None`
+    /// when the module was given as text ([`Gpu::load`]).
+    pub fn ptx_arch(&self) -> Option<u32> {
+        self.ptx_arch
     }
     /// Number of streaming multiprocessors.
     pub fn sm_count(&self) -> u32 {
@@ -175,6 +362,10 @@ impl Gpu {
     pub fn device(&self) -> Device {
         self.device
     }
+    /// The context's raw handle (the device's primary context).
+    pub fn context_handle(&self) -> sys::CUcontext {
+        self.context.as_raw()
+    }
     /// The loaded module, for launching kernels by hand with `cust`.
     pub fn module(&self) -> &Module {
         &self.module
@@ -182,24 +373,44 @@ impl Gpu {
 
     /// A new stream. It synchronises with the legacy default stream, so a
     /// plain (synchronous) `copy_to` after a launch sees the kernel's result.
+    /// Graphs cannot be captured on it ([`Gpu::nonblocking_stream`]).
     pub fn stream(&self) -> Result<Stream<'_>> {
-        let inner = cust::stream::Stream::new(StreamFlags::DEFAULT, None).during("cuStreamCreate")?;
-        Ok(Stream { inner, gpu: self })
+        self.new_stream(StreamFlags::DEFAULT)
     }
 
     /// A stream that does not synchronise with the legacy default stream
     /// (`CU_STREAM_NON_BLOCKING`). Launches on it skip the driver's
     /// implicit dependency on the default stream (cheaper per launch, see
-    /// examples/04_launch_overhead.rs), but cust's synchronous copies
-    /// (`copy_to`, `copy_from`) no longer wait for its kernels:
+    /// examples/04_launch_overhead.rs), and it can capture graphs. `cust`'s
+    /// synchronous copies (`copy_to`, `copy_from`) are not ordered with its
+    /// kernels: use [`Stream::upload`] and [`Stream::download`], or
     /// [`Stream::synchronize`] first.
     pub fn nonblocking_stream(&self) -> Result<Stream<'_>> {
-        let inner = cust::stream::Stream::new(StreamFlags::NON_BLOCKING, None).during("cuStreamCreate")?;
-        Ok(Stream { inner, gpu: self })
+        self.new_stream(StreamFlags::NON_BLOCKING)
+    }
+
+    fn new_stream(&self, flags: StreamFlags) -> Result<Stream<'_>> {
+        self.bind()?;
+        let inner = cust::stream::Stream::new(flags, None).during("cuStreamCreate")?;
+        Ok(Stream { inner: StreamRef::Owned(inner), gpu: self })
+    }
+
+    /// A program's own `cust` stream, for this crate's launchers. Checked
+    /// once here: the stream must belong to this `Gpu`'s context
+    /// ([`Error::WrongContext`] otherwise).
+    pub fn borrow_stream<'s>(&'s self, stream: &'s cust::stream::Stream) -> Result<Stream<'s>> {
+        let mut ctx = ptr::null_mut();
+        // SAFETY: a live stream handle owned by `stream`; an out-pointer.
+        check("cuStreamGetCtx", unsafe { sys::cuStreamGetCtx(stream.as_inner(), &mut ctx) })?;
+        if ctx != self.context.as_raw() {
+            return Err(Error::WrongContext { what: "the stream belongs to another context" });
+        }
+        Ok(Stream { inner: StreamRef::Borrowed(stream), gpu: self })
     }
 
     /// Allocates `len` uninitialised elements of device memory.
     pub fn alloc<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        self.bind()?;
         let bytes = len.saturating_mul(size_of::<T>());
         // SAFETY: the contents are uninitialised device memory; `T: DeviceCopy`
         // is plain data, so any bit pattern is a valid value.
@@ -209,30 +420,107 @@ impl Gpu {
         })
     }
 
-    /// Copies a host slice into new device memory.
+    /// Copies a host slice into new device memory. The copy has landed when
+    /// this returns, so any stream may use the buffer at once. It runs on a
+    /// private non-blocking stream, never on the legacy default stream.
     pub fn upload<T: DeviceCopy>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
         let mut buf = self.alloc(host.len())?;
-        buf.copy_from(host).during("cuMemcpyHtoD")?;
+        // SAFETY: `buf` holds host.len() elements; the copy stream is waited
+        // on before `host` can be released.
+        unsafe { copy_h2d(&self.copies, host, &mut buf) }?;
         Ok(buf)
     }
 
-    fn function(&self, name: &'static str) -> Result<cust::sys::CUfunction> {
+    fn function(&self, name: &'static str) -> Result<sys::CUfunction> {
         self.functions.get(name).map(|f| f.0).ok_or(Error::MissingKernel { name })
     }
+
+    /// Resident blocks per SM of `entry` at `block` threads and no dynamic
+    /// shared memory, asked of the driver once per `Gpu`.
+    pub(crate) fn blocks_per_sm(&self, entry: &'static str, block: u32) -> Result<u32> {
+        let mut cache = self.occupancy.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&(_, _, n)) = cache.iter().find(|(e, b, _)| *e == entry && *b == block) {
+            return Ok(n);
+        }
+        let f = self.function(entry)?;
+        let mut n = 0i32;
+        // SAFETY: a live function of our module; an out-pointer.
+        check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
+            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, block as i32, 0)
+        })?;
+        let n = (n as u32).max(1);
+        cache.push((entry, block, n));
+        Ok(n)
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // cuModuleUnload acts on the current context: make ours current for
+        // it. A thread that had another context current gets it back; one
+        // that had none keeps ours (it stays alive, see
+        // `keep_primary_context`), so buffers dropped later still free.
+        let mut previous = ptr::null_mut();
+        // SAFETY: out-pointer; then our retained context; the fields are
+        // dropped once, here, and never used again.
+        unsafe {
+            let _ = sys::cuCtxGetCurrent(&mut previous);
+            let _ = sys::cuCtxSetCurrent(self.context.as_raw());
+            ManuallyDrop::drop(&mut self.module);
+            ManuallyDrop::drop(&mut self.copies);
+            if !previous.is_null() && previous != self.context.as_raw() {
+                let _ = sys::cuCtxSetCurrent(previous);
+            }
+        }
+        // `context` drops after this: one release of the primary context.
+    }
+}
+
+/// Copies `host` into `dst` on `stream` and waits for it.
+///
+/// # Safety
+/// `dst` holds at least `host.len()` elements.
+unsafe fn copy_h2d<T: DeviceCopy>(stream: &cust::stream::Stream, host: &[T], dst: &mut DeviceSlice<T>) -> Result<()> {
+    if host.is_empty() {
+        return Ok(());
+    }
+    // SAFETY: the caller vouches for the size of `dst`; `host` is borrowed
+    // until the stream is synchronised below, so a page-locked source that
+    // the DMA reads late is still alive.
+    check("cuMemcpyHtoDAsync", unsafe {
+        sys::cuMemcpyHtoDAsync_v2(
+            dst.as_device_ptr().as_raw(),
+            host.as_ptr().cast(),
+            std::mem::size_of_val(host),
+            stream.as_inner(),
+        )
+    })?;
+    // SAFETY: a live stream.
+    check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(stream.as_inner()) })
 }
 
 /// A kernel's driver handle. CUDA function handles may be used from any
 /// thread of the process for as long as their module is loaded.
 #[derive(Clone, Copy)]
-struct KernelHandle(cust::sys::CUfunction);
+struct KernelHandle(sys::CUfunction);
 // SAFETY: see above; the Gpu that holds these keeps the module loaded.
 unsafe impl Send for KernelHandle {}
 // SAFETY: as above: launching reads the handle only.
 unsafe impl Sync for KernelHandle {}
 
+/// A stream made by [`Gpu::stream`], or a program's own borrowed through
+/// [`Gpu::borrow_stream`].
+enum StreamRef<'g> {
+    Owned(cust::stream::Stream),
+    Borrowed(&'g cust::stream::Stream),
+}
+
 /// A CUDA stream tied to the [`Gpu`] whose kernels it launches.
+///
+/// `Send` and `Sync`: launches from several threads onto one stream are
+/// sound, and run in the order the driver receives them.
 pub struct Stream<'g> {
-    inner: cust::stream::Stream,
+    inner: StreamRef<'g>,
     gpu: &'g Gpu,
 }
 
@@ -243,15 +531,69 @@ impl<'g> Stream<'g> {
     }
     /// The underlying `cust` stream (for events, copies, `launch!`).
     pub fn as_cust(&self) -> &cust::stream::Stream {
-        &self.inner
+        match &self.inner {
+            StreamRef::Owned(s) => s,
+            StreamRef::Borrowed(s) => s,
+        }
+    }
+    fn raw(&self) -> sys::CUstream {
+        self.as_cust().as_inner()
+    }
+    /// Whether the stream synchronises with the legacy default stream
+    /// (made without `CU_STREAM_NON_BLOCKING`).
+    pub fn is_blocking(&self) -> Result<bool> {
+        let mut flags = 0u32;
+        // SAFETY: a live stream; an out-pointer.
+        check("cuStreamGetFlags", unsafe { sys::cuStreamGetFlags(self.raw(), &mut flags) })?;
+        Ok(flags & sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32 == 0)
     }
     /// Blocks until all work queued on this stream has finished.
     pub fn synchronize(&self) -> Result<()> {
-        self.inner.synchronize().during("cuStreamSynchronize")
+        self.as_cust().synchronize().during("cuStreamSynchronize")
+    }
+
+    /// Copies a host slice into new device memory, queued after this
+    /// stream's work; returns once the copy has landed.
+    pub fn upload<T: DeviceCopy>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
+        let mut buf = self.gpu.alloc(host.len())?;
+        // SAFETY: `buf` holds host.len() elements.
+        unsafe { copy_h2d(self.as_cust(), host, &mut buf) }?;
+        Ok(buf)
+    }
+
+    /// Copies `src` into `dst`, queued after this stream's work (the kernels
+    /// that write `src`); returns once `dst` holds the data.
+    pub fn download<T: DeviceCopy>(&self, src: &DeviceSlice<T>, dst: &mut [T]) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(Error::LengthMismatch {
+                buffer: "download destination",
+                shape: format!("{}-element", src.len()),
+                expected: src.len(),
+                actual: dst.len(),
+            });
+        }
+        if dst.is_empty() {
+            return Ok(());
+        }
+        self.gpu.bind()?;
+        // SAFETY: equal lengths; `dst` is borrowed mutably until the stream
+        // is synchronised, so nothing reads it or frees it under the DMA.
+        check("cuMemcpyDtoHAsync", unsafe {
+            sys::cuMemcpyDtoHAsync_v2(
+                dst.as_mut_ptr().cast(),
+                src.as_device_ptr().as_raw(),
+                std::mem::size_of_val(dst),
+                self.raw(),
+            )
+        })?;
+        self.synchronize()
     }
 
     /// Copies `src` into `dst` on the device (`cuMemcpyDtoDAsync`), queued on
     /// this stream: the bandwidth roof every memory-bound kernel is measured against.
+    ///
+    /// Errors: [`Error::LengthMismatch`], and [`Error::Aliased`] when the two
+    /// ranges overlap.
     pub fn copy(&self, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f32>) -> Result<()> {
         if src.len() != dst.len() {
             return Err(Error::LengthMismatch {
@@ -261,9 +603,11 @@ impl<'g> Stream<'g> {
                 actual: dst.len(),
             });
         }
-        // SAFETY: both slices are live device memory of equal length; the
-        // copy is ordered on this stream like any kernel that uses them.
-        unsafe { dst.async_copy_from(src, &self.inner) }.during("cuMemcpyDtoDAsync")
+        crate::alias::disjoint("cuMemcpyDtoDAsync", src, dst)?;
+        self.gpu.bind()?;
+        // SAFETY: both slices are live device memory of equal length that do
+        // not overlap; the copy is ordered on this stream like any kernel.
+        unsafe { dst.async_copy_from(src, self.as_cust()) }.during("cuMemcpyDtoDAsync")
     }
 
     /// The one raw launch of the crate. Callers are the typed launchers,
@@ -274,11 +618,12 @@ impl<'g> Stream<'g> {
     /// and every pointer among them must be valid for what the kernel touches.
     pub(crate) unsafe fn launch_raw(&self, name: &'static str, dims: LaunchDims, args: &[*mut c_void]) -> Result<()> {
         let f = self.gpu.function(name)?;
+        self.gpu.bind()?;
         let (g, b) = (dims.grid, dims.block);
-        // SAFETY: `f` belongs to the module the Gpu keeps alive; the
-        // arguments are the caller's contract.
-        crate::error::check("cuLaunchKernel", unsafe {
-            cust::sys::cuLaunchKernel(
+        // SAFETY: `f` belongs to the module the Gpu keeps alive, and the
+        // stream to its context; the arguments are the caller's contract.
+        check("cuLaunchKernel", unsafe {
+            sys::cuLaunchKernel(
                 f,
                 g.x,
                 g.y,
@@ -287,7 +632,7 @@ impl<'g> Stream<'g> {
                 b.y,
                 b.z,
                 dims.shared_bytes,
-                self.inner.as_inner(),
+                self.raw(),
                 args.as_ptr() as *mut *mut c_void,
                 std::ptr::null_mut(),
             )

@@ -11,7 +11,7 @@
 //! # let ptx = "";
 //! use coalesce_host::{Gpu, graph, nested_sin};
 //! let gpu = Gpu::load(ptx)?;
-//! let stream = gpu.stream()?;
+//! let stream = gpu.nonblocking_stream()?; // capture needs one (see below)
 //! let x = gpu.upload(&vec![0.5f32; 1024])?;
 //! let mut y = gpu.alloc::<f32>(1024)?;
 //! // Four launches recorded, not run:
@@ -25,6 +25,18 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Threads
+//! A capture records only what the capturing thread queues on its stream
+//! (`CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`): other threads keep launching,
+//! allocating and copying meanwhile. The stream must be non-blocking
+//! ([`crate::Gpu::nonblocking_stream`]): a blocking stream synchronises with
+//! the legacy default stream, so a synchronous copy in any other thread of
+//! the process (cust's `copy_from`, `copy_to`) would have to wait on the
+//! capture. The driver then fails that copy
+//! (`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`), invalidates the capture, and, on
+//! the 580 driver, can crash inside `cuMemcpyHtoD`. [`capture`] refuses such
+//! a stream with [`crate::Error::CaptureNeedsNonBlockingStream`].
+//!
 //! # Why this is safe
 //! A graph holds raw device pointers to the buffers its kernels use. Here
 //! the [`Graph`] keeps the capturing closure, with everything it borrowed
@@ -34,7 +46,7 @@
 //! graph. Dropping the graph destroys the executable graph and the graph.
 
 use crate::error::check;
-use crate::{Result, Stream};
+use crate::{Error, Result, Stream};
 use cust::sys as cu;
 use std::ptr;
 
@@ -89,14 +101,21 @@ impl Drop for CaptureGuard {
 /// synchronise, allocate or free device memory, or copy synchronously: the
 /// driver refuses those during a capture, and the error is returned (the
 /// stream is left usable). An error from `work` itself is returned as is.
+///
+/// Errors: [`Error::CaptureNeedsNonBlockingStream`] unless `stream` was made
+/// non-blocking (see [the module documentation](self)).
 pub fn capture<'a, F>(stream: &'a Stream<'_>, mut work: F) -> Result<Graph<'a>>
 where
     F: FnMut() -> Result<()> + 'a,
 {
+    if stream.is_blocking()? {
+        return Err(Error::CaptureNeedsNonBlockingStream);
+    }
+    stream.gpu().bind()?;
     let raw = stream.as_cust().as_inner();
-    // SAFETY: a live stream created by `Gpu::stream` (never the legacy
-    // default stream, which cannot be captured). Thread-local mode: other
-    // threads' CUDA calls are not affected by this capture.
+    // SAFETY: a live non-blocking stream (never the legacy default stream,
+    // which cannot be captured). Thread-local mode: calls other threads
+    // make meanwhile are not recorded and not refused.
     check("cuStreamBeginCapture", unsafe {
         cu::cuStreamBeginCapture_v2(raw, cu::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
     })?;
@@ -122,6 +141,7 @@ impl Graph<'_> {
     /// Queues one replay of the whole graph on `stream` (any stream of the
     /// same GPU). Replays on one stream run in order, like launches.
     pub fn launch(&self, stream: &Stream<'_>) -> Result<()> {
+        stream.gpu().bind()?;
         // SAFETY: `exec` is a live executable graph; every buffer it touches
         // is kept borrowed or owned by `self` (see the module docs).
         check("cuGraphLaunch", unsafe { cu::cuGraphLaunch(self.exec, stream.as_cust().as_inner()) })

@@ -19,6 +19,7 @@
 //! Library code never panics on bad input and never exits: it returns
 //! [`Error`]. `unsafe` appears only at the raw launch, with its reason.
 
+mod alias;
 pub mod copy;
 pub mod emu;
 pub mod error;
@@ -37,7 +38,7 @@ pub mod view;
 
 pub use coalesce_kernels::{Dim3, LaunchDims};
 pub use error::{Error, Result};
-pub use gpu::{Gpu, GridLimits, Stream};
+pub use gpu::{Gpu, GridLimits, Ptx, Stream};
 pub use pipeline::Pipeline;
 pub use shape::MatrixShape;
 pub use timing::{Timing, time_on_stream};

@@ -20,6 +20,7 @@ use std::ffi::c_void;
 impl Gpu {
     /// `len` elements of page-locked host memory, filled with `value`.
     pub fn pinned<T: DeviceCopy>(&self, len: usize, value: T) -> Result<LockedBuffer<T>> {
+        self.bind()?;
         LockedBuffer::new(&value, len).map_err(|e| match e {
             cust::error::CudaError::OutOfMemory | cust::error::CudaError::InvalidMemoryAllocation => {
                 Error::OutOfMemory { bytes: len.saturating_mul(size_of::<T>()) }
@@ -31,6 +32,7 @@ impl Gpu {
     /// Page-locked host memory holding a copy of `data` (pin later by copying,
     /// as PyTorch's `pin_memory()` does: twice the memory while both exist).
     pub fn pinned_copy_of<T: DeviceCopy>(&self, data: &[T]) -> Result<LockedBuffer<T>> {
+        self.bind()?;
         LockedBuffer::from_slice(data).during("cuMemHostAlloc + copy")
     }
 }
@@ -52,11 +54,12 @@ pub struct Registered<'a, T> {
 }
 
 impl<'a, T: DeviceCopy> Registered<'a, T> {
-    /// Page-locks `data` where it is. `gpu` proves a context is current.
-    pub fn new(_gpu: &Gpu, data: &'a mut [T]) -> Result<Self> {
+    /// Page-locks `data` where it is, for `gpu`'s context.
+    pub fn new(gpu: &Gpu, data: &'a mut [T]) -> Result<Self> {
         if data.is_empty() {
             return Err(Error::ZeroDimension { rows: 0, cols: 0 });
         }
+        gpu.bind()?;
         let bytes = std::mem::size_of_val(data);
         // SAFETY: `data` is a live allocation of `bytes` bytes, borrowed
         // mutably for as long as the registration lasts (until drop).
@@ -104,6 +107,7 @@ impl<'s> StreamBuffer<'s> {
             return Err(Error::ZeroDimension { rows: 0, cols: 0 });
         }
         let bytes = len.checked_mul(4).ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
+        stream.gpu().bind()?;
         let mut ptr: cust::sys::CUdeviceptr = 0;
         // SAFETY: out-pointer to a local; the stream handle is live.
         check("cuMemAllocAsync", unsafe { cust::sys::cuMemAllocAsync(&mut ptr, bytes, stream.as_cust().as_inner()) })

@@ -19,13 +19,10 @@
 //! offset into a buffer; a launch covers the array with one wave of blocks
 //! (multiprocessors x the kernel's occupancy) that loops over the rest.
 
-use crate::error::Context as _;
 use crate::gpu::arg;
 use crate::{Error, LaunchDims, Result, Stream};
 pub use coalesce_kernels::nested_sin::{BLOCK, Variant, launch_dims, math};
-use cust::function::BlockSize;
 use cust::memory::{DevicePointer, DeviceSlice};
-use std::sync::Mutex;
 
 /// Checks that `output` can hold the result for `input`.
 pub(crate) fn check_lengths(input_len: usize, output_len: usize) -> Result<()> {
@@ -40,31 +37,14 @@ pub(crate) fn check_lengths(input_len: usize, output_len: usize) -> Result<()> {
     Ok(())
 }
 
-/// Resident blocks per multiprocessor of `entry` at [`BLOCK`] threads, asked
-/// of the driver once per loaded kernel.
-fn blocks_per_sm(stream: &Stream<'_>, entry: &'static str) -> Result<u32> {
-    static CACHE: Mutex<Vec<(usize, u32)>> = Mutex::new(Vec::new());
-    let f = stream.gpu().module().get_function(entry).map_err(|_| Error::MissingKernel { name: entry })?;
-    let key = f.to_raw() as usize;
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&(_, n)) = cache.iter().find(|(k, _)| *k == key) {
-        return Ok(n);
-    }
-    let n = f
-        .max_active_blocks_per_multiprocessor(BlockSize::x(BLOCK), 0)
-        .during("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
-    let n = n.max(1);
-    cache.push((key, n));
-    Ok(n)
-}
-
 /// The launch geometry for `len` elements on this stream's GPU: one wave.
 fn plan(stream: &Stream<'_>, entry: &'static str, len: usize) -> Result<LaunchDims> {
     let gpu = stream.gpu();
     let sms = gpu.sm_count();
     // A grid that fits in one block per SM needs no occupancy figure (and
     // small, launch-bound calls skip the driver query).
-    let per_sm = if (len as u64).div_ceil(4 * BLOCK as u64) <= sms as u64 { 1 } else { blocks_per_sm(stream, entry)? };
+    let per_sm =
+        if (len as u64).div_ceil(4 * BLOCK as u64) <= sms as u64 { 1 } else { gpu.blocks_per_sm(entry, BLOCK)? };
     let dims = launch_dims(len as u64, sms, per_sm);
     gpu.grid_limits().check(entry, &format_args!("{len}-element"), dims)?;
     Ok(dims)
@@ -98,7 +78,9 @@ unsafe fn launch_one(
 /// `sin` in place three times.
 ///
 /// Errors: [`Error::LengthMismatch`] if the lengths differ,
-/// [`Error::GridTooLarge`] past the device's grid, and driver errors.
+/// [`Error::Aliased`] if `output` overlaps `input` (in place is
+/// [`launch_in_place`]), [`Error::GridTooLarge`] past the device's grid, and
+/// driver errors.
 pub fn launch(
     stream: &Stream<'_>,
     variant: Variant,
@@ -106,8 +88,9 @@ pub fn launch(
     output: &mut DeviceSlice<f32>,
 ) -> Result<()> {
     check_lengths(input.len(), output.len())?;
+    crate::alias::disjoint(variant.entry_point(), input, output)?;
     let (src, dst, len) = (input.as_device_ptr(), output.as_device_ptr(), input.len());
-    // SAFETY: both slices hold `len` floats; `&` and `&mut` cannot overlap.
+    // SAFETY: both slices hold `len` floats and do not overlap (checked above).
     unsafe {
         match variant {
             Variant::Unfused => {
@@ -136,7 +119,8 @@ pub fn launch_in_place(stream: &Stream<'_>, variant: Variant, data: &mut DeviceS
 /// `output = sin(input)`: one launch of step 1's kernel (libdevice `sinf`).
 pub fn sin(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
     check_lengths(input.len(), output.len())?;
-    // SAFETY: both hold `len` floats and cannot overlap.
+    crate::alias::disjoint(Variant::Unfused.entry_point(), input, output)?;
+    // SAFETY: both hold `len` floats and do not overlap (checked above).
     unsafe { launch_one(stream, Variant::Unfused, input.as_device_ptr(), output.as_device_ptr(), input.len()) }
 }
 

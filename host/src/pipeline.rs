@@ -69,6 +69,7 @@ impl<'g> Pipeline<'g> {
                 });
             }
         }
+        self.streams[0].gpu().bind()?;
         let queued = self.queue(inputs, outputs, &mut kernel);
         // Whatever happened, wait for everything queued: the host buffers
         // are borrowed only until we return.

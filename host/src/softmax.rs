@@ -76,8 +76,8 @@ pub fn kernel_for(strategy: Strategy, shape: MatrixShape) -> Result<Kernel> {
 ///
 /// Errors: [`Error::LengthMismatch`] if a buffer does not hold exactly
 /// `shape.len()` elements, [`Error::GridTooLarge`] past the device's grid
-/// (more than 2^31 - 1 rows for the block strategies), [`Error::Aliased`] for
-/// in-place use, and driver errors from the launch itself.
+/// (more than 2^31 - 1 rows for the block strategies), [`Error::Aliased`] when
+/// the output overlaps the input, and driver errors from the launch itself.
 pub fn softmax(
     stream: &Stream<'_>,
     input: &DeviceSlice<f32>,
@@ -124,15 +124,13 @@ pub fn launch(
     shape: MatrixShape,
 ) -> Result<()> {
     let dims = plan(kernel, shape, input.len(), output.len(), &stream.gpu().grid_limits())?;
-    if input.as_device_ptr() == output.as_device_ptr() {
-        return Err(Error::Aliased { kernel: kernel.entry_point() });
-    }
+    crate::alias::disjoint(kernel.entry_point(), input, output)?;
     let (mut inp, mut out) = (input.as_device_ptr(), output.as_device_ptr());
     let (mut rows, mut cols) = (shape.rows_u32(), shape.cols_u32());
     let args = [arg(&mut inp), arg(&mut out), arg(&mut rows), arg(&mut cols)];
     // SAFETY: every softmax kernel takes (const f32*, f32*, u32 rows, u32
-    // cols); both buffers hold rows*cols floats (checked above), do not
-    // alias, and cols is within the kernel's limit.
+    // cols); both buffers hold rows*cols floats and do not overlap (checked
+    // above), and cols is within the kernel's limit.
     unsafe { stream.launch_raw(kernel.entry_point(), dims, &args) }
 }
 

@@ -52,6 +52,7 @@ pub fn time_on_stream(
     mut work: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
     let reps = reps.max(1);
+    stream.gpu().bind()?;
     for _ in 0..warmup {
         work()?;
     }

@@ -40,8 +40,8 @@ pub(crate) fn plan(
 ///
 /// Errors: [`crate::Error::LengthMismatch`] if a buffer does not hold exactly
 /// `shape.len()` elements, [`crate::Error::GridTooLarge`] if the shape needs
-/// more blocks than the device allows, [`crate::Error::Aliased`] for in-place
-/// use, and driver errors from the launch itself.
+/// more blocks than the device allows, [`crate::Error::Aliased`] when the
+/// output overlaps the input, and driver errors from the launch itself.
 pub fn launch(
     stream: &Stream<'_>,
     variant: Variant,
@@ -50,14 +50,12 @@ pub fn launch(
     shape: MatrixShape,
 ) -> Result<()> {
     let dims = plan(variant, shape, input.len(), output.len(), &stream.gpu().grid_limits())?;
-    if input.as_device_ptr() == output.as_device_ptr() {
-        return Err(crate::Error::Aliased { kernel: variant.entry_point() });
-    }
+    crate::alias::disjoint(variant.entry_point(), input, output)?;
     let (mut inp, mut out) = (input.as_device_ptr(), output.as_device_ptr());
     let (mut rows, mut cols) = (shape.rows_u32(), shape.cols_u32());
     let args = [arg(&mut inp), arg(&mut out), arg(&mut rows), arg(&mut cols)];
     // SAFETY: the kernel takes (const f32*, f32*, u32 rows, u32 cols); both
-    // buffers hold rows*cols floats (checked above) and do not alias.
+    // buffers hold rows*cols floats and do not overlap (checked above).
     unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
 }
 

@@ -52,7 +52,7 @@
 //! ```
 
 use crate::transpose::Variant;
-use crate::{Error, MatrixShape, Result, Stream};
+use crate::{MatrixShape, Result, Stream};
 use cust::memory::{DeviceBuffer, DeviceSlice};
 use std::ops::Deref;
 
@@ -158,7 +158,7 @@ impl<'a> MatrixView<'a> {
     /// A column-major `rows x cols` matrix (Fortran, cuBLAS) is
     /// `MatrixView::new(buffer, MatrixShape::new(cols, rows)?)?.t()`.
     ///
-    /// Errors: [`Error::LengthMismatch`] unless `buffer` holds exactly
+    /// Errors: [`crate::Error::LengthMismatch`] unless `buffer` holds exactly
     /// `shape.len()` elements.
     pub fn new(buffer: &'a DeviceSlice<f32>, shape: MatrixShape) -> Result<Self> {
         shape.check_len("view buffer", buffer.len())?;
@@ -207,9 +207,9 @@ impl<'a> MatrixView<'a> {
     /// kernel into a new buffer ([`Contiguous::Owned`]), queued on `stream`:
     /// synchronise the stream (or keep using it) before reading the result.
     ///
-    /// Errors: [`Error::GridTooLarge`] if the shape needs more blocks than
+    /// Errors: [`crate::Error::GridTooLarge`] if the shape needs more blocks than
     /// the device allows (checked before allocating),
-    /// [`Error::OutOfMemory`], and driver errors from the launch.
+    /// [`crate::Error::OutOfMemory`], and driver errors from the launch.
     pub fn contiguous(&self, stream: &Stream<'_>) -> Result<Contiguous<'a>> {
         match self.layout.plan() {
             Plan::Copy => Ok(Contiguous::Borrowed(self.buffer)),
@@ -227,16 +227,13 @@ impl<'a> MatrixView<'a> {
     /// a device-to-device copy if the view is contiguous, the fastest
     /// transpose kernel otherwise.
     ///
-    /// Errors: [`Error::LengthMismatch`] unless `out` holds exactly
-    /// `shape().len()` elements, [`Error::Aliased`] if `out` overlaps the
+    /// Errors: [`crate::Error::LengthMismatch`] unless `out` holds exactly
+    /// `shape().len()` elements, [`crate::Error::Aliased`] if `out` overlaps the
     /// view's buffer (`DeviceSlice` is `Copy` in `cust`, so safe code can
-    /// make overlapping slices), [`Error::GridTooLarge`], and driver errors.
+    /// make overlapping slices), [`crate::Error::GridTooLarge`], and driver errors.
     pub fn contiguous_into(&self, stream: &Stream<'_>, out: &mut DeviceSlice<f32>) -> Result<()> {
         self.shape().check_len("output", out.len())?;
-        let (src, dst) = (self.buffer.as_device_ptr().as_raw(), out.as_device_ptr().as_raw());
-        if overlap(src, self.buffer.len(), dst, out.len()) {
-            return Err(Error::Aliased { kernel: "MatrixView::contiguous_into" });
-        }
+        crate::alias::disjoint("MatrixView::contiguous_into", self.buffer, out)?;
         match self.layout.plan() {
             Plan::Copy => stream.copy(self.buffer, out),
             Plan::Transpose { storage } => {
@@ -244,13 +241,6 @@ impl<'a> MatrixView<'a> {
             }
         }
     }
-}
-
-/// Whether two f32 device ranges, given by start address and length in
-/// elements, share any byte.
-fn overlap(a: u64, a_len: usize, b: u64, b_len: usize) -> bool {
-    let end = |start: u64, len: usize| start.saturating_add((len as u64).saturating_mul(size_of::<f32>() as u64));
-    a_len > 0 && b_len > 0 && a < end(b, b_len) && b < end(a, a_len)
 }
 
 /// A view materialised as a row-major matrix: the view's own buffer when it
@@ -388,16 +378,5 @@ mod tests {
             assert!(l.t().is_contiguous(), "{l:?}");
             assert_eq!(l.t().plan(), Plan::Copy);
         }
-    }
-
-    #[test]
-    fn overlap_is_any_shared_byte() {
-        assert!(overlap(1000, 4, 1000, 4));
-        assert!(overlap(1000, 4, 1012, 4)); // last element of a, first of b
-        assert!(!overlap(1000, 4, 1016, 4)); // adjacent
-        assert!(!overlap(1016, 4, 1000, 4));
-        assert!(overlap(1000, 100, 1040, 1)); // b inside a
-        assert!(!overlap(1000, 0, 1000, 4));
-        assert!(!overlap(u64::MAX - 3, 1, 0, 1));
     }
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Build here, run there. Step 1 of 2, on the CPU machine (which has Rust):
-# builds the main binary, every test binary and every bench binary in
-# release mode, strips them, and copies them with the PyTorch peer script
-# into .gpu/ (git-ignored), which the device call carries.
+# builds the report binary, every test binary and every bench binary in
+# release mode, and consumer/ (a dependent, on stable Rust), strips them,
+# and copies them with the PTX and the PyTorch peer script into .gpu/
+# (git-ignored), which the device call carries.
 #
 #   scripts/gpu/build.sh          # then, on the GPU machine:
 #   bash scripts/gpu/run.sh       # with carry [".gpu"]; logs land in $OUT
@@ -29,13 +30,17 @@ for line in sys.stdin:
     cargo test --release --workspace --no-run --message-format=json
     cargo bench --no-run --message-format=json
     cargo build --release --examples --message-format=json
+    # consumer/: its own workspace and toolchain (stable), its own target dir.
+    (cd consumer && CARGO_TARGET_DIR=$PWD/target cargo build --release --message-format=json)
 } 2>/dev/null | executables | sort -u | while read -r kind name exe; do
     cp "$exe" ".gpu/bin/$kind-$name"
     strip --strip-all ".gpu/bin/$kind-$name"
     echo "$kind $name" >>.gpu/manifest
 done
 cp ../shared/peers/torch_peers.py .gpu/ 2>/dev/null || echo "warning: ../shared/peers/torch_peers.py not found; no PyTorch figures" >&2
-cp target/release/build/coalesce-*/out/kernels.ptx .gpu/ 2>/dev/null || true
+# The PTX the binaries embed: the builds above refresh ptx/ when kernels/
+# changed. kernels.ptx is the sm_90 module, by the name docs/ uses.
+cp ptx/*.ptx .gpu/ && cp ptx/sm_90.ptx .gpu/kernels.ptx
 git rev-parse --short HEAD >.gpu/commit 2>/dev/null || true
 # The binaries together pass the 64 MiB a device call may carry; packed they
 # take about a quarter. run.sh unpacks them.

@@ -7,7 +7,7 @@
 #
 #   device run: scripts/gpu/build.sh here, then
 #   run(command="bash scripts/gpu/run.sh", carry=[".gpu"])
-# SKIP (comma-separated: tests, sanitizer, report, examples, bench, ncu, torch)
+# SKIP (comma-separated: tests, sanitizer, report, consumer, examples, bench, ncu, torch)
 # leaves parts out of a run; EXAMPLES=04_launch_overhead runs one example,
 # TESTS=runtime one test binary (tests and sanitizer), BENCHES=gemm one bench
 # binary and BENCH_FILTER=gemm_shapes one group of it.
@@ -67,7 +67,15 @@ if want report && [[ -x $B/bin-coalesce ]]; then
     rm -f "$OUT/torch.txt"
 fi
 
-# 3a. The lessons (examples), appended to the report.
+# 3a. consumer/, a dependent built on stable Rust: vec4 on the GPU, checked
+#     exactly against the CPU.
+if want consumer && [[ -x $B/bin-coalesce-consumer ]]; then
+    echo -e "\n### consumer (bin-coalesce-consumer)" >>"$OUT/report.txt"
+    timeout 300 "$B/bin-coalesce-consumer" >>"$OUT/report.txt" 2>&1
+    note "consumer: $(status $?)"
+fi
+
+# 3b. The lessons (examples), appended to the report.
 want examples && for e in "$B"/example-${EXAMPLES:-*}; do
     [[ -x $e ]] || continue
     echo -e "\n### $(basename "$e")" >>"$OUT/report.txt"
@@ -77,7 +85,7 @@ want examples && for e in "$B"/example-${EXAMPLES:-*}; do
     [[ $e == *04_launch_overhead ]] && python3 scripts/gpu/torch_launch.py >>"$OUT/report.txt" 2>&1
 done
 
-# 3b. Criterion benches on GPU time (CUDA events); criterion's files in /tmp.
+# 3c. Criterion benches on GPU time (CUDA events); criterion's files in /tmp.
 want bench && for b in "$B"/bench-${BENCHES:-*}; do
     [[ -x $b ]] || continue
     echo "### $b" >>"$OUT/bench.log"
