@@ -65,7 +65,7 @@ pub fn init_on(ordinal: u32) -> Result<Gpu> {
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use cust::prelude::*;
 /// let _ctx = cust::quick_init()?; // the program's context and device
-/// let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+/// let stream = Stream::new(StreamFlags::DEFAULT, None)?;
 /// let gpu = coalesce::load_into(&_ctx)?;
 /// let on_mine = gpu.borrow_stream(&stream)?;
 /// let shape = coalesce::MatrixShape::new(1000, 3000)?;

@@ -33,6 +33,18 @@ fn gpu_and_stream_are_send_and_sync() {
     both::<Stream<'static>>();
 }
 
+/// The two kinds of stream are what they say, read back through cust
+/// (whose own `Stream::new` drops `NON_BLOCKING`).
+#[test]
+fn gpu_streams_have_the_flags_asked_for() {
+    use cust::stream::StreamFlags;
+    let Some(gpu) = gpu_or_skip("gpu stream flags") else { return };
+    let (blocking, nonblocking) = (gpu.stream().unwrap(), gpu.nonblocking_stream().unwrap());
+    assert!(!blocking.as_cust().get_flags().unwrap().contains(StreamFlags::NON_BLOCKING));
+    assert!(nonblocking.as_cust().get_flags().unwrap().contains(StreamFlags::NON_BLOCKING));
+    assert!(blocking.is_blocking().unwrap() && !nonblocking.is_blocking().unwrap());
+}
+
 /// Inputs shared by every thread.
 struct Inputs {
     matrix: Vec<f32>,
@@ -228,11 +240,12 @@ fn gpu_in_a_programs_own_context_on_its_own_streams() {
     use cust::stream::{Stream as CustStream, StreamFlags};
     let device = cust::device::Device::get_device(0).unwrap();
     let ctx = Context::new(device).unwrap();
-    let mine = CustStream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let mine = CustStream::new(StreamFlags::DEFAULT, None).unwrap();
     let gpu = coalesce::load_into(&ctx).unwrap();
     assert_eq!(gpu.context_handle(), ctx.as_raw());
     assert_eq!(gpu.ptx_arch(), Some(90), "an sm_90 GPU runs the sm_90 module");
     let stream = gpu.borrow_stream(&mine).unwrap();
+    assert!(stream.is_blocking().unwrap(), "cust 0.3.2 makes only blocking streams");
 
     // The program's own buffers (cust's DeviceBuffer), its own stream.
     let mut rng = rng("own context");
@@ -267,7 +280,7 @@ fn gpu_in_a_programs_own_context_on_its_own_streams() {
         let other =
             cust::context::legacy::Context::create_and_push(cust::context::legacy::ContextFlags::SCHED_AUTO, device)
                 .unwrap();
-        let foreign = CustStream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+        let foreign = CustStream::new(StreamFlags::DEFAULT, None).unwrap();
         let e = gpu.borrow_stream(&foreign).err().unwrap();
         assert!(matches!(e, Error::WrongContext { .. }), "{e}");
         drop(foreign);

@@ -33,7 +33,7 @@ fn main() -> ExitCode {
 /// the kernels: load them into that context, launch on that stream.
 fn on_my_context(input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<String, Box<dyn std::error::Error>> {
     let ctx = cust::quick_init()?;
-    let stream = cust::stream::Stream::new(StreamFlags::NON_BLOCKING, None)?;
+    let stream = cust::stream::Stream::new(StreamFlags::DEFAULT, None)?;
     let d_input = DeviceBuffer::from_slice(input)?;
     let mut d_output = DeviceBuffer::from_slice(output)?;
     let gpu = coalesce::load_into(&ctx)?;

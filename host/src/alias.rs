@@ -11,7 +11,8 @@ use cust::memory::DeviceSlice;
 /// The device bytes `[start, end)` of a slice.
 pub(crate) fn span<T: cust::memory::DeviceCopy>(slice: &DeviceSlice<T>) -> (u64, u64) {
     let start = slice.as_device_ptr().as_raw();
-    (start, start.saturating_add(std::mem::size_of_val(slice) as u64))
+    let bytes = (slice.len() as u64).saturating_mul(size_of::<T>() as u64);
+    (start, start.saturating_add(bytes))
 }
 
 /// [`Error::Aliased`] if the two device ranges share a byte. Empty ranges

@@ -56,8 +56,9 @@ pub enum Error {
     /// Graph capture was asked of a stream that synchronises with the legacy
     /// default stream.
     #[error(
-        "graph capture needs a non-blocking stream (Gpu::nonblocking_stream): on a blocking stream, any \
-         synchronous copy or legacy-stream call made by another thread in the same context breaks the capture"
+        "graph capture needs a non-blocking stream (Gpu::nonblocking_stream; cust 0.3.2's Stream::new makes \
+         only blocking ones): on a blocking stream, any synchronous copy or legacy-stream call made by another \
+         thread in the same context breaks the capture"
     )]
     CaptureNeedsNonBlockingStream,
 

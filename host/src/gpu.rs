@@ -279,8 +279,7 @@ impl Gpu {
         };
         let sm_count = attr(DeviceAttribute::MultiprocessorCount)?;
         let module = ManuallyDrop::new(Module::from_ptx(text, &[]).during("cuModuleLoadData (PTX JIT)")?);
-        let copies =
-            ManuallyDrop::new(cust::stream::Stream::new(StreamFlags::NON_BLOCKING, None).during("cuStreamCreate")?);
+        let copies = ManuallyDrop::new(new_cust_stream(StreamFlags::NON_BLOCKING)?);
         // From here on `Drop` unloads the module and destroys the stream.
         let mut gpu = Gpu {
             module,
@@ -391,7 +390,7 @@ impl Gpu {
 
     fn new_stream(&self, flags: StreamFlags) -> Result<Stream<'_>> {
         self.bind()?;
-        let inner = cust::stream::Stream::new(flags, None).during("cuStreamCreate")?;
+        let inner = new_cust_stream(flags)?;
         Ok(Stream { inner: StreamRef::Owned(inner), gpu: self })
     }
 
@@ -474,6 +473,24 @@ impl Drop for Gpu {
         }
         // `context` drops after this: one release of the primary context.
     }
+}
+
+/// A `cust` stream with exactly `flags`, on the current context.
+///
+/// `cust::stream::Stream::new` (0.3.2) drops `NON_BLOCKING` from its flags
+/// (Rust-CUDA issue 15), so every stream it makes synchronises with the
+/// legacy default stream. This calls `cuStreamCreate` itself and hands the
+/// handle to a `cust` stream, which destroys it when dropped.
+pub(crate) fn new_cust_stream(flags: StreamFlags) -> Result<cust::stream::Stream> {
+    let mut raw: sys::CUstream = ptr::null_mut();
+    // SAFETY: an out-pointer to a local; flags are CU_STREAM_* bits.
+    check("cuStreamCreate", unsafe { sys::cuStreamCreate(&mut raw, flags.bits()) })?;
+    // SAFETY: cust 0.3's `Stream` is a struct whose one field is the
+    // `CUstream` handle; `transmute` refuses to compile unless the two have
+    // the same size, so the handle is the struct's whole content at offset 0.
+    // The stream is new and owned by nothing else; cust's `Drop` destroys it.
+    // tests/threads.rs reads the flags back through cust (`get_flags`).
+    Ok(unsafe { std::mem::transmute::<sys::CUstream, cust::stream::Stream>(raw) })
 }
 
 /// Copies `host` into `dst` on `stream` and waits for it.

@@ -7,7 +7,7 @@
 #
 #   device run: scripts/gpu/build.sh here, then
 #   run(command="bash scripts/gpu/run.sh", carry=[".gpu"])
-# SKIP (comma-separated: tests, sanitizer, report, consumer, examples, bench, ncu, torch)
+# SKIP (comma-separated: tests, stress, sanitizer, report, consumer, examples, bench, ncu, torch)
 # leaves parts out of a run; EXAMPLES=04_launch_overhead runs one example,
 # TESTS=runtime one test binary (tests and sanitizer), BENCHES=gemm one bench
 # binary and BENCH_FILTER=gemm_shapes one group of it.
@@ -29,15 +29,41 @@ want() { [[ ",${SKIP:-}," != *",$1,"* ]]; }
 } >"$OUT/tests.log" 2>&1
 cat "$OUT/tests.log"
 
-# 1. Tests: every test binary, GPU tests included (they find the GPU here).
+# 1. Tests: every test binary, GPU tests included (they find the GPU here),
+#    with cargo test's default of parallel test threads.
 rc_all=0
 want tests && for t in "$B"/test-${TESTS:-*}; do
     echo "### $t" >>"$OUT/tests.log"
-    "$t" --test-threads=1 >>"$OUT/tests.log" 2>&1
+    "$t" >>"$OUT/tests.log" 2>&1
     rc=$?; rc_all=$((rc_all | rc))
     grep -E '^test result' "$OUT/tests.log" | tail -1 | sed "s#^#$(basename "$t"): #"
 done
 want tests && note "tests: $(status $rc_all); $(grep -c '^test .* ok$' "$OUT/tests.log") ok, $(grep -c '^test .* FAILED$' "$OUT/tests.log") failed"
+
+# 1b. Concurrency: the nested_sin test binary STRESS_RUNS times (default 50)
+#     with 16 test threads, five processes at a time, so tests race each
+#     other inside a process and processes race on the GPU. The 8-thread
+#     stress test (tests/threads.rs) runs in step 1 and under the sanitizers.
+if want stress && [[ -x $B/test-nested_sin ]]; then
+    runs=${STRESS_RUNS:-50}
+    mkdir -p /tmp/stress
+    for ((i = 1; i <= runs; i++)); do
+        ( "$B/test-nested_sin" --test-threads=16 >"/tmp/stress/$i.log" 2>&1; echo $? >"/tmp/stress/$i.rc" ) &
+        (( i % 5 == 0 )) && wait
+    done
+    wait
+    passed=$(grep -lx 0 /tmp/stress/*.rc | wc -l)
+    for f in /tmp/stress/*.rc; do
+        [[ $(cat "$f") == 0 ]] || { echo "### failed run ${f%.rc}"; cat "${f%.rc}.log"; } >>"$OUT/tests.log"
+    done
+    note "nested_sin --test-threads=16: $passed of $runs runs passed"
+fi
+if want stress && [[ -x $B/test-threads ]]; then
+    start=$SECONDS
+    "$B/test-threads" gpu_every_op --nocapture >>"$OUT/tests.log" 2>&1
+    rc=$?
+    note "stress test alone: $(status $rc) in $((SECONDS - start)) s; $(grep -E '^[0-9]+ threads x' "$OUT/tests.log" | tail -1)"
+fi
 
 # 2. compute-sanitizer over every kernel, at the odd shapes (large cases
 #    and deliberate driver errors off). GPU tests are named *gpu*.
@@ -45,7 +71,7 @@ want sanitizer && for tool in memcheck racecheck; do
     for t in "$B"/test-${TESTS:-*}; do
         "$t" --list 2>/dev/null | grep -q 'gpu' || continue
         echo "### $tool $t" >>"$OUT/sanitizer.log"
-        COALESCE_SANITIZER=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        COALESCE_SANITIZER=1 timeout "${SANITIZER_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
             $([[ $tool == racecheck ]] && echo --racecheck-report all) \
             "$t" gpu --test-threads=1 >>"$OUT/sanitizer.log" 2>&1
         rc=$?
