@@ -41,7 +41,7 @@ fn modules_are_self_contained_and_for_their_architecture() {
 
 /// The module a GPU gets: the newest it can run, none for one older than all.
 #[test]
-fn each_gpu_gets_the_newest_module_it_can_run() {
+fn each_device_gets_the_newest_module_it_can_run() {
     let pick = |major, minor| coalesce::Ptx::pick(coalesce::MODULES, major, minor).map(|m| m.arch);
     assert_eq!(pick(9, 0), Some(90), "H100");
     assert_eq!(pick(10, 0), Some(90), "Blackwell JIT-compiles sm_90 PTX");
