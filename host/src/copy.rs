@@ -7,14 +7,7 @@ use coalesce_kernels::copy::{copy_dims, copy_strided_dims};
 use cust::memory::DeviceSlice;
 
 fn check_same_len(src: usize, dst: usize) -> Result<()> {
-    if src != dst {
-        return Err(Error::LengthMismatch {
-            buffer: "copy destination",
-            shape: format!("{src}-element"),
-            expected: src,
-            actual: dst,
-        });
-    }
+    crate::error::same_len("copy destination", src, dst)?;
     if src == 0 {
         return Err(Error::ZeroDimension { rows: 0, cols: 0 });
     }

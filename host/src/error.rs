@@ -88,6 +88,16 @@ pub enum Error {
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// [`Error::LengthMismatch`] unless `buffer` holds as many elements as the
+/// `expected`-element source it pairs with.
+pub(crate) fn same_len(buffer: &'static str, expected: usize, actual: usize) -> Result<()> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch { buffer, shape: format!("{expected}-element"), expected, actual })
+    }
+}
+
 /// Attaches the name of the failing operation to a driver result.
 pub(crate) trait Context<T> {
     fn during(self, op: &'static str) -> Result<T>;

@@ -501,19 +501,19 @@ unsafe fn copy_h2d<T: DeviceCopy>(stream: &cust::stream::Stream, host: &[T], dst
     if host.is_empty() {
         return Ok(());
     }
+    let (to, bytes) = (dst.as_device_ptr().as_raw(), std::mem::size_of_val(host));
     // SAFETY: the caller vouches for the size of `dst`; `host` is borrowed
-    // until the stream is synchronised below, so a page-locked source that
-    // the DMA reads late is still alive.
-    check("cuMemcpyHtoDAsync", unsafe {
-        sys::cuMemcpyHtoDAsync_v2(
-            dst.as_device_ptr().as_raw(),
-            host.as_ptr().cast(),
-            std::mem::size_of_val(host),
-            stream.as_inner(),
-        )
-    })?;
+    // until the stream is synchronised, so a page-locked source that the DMA
+    // reads late is still alive.
+    let queued = unsafe { sys::cuMemcpyHtoDAsync_v2(to, host.as_ptr().cast(), bytes, stream.as_inner()) };
+    queued_then_wait("cuMemcpyHtoDAsync", queued, stream.as_inner())
+}
+
+/// The result of queueing a copy on `stream`, then the wait for it.
+fn queued_then_wait(op: &'static str, queued: sys::CUresult, stream: sys::CUstream) -> Result<()> {
+    check(op, queued)?;
     // SAFETY: a live stream.
-    check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(stream.as_inner()) })
+    check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(stream) })
 }
 
 /// A kernel's driver handle. CUDA function handles may be used from any
@@ -581,29 +581,16 @@ impl<'g> Stream<'g> {
     /// Copies `src` into `dst`, queued after this stream's work (the kernels
     /// that write `src`); returns once `dst` holds the data.
     pub fn download<T: DeviceCopy>(&self, src: &DeviceSlice<T>, dst: &mut [T]) -> Result<()> {
-        if src.len() != dst.len() {
-            return Err(Error::LengthMismatch {
-                buffer: "download destination",
-                shape: format!("{}-element", src.len()),
-                expected: src.len(),
-                actual: dst.len(),
-            });
-        }
+        crate::error::same_len("download destination", src.len(), dst.len())?;
         if dst.is_empty() {
             return Ok(());
         }
         self.gpu.bind()?;
+        let (from, bytes) = (src.as_device_ptr().as_raw(), std::mem::size_of_val(dst));
         // SAFETY: equal lengths; `dst` is borrowed mutably until the stream
         // is synchronised, so nothing reads it or frees it under the DMA.
-        check("cuMemcpyDtoHAsync", unsafe {
-            sys::cuMemcpyDtoHAsync_v2(
-                dst.as_mut_ptr().cast(),
-                src.as_device_ptr().as_raw(),
-                std::mem::size_of_val(dst),
-                self.raw(),
-            )
-        })?;
-        self.synchronize()
+        let queued = unsafe { sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), from, bytes, self.raw()) };
+        queued_then_wait("cuMemcpyDtoHAsync", queued, self.raw())
     }
 
     /// Copies `src` into `dst` on the device (`cuMemcpyDtoDAsync`), queued on
@@ -612,14 +599,7 @@ impl<'g> Stream<'g> {
     /// Errors: [`Error::LengthMismatch`], and [`Error::Aliased`] when the two
     /// ranges overlap.
     pub fn copy(&self, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f32>) -> Result<()> {
-        if src.len() != dst.len() {
-            return Err(Error::LengthMismatch {
-                buffer: "copy destination",
-                shape: format!("{}-element", src.len()),
-                expected: src.len(),
-                actual: dst.len(),
-            });
-        }
+        crate::error::same_len("copy destination", src.len(), dst.len())?;
         crate::alias::disjoint("cuMemcpyDtoDAsync", src, dst)?;
         self.gpu.bind()?;
         // SAFETY: both slices are live device memory of equal length that do

@@ -20,21 +20,13 @@
 //! (multiprocessors x the kernel's occupancy) that loops over the rest.
 
 use crate::gpu::arg;
-use crate::{Error, LaunchDims, Result, Stream};
+use crate::{LaunchDims, Result, Stream};
 pub use coalesce_kernels::nested_sin::{BLOCK, Variant, launch_dims, math};
 use cust::memory::{DevicePointer, DeviceSlice};
 
 /// Checks that `output` can hold the result for `input`.
 pub(crate) fn check_lengths(input_len: usize, output_len: usize) -> Result<()> {
-    if input_len != output_len {
-        return Err(Error::LengthMismatch {
-            buffer: "output",
-            shape: format!("{input_len}-element"),
-            expected: input_len,
-            actual: output_len,
-        });
-    }
-    Ok(())
+    crate::error::same_len("output", input_len, output_len)
 }
 
 /// The launch geometry for `len` elements on this stream's GPU: one wave.
@@ -77,9 +69,9 @@ unsafe fn launch_one(
 /// [`Variant::Unfused`] queues four launches: `sin` into `output`, then
 /// `sin` in place three times.
 ///
-/// Errors: [`Error::LengthMismatch`] if the lengths differ,
-/// [`Error::Aliased`] if `output` overlaps `input` (in place is
-/// [`launch_in_place`]), [`Error::GridTooLarge`] past the device's grid, and
+/// Errors: [`crate::Error::LengthMismatch`] if the lengths differ,
+/// [`crate::Error::Aliased`] if `output` overlaps `input` (in place is
+/// [`launch_in_place`]), [`crate::Error::GridTooLarge`] past the device's grid, and
 /// driver errors.
 pub fn launch(
     stream: &Stream<'_>,
