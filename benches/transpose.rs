@@ -40,7 +40,8 @@ fn bench_transposes(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
     }
 }
 
-/// Seed 003's puzzler: 4096 launches of a column copy against one kernel.
+/// A transpose as 4096 launches of a column copy, against one kernel: launch
+/// overhead made visible.
 fn bench_puzzler(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
     let gpu = stream.gpu();
     let shape = MatrixShape::new(4096, 4096).unwrap();

@@ -1,4 +1,4 @@
-//! Lesson 1 (seed 000): pinned, pageable and registered host memory.
+//! Lesson 1: pinned, pageable and registered host memory.
 //!
 //!     cargo run --release --example 01_host_memory
 //!

@@ -1,4 +1,4 @@
-//! Lesson 3 (seed 003, puzzler 2): what an allocation per iteration costs.
+//! Lesson 3: what an allocation per iteration costs.
 //!
 //!     cargo run --release --example 03_allocation
 //!

@@ -1,4 +1,4 @@
-//! Lesson 5 (seed 002): three clocks for the same work, and the first launch.
+//! Lesson 5: three clocks for the same work, and the first launch.
 //!
 //!     cargo run --release --example 05_timing_pitfalls
 //!

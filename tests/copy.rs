@@ -1,4 +1,4 @@
-//! The copy kernels and seed 003's puzzler (a transpose as one launch per
+//! The copy kernels and a transpose done as one launch per
 //! column), on the emulator and on the GPU. Copies move bits: 0 ulp.
 
 mod common;

@@ -70,7 +70,7 @@ const EDGE_SHAPES: [(usize, usize, usize); 9] = [
     (12, 263, 11),
 ];
 
-/// GPU shapes: the emulator's and the large odd ones.
+/// GPU shapes: the emulator's and large odd ones.
 const GPU_SHAPES: [(usize, usize, usize); 7] =
     [(1, 1, 1), (17, 33, 65), (70, 45, 130), (132, 260, 68), (1000, 3000, 777), (4097, 4095, 513), (1024, 1024, 1024)];
 

@@ -1,4 +1,4 @@
-//! The host runtime (issue 7): pipelines, page-locked and registered host
+//! The host runtime: pipelines, page-locked and registered host
 //! memory, stream-ordered buffers, non-blocking streams, graphs of probe
 //! launches, and driver errors as values. Each GPU result is compared with
 //! the CPU exactly (the kernels used here move or increment values, so no

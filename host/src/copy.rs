@@ -102,7 +102,7 @@ pub fn copy_strided(
     unsafe { stream.launch_raw("copy_strided_f32", dims, &args) }
 }
 
-/// Seed 003's puzzler: a transpose done as one [`copy_strided`] launch per
+/// A transpose done as one [`copy_strided`] launch per
 /// input column (`cols` launches), to make launch overhead visible against
 /// one transpose kernel. Correct, and slow on purpose.
 pub fn transpose_by_column_copies(

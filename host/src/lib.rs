@@ -6,7 +6,7 @@
 //! | --- | --- | --- |
 //! | kernels | bodies generic over `ThreadCtx`, compiled to PTX | `coalesce-kernels` |
 //! | runtime | [`Gpu`] (context + module), [`Stream`] | [`gpu`] |
-//! | launchers | [`transpose::launch`] and one function per version; [`copy::copy`], the puzzler | [`transpose`], [`copy`] |
+//! | launchers | [`transpose::launch`] and one function per version; [`copy::copy`], a transpose as one launch per column | [`transpose`], [`copy`] |
 //! | views | [`MatrixView`]: O(1) `.t()` by strides, `.contiguous()` runs the transpose | [`view`] |
 //! | host memory | pinned, pageable, [`memory::Registered`] in place | [`memory`] |
 //! | pipelines | copy-compute overlap over k streams: [`Pipeline`] | [`pipeline`] |

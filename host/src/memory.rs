@@ -1,4 +1,4 @@
-//! Host memory the GPU can copy from, three ways (seed 000's lesson).
+//! Host memory the GPU can copy from, three ways.
 //!
 //! | kind | how | cost |
 //! | --- | --- | --- |
@@ -94,7 +94,7 @@ impl<T> Drop for Registered<'_, T> {
 /// while a kernel still reads it is safe by construction, unlike `cuMemFree`
 /// on memory another stream is using. Reused pool memory costs no driver
 /// round trip, which is why a loop of alloc/free through the pool costs
-/// about as little as reusing one buffer (seed 003, puzzler 2).
+/// about as little as reusing one buffer (examples/03_allocation.rs).
 pub struct StreamBuffer<'s> {
     slice: cust::memory::DeviceSlice<f32>,
     stream: &'s crate::Stream<'s>,

@@ -5,7 +5,7 @@
 //! the SMs take turns. With `k` streams, batch `i` goes to stream `i % k`, so
 //! while one batch computes, the next is being copied in and the previous
 //! copied out (an H100 has separate engines for each direction). With two
-//! streams this is the classic double buffer of seed 004.
+//! streams this is the classic double buffer.
 //!
 //! Safety by construction: [`Pipeline::run`] borrows every host buffer for
 //! its whole duration and returns only after every stream has finished (also

@@ -197,7 +197,7 @@ pub fn nested_sin(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// The softmax shapes of the issue and of PyTorch's peers script.
+/// The softmax shapes, the same as PyTorch's peers script measures.
 pub const SOFTMAX_SHAPES: [(usize, usize); 3] = [(65536, 1024), (16384, 4096), (4096, 32768)];
 
 /// How many measurements [`softmax`] makes.
@@ -261,7 +261,7 @@ pub fn softmax(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// GEMM sizes: the issue's 4096^3 and 8192^3.
+/// GEMM sizes: 4096^3 and 8192^3.
 pub const GEMM_SIZES: [usize; 2] = [4096, 8192];
 
 /// How many measurements [`gemm`] makes.
