@@ -3,9 +3,9 @@
 
     python3 scripts/docs/gemm.py docs/measurements/<run> docs/measurements/<sweep run> [<shapes run>] > docs/gemm.md
 
-<run> is what .gpu-gemm/run.sh (the committed ladder) brought back:
+<run> is what one device call over the ladder brought back:
 criterion_medians.json (scripts/gpu/criterion_medians.py over criterion.tgz),
-torch_gemm.json (cuBLAS through PyTorch, same device call), ncu.txt (every
+torch_gemm.json (cuBLAS through PyTorch, scripts/gpu/torch_gemm.py, same device call), ncu.txt (every
 step once at 4096^3), ncu_cublas.txt, ptxas.txt, smi.csv, machine.txt.
 ptxas.txt and machine.txt are cut from the run's logs:
     awk '/### test-ptx/,/^test result/' tests.log | grep -E "ptxas|bytes stack|Used" > ptxas.txt
@@ -146,9 +146,10 @@ w(f"GPU: **{torch['gpu']}** ({torch['sms']} SMs), PTX for sm_90 compiled by rust
   f"{torch['sgemm_4096_reps']}/{torch['sgemm_8192_reps']} CUDA-event timings), in the same device call. "
   f"SM clock while the GPU was busy: {min(clocks)}-{max(clocks)} MHz (nvidia-smi, {len(clocks)} samples); "
   "clocks were left as found.\n")
-w("Reproduce (the device runs carry release binaries built here; see the report of issue 5):\n")
+w("Reproduce (the device runs carry release binaries built here by scripts/gpu/build.sh):\n")
 w("```sh\ncargo test --release --test gemm            # emulator always, GPU when present\n"
   "cargo bench --bench gemm                     # on a GPU: criterion, GPU time\n"
+  "OUT=<run> python3 scripts/gpu/torch_gemm.py  # cuBLAS, in the same device call\n"
   "python3 scripts/gpu/criterion_medians.py <criterion dir> > <run>/criterion_medians.json\n"
   "python3 scripts/docs/gemm.py <run> <sweep run> [<shapes run>] > docs/gemm.md\n```\n")
 

@@ -100,12 +100,12 @@ w(f"GPU: **{e2e['gpu']}** ({e2e['sms']} SMs), PTX for sm_90, commit `{commit}`, 
   "Kernel times are criterion's median over 20 samples of CUDA-event GPU time (`benches/nested_sin.rs`); "
   "GB/s counts the 8 bytes per element a fused kernel must move (read + write), in decimal units; "
   "2^28 f32 is 1 GiB each way, far past the 50 MB L2. PyTorch figures come from "
-  f"`{run}/torch_nested_sin.py` (a cut-down ../shared/peers/torch_peers.py), run in the same device call.\n")
-w("Reproduce (one device call, about 100 s):\n")
+  "`scripts/gpu/torch_nested_sin.py` (a cut-down scripts/gpu/torch_peers.py), run in the same device call.\n")
+w("Reproduce (one device call):\n")
 w("```sh")
-w(f"bash {run}/bundle.sh                      # here: release binaries + scripts -> .gpu-nested_sin/")
-w("#   device: run(command=\"cd .gpu-nested_sin && bash run.sh\", carry=[\".gpu-nested_sin\"], timeout_s=240)")
-w(f"#   copy the files it returns into {run}/, then:")
+w("scripts/gpu/build.sh                      # here: release binaries -> .gpu/")
+w("#   device, with .gpu carried: TESTS=nested_sin BENCHES=nested_sin EXAMPLES=nested_sin_end_to_end bash scripts/gpu/run.sh")
+w("#   and OUT=$OUT python3 scripts/gpu/torch_nested_sin.py; copy the files into the run folder, then:")
 w(f"python3 scripts/docs/nested_sin.py {run} > docs/nested_sin.md")
 w("cargo bench --bench nested_sin            # the bench alone, on any machine with a GPU")
 w("cargo run --release --example nested_sin_end_to_end   # the end-to-end table alone")

@@ -3,8 +3,7 @@
 
     python3 scripts/docs/softmax.py docs/measurements/<run>  > docs/softmax.md
 
-The run folder holds what docs/measurements/<run>/run.sh brought back from
-the device call: criterion_medians.json (scripts/gpu/criterion_medians.py
+The run folder holds what one device call brought back: criterion_medians.json (scripts/gpu/criterion_medians.py
 over the bench's criterion folder), bench.log, torch_softmax.json (PyTorch,
 same call), tests.log (the GPU tests' `accuracy:` lines), ncu.txt (DRAM
 counters), summary.txt (machine, test and sanitizer results), and
@@ -95,11 +94,12 @@ w(f"GPU: **{torch['gpu']}** ({torch['sms']} SMs), PTX for sm_90, commit `{commit
   f"{min(launches):,}-{max(launches):,} launches per case); GB/s counts bytes read + written, 2 x 4 x rows x cols, in decimal units; every case moves "
   "at least 256 MB, past the 50 MB L2. The roof is `cuMemcpyDtoD` of the same bytes in the same criterion group; our own copy "
   f"kernel is shown beside it. PyTorch {torch['torch']} is `torch.softmax(a, dim=-1)` timed in the same device call "
-  "(`torch_softmax.py`, a cut-down `../shared/peers/torch_peers.py`: median of 50 CUDA-event timings after warm-up).\n")
+  "(`scripts/gpu/torch_softmax.py`, a cut-down `scripts/gpu/torch_peers.py`: median of 50 CUDA-event timings after warm-up).\n")
 w("Reproduce:\n")
-w("```sh\ndocs/measurements/2026-11-22-h100-softmax/build.sh        # here: release test + bench binaries -> .gpu-softmax/\n"
-  "# device: run(command=\"cd .gpu-softmax && bash run.sh\", carry=[\".gpu-softmax\"]); files land in $OUT\n"
-  "ptxas -arch=sm_90 -v .gpu-softmax/kernels.ptx -o /dev/null 2> <run>/ptxas.txt\n"
+w("```sh\nscripts/gpu/build.sh                     # here: release test + bench binaries -> .gpu/\n"
+  "# device, with .gpu carried: TESTS=softmax BENCHES=softmax bash scripts/gpu/run.sh\n"
+  "#   and OUT=$OUT python3 scripts/gpu/torch_softmax.py; files land in $OUT\n"
+  "ptxas -arch=sm_90 -v ptx/sm_90.ptx -o /dev/null 2> <run>/ptxas.txt\n"
   "python3 scripts/docs/softmax.py <run> > docs/softmax.md\n```\n")
 
 # ---- headline --------------------------------------------------------------

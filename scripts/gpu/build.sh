@@ -37,7 +37,7 @@ for line in sys.stdin:
     strip --strip-all ".gpu/bin/$kind-$name"
     echo "$kind $name" >>.gpu/manifest
 done
-cp ../shared/peers/torch_peers.py .gpu/ 2>/dev/null || echo "warning: ../shared/peers/torch_peers.py not found; no PyTorch figures" >&2
+cp scripts/gpu/torch_peers.py .gpu/
 # The PTX the binaries embed: the builds above refresh ptx/ when kernels/
 # changed. kernels.ptx is the sm_90 module, by the name docs/ uses.
 cp ptx/*.ptx .gpu/ && cp ptx/sm_90.ptx .gpu/kernels.ptx

@@ -92,7 +92,7 @@ if want report && [[ -x $B/bin-coalesce ]]; then
     peers=(); [[ -f $OUT/torch_peers.json ]] && peers=(--peers "$OUT/torch_peers.json")
     "$B/bin-coalesce" --shapes 8192,16384,4096,8192x2048 --reps 50 --out "$OUT/report" "${peers[@]}" 2>&1 | tee "$OUT/report.txt"
     note "report: $(status "${PIPESTATUS[0]}")"
-    [[ -f $OUT/torch.txt ]] && { echo -e "\n### PyTorch (../shared/peers/torch_peers.py), same call"; cat "$OUT/torch.txt"; } >>"$OUT/report.txt"
+    [[ -f $OUT/torch.txt ]] && { echo -e "\n### PyTorch (scripts/gpu/torch_peers.py), same call"; cat "$OUT/torch.txt"; } >>"$OUT/report.txt"
     rm -f "$OUT/torch.txt"
 fi
 

@@ -1,6 +1,6 @@
 """PyTorch (cuBLAS, TF32 off) at the GEMM shapes of benches/gemm.rs's
 `gemm_shapes` group: median of 20 CUDA-event timings after warm-up, as in
-../shared/peers/torch_peers.py."""
+scripts/gpu/torch_peers.py."""
 import torch
 
 torch.backends.cuda.matmul.allow_tf32 = False

@@ -1,4 +1,4 @@
-"""PyTorch's tiny-op launch cost, measured as ../shared/peers/torch_peers.py
+"""PyTorch's tiny-op launch cost, measured as scripts/gpu/torch_peers.py
 does (10 000 `z.add_(1)`, host clock until synchronized), but repeated: the
 median of 5 rounds after a warm-up, for examples/04_launch_overhead.rs to be
 compared with in the same device call."""

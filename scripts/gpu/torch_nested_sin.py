@@ -1,6 +1,6 @@
 """PyTorch's nested sine on the same GPU, same call, for ratios (a cut-down
-../shared/peers/torch_peers.py: only what issue 4 compares against).
-    OUT=dir python3 torch_nested_sin.py   # prints lines, writes $OUT/torch_peers.json
+scripts/gpu/torch_peers.py: only the figures docs/nested_sin.md compares against).
+    OUT=dir python3 scripts/gpu/torch_nested_sin.py   # prints lines, writes $OUT/torch_peers.json
 Medians of CUDA-event timings after warm-up, fp32."""
 import json, os, time, torch
 dev = torch.device("cuda")

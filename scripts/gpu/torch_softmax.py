@@ -1,9 +1,9 @@
 """PyTorch's torch.softmax on the same GPU, in the same device call as our
 binaries: the ratios of docs/softmax.md.
 
-    OUT=<dir> python3 torch_softmax.py     # prints a table, writes $OUT/torch_softmax.json
+    OUT=<dir> python3 scripts/gpu/torch_softmax.py     # prints a table, writes $OUT/torch_softmax.json
 
-A cut-down ../shared/peers/torch_peers.py: its copy roof, its three softmax
+A cut-down scripts/gpu/torch_peers.py: its copy roof, its three softmax
 shapes (65536x1024, 16384x4096, 4096x32768) plus the bench's rows of 128,
 1000 and 50000 columns, timed the same way (median of CUDA-event timings
 after warm-up, fp32), and torch's own answers on the special values (all

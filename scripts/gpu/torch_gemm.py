@@ -1,5 +1,5 @@
 """cuBLAS SGEMM through PyTorch, same device call as our kernels (cut down from
-../shared/peers/torch_peers.py: only the GEMM figures, more repetitions).
+scripts/gpu/torch_peers.py: only the GEMM figures, more repetitions).
 Writes $OUT/torch_gemm.json. Median of CUDA-event timings after warm-up."""
 import torch, json, os
 torch.backends.cuda.matmul.allow_tf32 = False
