@@ -1,10 +1,11 @@
-//! Copies: the bandwidth roof, and the launch-overhead lesson of seed 003.
+//! Copies: the bandwidth roof, and what one launch per strided column costs.
 //!
 //! | kernel | idea |
 //! | --- | --- |
 //! | [`copy`] | our own device-to-device copy: 16-byte accesses, grid-stride, sized to the SMs; the roof a transpose is measured against, beside `cuMemcpyDtoD` |
 //! | [`copy_strided`] | one strided vector (a column) into another: one launch per column is how *not* to transpose |
 
+use crate::vector::F4;
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
 /// The `.entry` kernels of this module.
@@ -15,10 +16,6 @@ pub const COPY_BLOCK: u32 = 256;
 /// Blocks per SM for the grid-stride [`copy`]: enough warps in flight to
 /// cover DRAM latency with 16-byte accesses.
 pub const COPY_BLOCKS_PER_SM: u32 = 8;
-
-#[derive(Clone, Copy)]
-#[repr(C, align(16))]
-struct F4([f32; 4]);
 
 /// Launch geometry of [`copy`] on a GPU with `sm_count` multiprocessors.
 pub const fn copy_dims(len: u64, sm_count: u32) -> LaunchDims {

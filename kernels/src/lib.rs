@@ -55,6 +55,37 @@ macro_rules! entries_of_variants {
 }
 pub(crate) use entries_of_variants;
 
+/// Repeats `$body` with `$i` bound to each literal of the list that is
+/// below `$n`, as straight-line code:
+///
+/// - `unroll!(i < n, [0, 1, 2, 3], { .. })`: the list is the largest count
+///   the caller allows (the caller asserts that bound), and `n` (a constant
+///   or a runtime value) prunes it;
+/// - `unroll!(i < N, { .. })`: the list `0 ..= 31`, for `N` a constant,
+///   checked at compile time to be at most 32.
+///
+/// LLVM fully unrolls only small loops (a cost threshold of a few hundred
+/// instructions, and not a 32-iteration loop with a branch in it), and a loop
+/// it leaves rolled that indexes a per-thread array (`acc[i]`) puts the whole
+/// array in local memory: a stack frame, and `ld.local`/`st.local` around
+/// every use. Written out, every index is a constant and the array lives in
+/// registers.
+macro_rules! unroll {
+    ($i:ident < $n:expr, [$($k:literal),* $(,)?], $body:block) => {
+        $(
+            #[allow(clippy::reversed_empty_ranges, unused_comparisons)]
+            if $k < $n {
+                let $i: usize = $k;
+                $body
+            }
+        )*
+    };
+    ($i:ident < $n:expr, $body:block) => {
+        const { assert!($n <= 32, "unroll! writes out at most 32 iterations") };
+        unroll!($i < $n, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31], $body)
+    };
+}
+
 mod ctx;
 pub use ctx::{Dim3, LaunchDims, ThreadCtx};
 
@@ -70,6 +101,7 @@ pub mod nested_sin;
 pub mod probe;
 pub mod softmax;
 pub mod transpose;
+pub mod vector;
 
 /// Each op module's `.entry` kernels, by module. The host's module check and
 /// the PTX checks both test themselves against this list, so an op module

@@ -12,7 +12,8 @@
 //! along rows instead (`threadIdx.x -> row`) would make the `B` loads strided
 //! too, and is several times slower still.
 
-use super::{Problem, fma, store_c};
+use super::{Problem, store_c};
+use crate::math::fma;
 use crate::{Dim3, ThreadCtx};
 
 /// Threads per block: 32 columns by 8 rows of `C`.

@@ -16,8 +16,9 @@
 //! cycle but serves about one shared load. Steps 3-4 make each loaded value
 //! feed several FMAs.
 
-use super::{Problem, fma, store_c};
+use super::{Problem, store_c};
 use crate::ThreadCtx;
+use crate::math::fma;
 
 /// Side of the square tiles of `A`, `B` and `C`; threads per block are
 /// `SMEM_TILE x SMEM_TILE`.

@@ -14,8 +14,9 @@
 //! cheap in bandwidth, but registers and issue slots); step 4 blocks in both
 //! dimensions.
 
-use super::{Problem, fma, store_c};
+use super::{Problem, store_c};
 use crate::ThreadCtx;
+use crate::math::fma;
 
 /// Rows of the `C` tile per block.
 pub const BT1_BM: u32 = 64;

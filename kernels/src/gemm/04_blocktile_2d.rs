@@ -19,8 +19,9 @@
 //! of a warp are 32 bytes apart: ncu counts 2 extra wavefronts per shared
 //! load request.
 
-use super::{Problem, fma, store_c};
+use super::{Problem, store_c};
 use crate::ThreadCtx;
+use crate::math::fma;
 
 /// Rows of the `C` tile per block (steps 4 and 5).
 pub const BT2_BM: u32 = 128;

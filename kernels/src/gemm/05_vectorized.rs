@@ -24,8 +24,9 @@
 //! otherwise, and on edge tiles, loads are scalar with bounds checks.
 
 use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b};
-use super::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, F4, Problem, aligned16, fma, store_c, store_c4};
+use super::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, F4, Problem, aligned16, store_c, store_c4};
 use crate::ThreadCtx;
+use crate::math::fma;
 
 /// `C = alpha * A * B + beta * C` with step 4's tiles and 16-byte accesses.
 ///

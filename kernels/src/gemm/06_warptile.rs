@@ -21,8 +21,9 @@
 //! blocks on the SM can fill the gap. Step 7 overlaps the two.
 
 use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b, store_fragment};
-use super::{F4, Problem, aligned16, fma};
+use super::{F4, Problem, aligned16};
 use crate::ThreadCtx;
+use crate::math::fma;
 
 /// Geometry of a warp-tiled kernel (steps 6 and 7).
 ///

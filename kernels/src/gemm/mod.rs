@@ -24,27 +24,6 @@
 //! Launch geometry (tile sizes, threads, shared bytes) is defined here and
 //! read by the host through [`Variant::launch_dims`].
 
-/// Repeats `$body` with `$i` bound to each literal of the list that is
-/// below `$n`, as straight-line code.
-///
-/// LLVM fully unrolls only small loops (a cost threshold of a few hundred
-/// instructions), and a loop it leaves rolled that indexes a register array
-/// (`acc[i]`) puts the whole array in local memory: a stack frame, and
-/// `ld.local`/`st.local` around every FMA. Loops over fragments, `K` steps
-/// and staged vectors are therefore written with this macro; the list is the
-/// largest count the geometry allows, and `$n` (a constant) prunes it.
-macro_rules! unroll {
-    ($i:ident < $n:expr, [$($k:literal),* $(,)?], $body:block) => {
-        $(
-            #[allow(clippy::reversed_empty_ranges, unused_comparisons)]
-            if $k < $n {
-                let $i: usize = $k;
-                $body
-            }
-        )*
-    };
-}
-
 #[path = "03_blocktile_1d.rs"]
 mod blocktile_1d_kernel;
 #[path = "04_blocktile_2d.rs"]
@@ -74,6 +53,8 @@ pub use tf32_kernel::{TF32_BK, TF32_BM, TF32_BN, TF32_SHARED_FLOATS, TF32_STRIDE
 pub use vectorized_kernel::vectorized;
 pub use warptile_kernel::{WT, WarpTiling, warptile, warptile_with};
 
+// The steps name it `super::F4`.
+pub use crate::vector::F4;
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
 /// The `.entry` kernels of this module: one per [`Variant`], then step 7's
@@ -255,16 +236,6 @@ impl Variant {
     }
 }
 
-/// Four floats with the alignment that makes them one 16-byte access
-/// (`ld.global.v4.f32`, `ld.shared.v4.f32`, ...).
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C, align(16))]
-pub struct F4(pub [f32; 4]);
-
-impl F4 {
-    pub const ZERO: F4 = F4([0.0; 4]);
-}
-
 /// The epilogue of every step: `alpha * acc + beta * old`, where `old` is
 /// read only when `beta != 0` (BLAS: with `beta == 0`, `C` may be garbage).
 ///
@@ -295,25 +266,6 @@ pub(crate) unsafe fn store_c4(c: *mut f32, acc: [f32; 4], alpha: f32, beta: f32)
     };
     // SAFETY: forwarded from the caller.
     unsafe { *c = v };
-}
-
-/// `a * b + c` with one rounding: `fma.rn.f32` on the GPU.
-///
-/// Written out because LLVM's NVPTX backend does not contract a plain
-/// `a * b + c` (rustc emits no `contract` flag): it prints `mul.rn.f32` and
-/// `add.rn.f32`, whose explicit rounding forbids ptxas to fuse them, which
-/// halves the FMA throughput. The emulator uses the host's `mul_add`, the
-/// same operation.
-#[inline(always)]
-pub(crate) fn fma(a: f32, b: f32, c: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        core::intrinsics::fmaf32(a, b, c)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        a.mul_add(b, c)
-    }
 }
 
 /// Whether every pointer is 16-byte aligned (the vector paths need it).

@@ -30,6 +30,8 @@
 //! `__nv_sinf`'s bit for bit: the fused kernel loses no accuracy at all
 //! against four `__nv_sinf` calls, it only skips work whose outcome is known.
 
+use crate::math::fma;
+
 // libdevice's constants (the f32 values of its hex-double literals).
 /// `2/pi`, rounded to f32.
 const TWO_OVER_PI: f32 = f32::from_bits(0x3f22_f983);
@@ -52,19 +54,6 @@ pub const SLOW_PATH_FROM: f32 = 105_615.0;
 pub const UNIT_LIMIT: f32 = 2.35;
 /// [`sin_quarter`] matches `__nv_sinf` for |x| up to this (where `rint(x * 2/pi)` is 0).
 pub const QUARTER_LIMIT: f32 = 0.785;
-
-/// `fma(a, b, c)`, rounded once: PTX `fma.rn.f32`, or the host's `fmaf`.
-#[inline(always)]
-fn fma(a: f32, b: f32, c: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        core::intrinsics::fmaf32(a, b, c)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        a.mul_add(b, c)
-    }
-}
 
 /// Round to the nearest integer, ties to even (PTX `cvt.rni.f32.f32`).
 #[inline(always)]

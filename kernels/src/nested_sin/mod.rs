@@ -28,6 +28,7 @@ pub use fused_kernel::fused;
 pub use fused_reduced_kernel::fused_reduced;
 pub use sin_kernel::sin;
 
+use crate::vector::F4;
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
 /// The `.entry` kernels of this module, one per [`Variant`].
@@ -128,11 +129,6 @@ pub const fn launch_dims(len: u64, sm_count: u32, blocks_per_sm: u32) -> LaunchD
     let blocks = if blocks == 0 { 1 } else { blocks as u32 };
     LaunchDims { grid: Dim3::xy(blocks, 1), block: Dim3::xy(BLOCK, 1), shared_bytes: 0 }
 }
-
-/// Four floats with the alignment that makes them one 16-byte access.
-#[derive(Clone, Copy)]
-#[repr(C, align(16))]
-struct F4([f32; 4]);
 
 /// `dst[i] = f(src[i])` for `i < len`: the elementwise walk every nested-sin
 /// kernel shares.

@@ -151,7 +151,7 @@ unsafe fn body<C: ThreadCtx, const VEC: bool, const STASH: bool>(
     // between reading its row and writing it.)
     if STASH && VEC {
         for c in 0..full {
-            unroll!(F / 4, |k| {
+            unroll!(k < F / 4, {
                 let g = first(c) + threads * k;
                 // SAFETY: group g of a full chunk: inside the row and the stash, both aligned.
                 unsafe { ctx.copy_async_16(stash.add(4 * g), x.add(4 * g)) };

@@ -20,6 +20,7 @@
 //! scalar path with bounds checks.
 
 use crate::ThreadCtx;
+use crate::vector::F4;
 
 /// Side of the square tile one block transposes.
 pub const VEC4_TILE: u32 = 64;
@@ -27,11 +28,6 @@ pub const VEC4_TILE: u32 = 64;
 pub const VEC4_BLOCK: crate::Dim3 = crate::Dim3::xy(16, 16);
 /// Floats per shared-memory tile row (one of padding).
 pub const VEC4_SHARED_STRIDE: u32 = VEC4_TILE + 1;
-
-/// Four floats with the alignment that makes them one 16-byte access.
-#[derive(Clone, Copy)]
-#[repr(C, align(16))]
-struct F4([f32; 4]);
 
 /// Transposes a `rows x cols` row-major matrix into `cols x rows` through a
 /// `64 x 65` shared tile, with 16-byte global accesses where aligned.
