@@ -481,7 +481,7 @@ impl Drop for Gpu {
 /// (Rust-CUDA issue 15), so every stream it makes synchronises with the
 /// legacy default stream. This calls `cuStreamCreate` itself and hands the
 /// handle to a `cust` stream, which destroys it when dropped.
-pub(crate) fn new_cust_stream(flags: StreamFlags) -> Result<cust::stream::Stream> {
+fn new_cust_stream(flags: StreamFlags) -> Result<cust::stream::Stream> {
     let mut raw: sys::CUstream = ptr::null_mut();
     // SAFETY: an out-pointer to a local; flags are CU_STREAM_* bits.
     check("cuStreamCreate", unsafe { sys::cuStreamCreate(&mut raw, flags.bits()) })?;
@@ -559,10 +559,8 @@ impl<'g> Stream<'g> {
     /// Whether the stream synchronises with the legacy default stream
     /// (made without `CU_STREAM_NON_BLOCKING`).
     pub fn is_blocking(&self) -> Result<bool> {
-        let mut flags = 0u32;
-        // SAFETY: a live stream; an out-pointer.
-        check("cuStreamGetFlags", unsafe { sys::cuStreamGetFlags(self.raw(), &mut flags) })?;
-        Ok(flags & sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32 == 0)
+        let flags = self.as_cust().get_flags().during("cuStreamGetFlags")?;
+        Ok(!flags.contains(StreamFlags::NON_BLOCKING))
     }
     /// Blocks until all work queued on this stream has finished.
     pub fn synchronize(&self) -> Result<()> {
