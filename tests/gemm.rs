@@ -217,32 +217,6 @@ fn double_buffered_at_every_kind_of_edge_on_the_emulator() {
     }
 }
 
-/// The interior build of step 7 (`gemm_double_buffered_interior`, which the
-/// host launches when every block is interior), run directly on the
-/// emulator: on an all-interior shape, and on an edge shape it also handles.
-#[test]
-fn double_buffered_interior_build_on_the_emulator() {
-    use coalesce::kernels::emu::{self, SyncMutPtr, SyncPtr};
-    use coalesce::kernels::gemm::{Problem, all_interior, double_buffered_interior};
-    let mut rng = rng("emulator gemm interior build");
-    for dims in [(256, 256, 24), (130, 259, 23)] {
-        let s = AlphaBeta::new(1.5, -0.5);
-        let case = Case::new(&mut rng, dims, s);
-        let (want, bound) = reference(&case, None);
-        let mut c = case.c0.clone();
-        let (m, n, k) = (dims.0 as u32, dims.1 as u32, dims.2 as u32);
-        let (pa, pb, pc) = (SyncPtr::new(&case.a), SyncPtr::new(&case.b), SyncMutPtr::new(&mut c));
-        assert_eq!(all_interior(m, n, k, pa.get(), pb.get(), pc.get()), dims.0 == 256, "{dims:?}");
-        let p = Problem { m, n, k, alpha: s.alpha, beta: s.beta };
-        // SAFETY: the buffers hold the problem's matrices; the launch uses step 7's geometry.
-        emu::launch(Variant::DoubleBuffered.launch_dims(m, n), |ctx| unsafe {
-            double_buffered_interior(ctx, pa.get(), pb.get(), pc.get(), p)
-        })
-        .unwrap();
-        check(Variant::DoubleBuffered, &case, None, &c, &want, &bound);
-    }
-}
-
 /// Buffers one float past a 16-byte boundary: the vector steps must notice
 /// and take their scalar paths (a misaligned `ld.global.v4` would fault).
 #[test]

@@ -138,25 +138,10 @@ pub fn launch(
         arg(&mut alpha),
         arg(&mut beta),
     ];
-    // Step 7 on a grid of interior blocks only: its interior-only build.
-    let entry = if variant == Variant::DoubleBuffered
-        && coalesce_kernels::gemm::all_interior(
-            p.m,
-            p.n,
-            p.k,
-            a.as_device_ptr().as_ptr(),
-            b.as_device_ptr().as_ptr(),
-            c.as_device_ptr().as_ptr(),
-        ) {
-        coalesce_kernels::gemm::INTERIOR_ENTRY
-    } else {
-        variant.entry_point()
-    };
     // SAFETY: the kernel takes (const f32* a, const f32* b, f32* c, u32 m,
     // u32 n, u32 k, f32 alpha, f32 beta); the buffers hold m*k, k*n and m*n
-    // floats and C overlaps neither A nor B (checked above);
-    // the interior build only where every block is interior.
-    unsafe { stream.launch_raw(entry, dims, &args) }
+    // floats and C overlaps neither A nor B (checked above).
+    unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
 }
 
 /// The fastest FP32 version ([`Variant::BEST`], step 7): full f32 precision,
@@ -172,55 +157,13 @@ pub fn sgemm(
     launch(stream, Variant::BEST, a, b, c, shape, scalars)
 }
 
-macro_rules! step_launcher {
-    ($(#[$doc:meta])* $name:ident, $variant:ident) => {
-        $(#[$doc])*
-        pub fn $name(
-            stream: &Stream<'_>,
-            a: &DeviceSlice<f32>,
-            b: &DeviceSlice<f32>,
-            c: &mut DeviceSlice<f32>,
-            shape: GemmShape,
-            scalars: AlphaBeta,
-        ) -> Result<()> {
-            launch(stream, Variant::$variant, a, b, c, shape, scalars)
-        }
-    };
-}
-
-step_launcher!(
-    /// Step 1, [`Variant::Naive`]: one thread per element of `C`.
-    naive, Naive
-);
-step_launcher!(
-    /// Step 2, [`Variant::SmemTiled`]: 32x32 shared-memory tiles.
-    smem_tiled, SmemTiled
-);
-step_launcher!(
-    /// Step 3, [`Variant::Blocktile1d`]: 8 outputs per thread along a column.
-    blocktile_1d, Blocktile1d
-);
-step_launcher!(
-    /// Step 4, [`Variant::Blocktile2d`]: an 8x8 register tile per thread.
-    blocktile_2d, Blocktile2d
-);
-step_launcher!(
-    /// Step 5, [`Variant::Vectorized`]: 16-byte loads, `A` tile transposed.
-    vectorized, Vectorized
-);
-step_launcher!(
-    /// Step 6, [`Variant::Warptile`]: 4x4 fragments interleaved over warp tiles.
-    warptile, Warptile
-);
-step_launcher!(
-    /// Step 7, [`Variant::DoubleBuffered`]: the next tile loads during this one's FMAs.
-    double_buffered, DoubleBuffered
-);
-step_launcher!(
-    /// Step 8, [`Variant::Tf32`]: tensor cores, inputs rounded to TF32
-    /// (about 3 significant digits), f32 accumulation. Not an FP32 GEMM.
-    tf32, Tf32
-);
+coalesce_kernels::gemm_steps!(launchers(
+    a: &DeviceSlice<f32>,
+    b: &DeviceSlice<f32>,
+    c: &mut DeviceSlice<f32>,
+    shape: GemmShape,
+    scalars: AlphaBeta
+));
 
 /// The GEMM launchers on the CPU emulator: same checks, same kernel bodies,
 /// host slices. Slow (one OS thread per CUDA thread): small shapes only.

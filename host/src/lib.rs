@@ -19,6 +19,38 @@
 //! Library code never panics on bad input and never exits: it returns
 //! [`Error`]. `unsafe` appears only at the raw launch, with its reason.
 
+/// One named launcher per entry of an op's registry list (handed over by
+/// `coalesce_kernels::<op>_steps!`): `fn <name>(stream, <params>)` calls the
+/// op's `launch(stream, Variant::<entry>, <params>)`.
+macro_rules! launchers {
+    (
+        $params:tt
+        op: $op:literal;
+        $(#[$meta:meta])*
+        pub enum $Variant:ident, geometry $Geometry:ty;
+        unsafe fn run<$C:ident> $run:tt;
+        $(
+            $(#[$vmeta:meta])*
+            $V:ident => $name:ident {
+                step: $step:literal,
+                entry: $entry:literal,
+                file: $file:literal,
+                body: $body:expr,
+                geometry: $geometry:expr,
+                idea: $idea:literal $(,)?
+            }
+        )*
+    ) => {
+        $( launchers!(@one $Variant, $V, $name, $step, $idea, $params); )*
+    };
+    (@one $Variant:ident, $V:ident, $name:ident, $step:literal, $idea:literal, ($($p:ident: $t:ty),*)) => {
+        #[doc = concat!("Step ", $step, ", [`", stringify!($Variant), "::", stringify!($V), "`]: ", $idea, ".")]
+        pub fn $name(stream: &$crate::Stream<'_>, $($p: $t),*) -> $crate::Result<()> {
+            launch(stream, $Variant::$V, $($p),*)
+        }
+    };
+}
+
 mod alias;
 pub mod copy;
 pub mod emu;

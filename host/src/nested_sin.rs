@@ -123,27 +123,7 @@ pub fn sin_in_place(stream: &Stream<'_>, data: &mut DeviceSlice<f32>) -> Result<
     unsafe { launch_one(stream, Variant::Unfused, ptr, ptr, data.len()) }
 }
 
-/// Step 1 four times: the unfused form (four launches, 4x the memory traffic).
-pub fn unfused(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
-    launch(stream, Variant::Unfused, input, output)
-}
-
-/// Step 2: four libdevice `sinf` in one kernel (instruction-bound).
-pub fn fused(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
-    launch(stream, Variant::Fused, input, output)
-}
-
-/// Step 3, [`Variant::BEST`]: one kernel at the memory roof, bit-identical
-/// to [`unfused`] and [`fused`].
-pub fn fused_reduced(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
-    launch(stream, Variant::FusedReduced, input, output)
-}
-
-/// Step 4: four `sin.approx.f32` (fast math; an absolute error growing with
-/// |x|, 3.7e-5 measured for |x| <= 100 pi; no relative bound).
-pub fn fast(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
-    launch(stream, Variant::Fast, input, output)
-}
+coalesce_kernels::nested_sin_steps!(launchers(input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>));
 
 /// The same launchers on the CPU emulator (host slices, the same kernel
 /// bodies and indexing). `sin` there is libdevice's algorithm ported bit for

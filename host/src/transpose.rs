@@ -17,6 +17,7 @@
 use crate::gpu::arg;
 use crate::{GridLimits, LaunchDims, MatrixShape, Result, Stream};
 pub use coalesce_kernels::transpose::{BLOCK_ROWS, TILE, Variant};
+
 use cust::memory::DeviceSlice;
 
 /// Checks buffer lengths against `shape` and the launch against `limits`;
@@ -59,66 +60,6 @@ pub fn launch(
     unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
 }
 
-/// Step 1, [`Variant::Naive`]: coalesced reads, strided writes.
-pub fn naive(
-    stream: &Stream<'_>,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: MatrixShape,
-) -> Result<()> {
-    launch(stream, Variant::Naive, input, output, shape)
-}
-
-/// Step 3, [`Variant::Tiled`]: coalesced both ways through a shared tile,
-/// with 32-way bank conflicts on the tile's column reads.
-pub fn tiled(
-    stream: &Stream<'_>,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: MatrixShape,
-) -> Result<()> {
-    launch(stream, Variant::Tiled, input, output, shape)
-}
-
-/// Step 4, [`Variant::Padded`]: the shared tile padded to `TILE + 1`
-/// columns, free of bank conflicts.
-pub fn padded(
-    stream: &Stream<'_>,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: MatrixShape,
-) -> Result<()> {
-    launch(stream, Variant::Padded, input, output, shape)
-}
-
-/// Step 2, [`Variant::NaiveCols`]: strided reads, coalesced writes.
-pub fn naive_cols(
-    stream: &Stream<'_>,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: MatrixShape,
-) -> Result<()> {
-    launch(stream, Variant::NaiveCols, input, output, shape)
-}
-
-/// Step 5, [`Variant::Swizzled`]: the shared tile XOR-swizzled, conflict-free
-/// without padding.
-pub fn swizzled(
-    stream: &Stream<'_>,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: MatrixShape,
-) -> Result<()> {
-    launch(stream, Variant::Swizzled, input, output, shape)
-}
-
-/// Step 6, [`Variant::Vec4`], the fastest: 64x64 tiles, 16-byte global
-/// accesses when rows and cols are multiples of 4 (a scalar path otherwise).
-pub fn vec4(
-    stream: &Stream<'_>,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: MatrixShape,
-) -> Result<()> {
-    launch(stream, Variant::Vec4, input, output, shape)
-}
+coalesce_kernels::transpose_steps!(
+    launchers(input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, shape: MatrixShape)
+);

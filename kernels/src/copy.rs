@@ -1,15 +1,32 @@
 //! Copies: the bandwidth roof, and what one launch per strided column costs.
-//!
-//! | kernel | idea |
-//! | --- | --- |
-//! | [`copy`] | our own device-to-device copy: 16-byte accesses, grid-stride, sized to the SMs; the roof a transpose is measured against, beside `cuMemcpyDtoD` |
-//! | [`copy_strided`] | one strided vector (a column) into another: one launch per column is how *not* to transpose |
+//! The kernels are listed in [`STEPS`].
 
 use crate::vector::F4;
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
-/// The `.entry` kernels of this module.
-pub const ENTRIES: &[&str] = &["copy_f32", "copy_strided_f32"];
+use crate::registry::Step;
+
+/// This module's entries of the registry.
+pub const STEPS: &[Step] = &[
+    Step {
+        op: "copy",
+        step: "-",
+        name: "copy",
+        entry: "copy_f32",
+        file: "copy.rs",
+        idea: "our own device-to-device copy: 16-byte accesses, grid-stride, sized to the SMs; the roof a transpose is measured against, beside `cuMemcpyDtoD`",
+        geometry: "copy_dims(len, sm_count)",
+    },
+    Step {
+        op: "copy",
+        step: "-",
+        name: "copy_strided",
+        entry: "copy_strided_f32",
+        file: "copy.rs",
+        idea: "one strided vector (a column) into another: one launch per column is how not to transpose",
+        geometry: "copy_strided_dims(len)",
+    },
+];
 
 /// Threads per block of both copy kernels.
 pub const COPY_BLOCK: u32 = 256;
@@ -86,21 +103,9 @@ pub unsafe fn copy_strided<C: ThreadCtx>(
 }
 
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn copy_f32(src: *const f32, dst: *mut f32, len: u64) {
-    // SAFETY: the host launcher checked lengths.
-    unsafe { copy(&crate::gpu::Gpu, src, dst, len) }
-}
+crate::registry::entry!(copy_f32(src: *const f32, dst: *mut f32, len: u64) => copy);
 
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn copy_strided_f32(
-    src: *const f32,
-    src_stride: u64,
-    dst: *mut f32,
-    dst_stride: u64,
-    len: u32,
-) {
-    // SAFETY: the host launcher checked the strided ranges.
-    unsafe { copy_strided(&crate::gpu::Gpu, src, src_stride, dst, dst_stride, len) }
-}
+crate::registry::entry!(
+    copy_strided_f32(src: *const f32, src_stride: u64, dst: *mut f32, dst_stride: u64, len: u32) => copy_strided
+);

@@ -14,14 +14,17 @@
 //! Launch geometry (tile sizes, threads per block, shared bytes) is defined
 //! here, next to the code that depends on it, and the host reads it from here.
 //!
-//! | op | versions |
+//! Every kernel is one entry of the [`registry`]: the op modules'
+//! enums, `.entry` lists, dispatch and docs tables, the host's launchers and
+//! `docs/registry.json` all come from it.
+//!
+//! | op | its ladder |
 //! | --- | --- |
-//! | [`transpose`] | `naive`, `naive_cols`, `tiled` (bank conflicts on purpose), `padded`, `swizzled`, `vec4` |
-//! | [`copy`] | `copy` (the roof), `copy_strided` (one column per launch) |
-//! | [`probe`] | `increment` (launch overhead), `fma_peak` (the FP32 roof) |
-//! | [`nested_sin`] | `unfused` (`sin` x4), `fused`, `fused_reduced`, `fast` |
-//! | [`softmax`] | warp per row, block per row, online |
-//! | [`gemm`] | `naive` .. `double_buffered` (FP32), `tf32` |
+//! | [`transpose`] | [`transpose::Variant`] |
+//! | [`nested_sin`] | [`nested_sin::Variant`] |
+//! | [`softmax`] | [`softmax::Kernel`] |
+//! | [`gemm`] | [`gemm::Variant`] |
+//! | [`copy`], [`probe`] | [`copy::STEPS`], [`probe::STEPS`] |
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -39,21 +42,6 @@
 
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
-
-/// The `ENTRIES` table of an op module whose `Variant` enum lists one
-/// kernel per version (`ALL` and `entry_point()`), built at compile time.
-macro_rules! entries_of_variants {
-    ($variant:ty) => {{
-        let mut names = [""; <$variant>::ALL.len()];
-        let mut i = 0;
-        while i < names.len() {
-            names[i] = <$variant>::ALL[i].entry_point();
-            i += 1;
-        }
-        names
-    }};
-}
-pub(crate) use entries_of_variants;
 
 /// Repeats `$body` with `$i` bound to each literal of the list that is
 /// below `$n`, as straight-line code:
@@ -99,28 +87,17 @@ pub mod gemm;
 pub mod math;
 pub mod nested_sin;
 pub mod probe;
+pub mod registry;
 pub mod softmax;
 pub mod transpose;
 pub mod vector;
-
-/// Each op module's `.entry` kernels, by module. The host's module check and
-/// the PTX checks both test themselves against this list, so an op module
-/// only has to list its own entries in its `ENTRIES`.
-pub const KERNEL_MODULES: &[(&str, &[&str])] = &[
-    ("copy", copy::ENTRIES),
-    ("probe", probe::ENTRIES),
-    ("transpose", transpose::ENTRIES),
-    ("nested_sin", nested_sin::ENTRIES),
-    ("softmax", softmax::ENTRIES),
-    ("gemm", gemm::ENTRIES),
-];
 
 /// The kernels that may use more than 48 KiB of dynamic shared memory per
 /// block: a host must opt each in (`cuFuncSetAttribute` with
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`) before launching it so.
 pub const OPT_IN_SHARED: &[&str] = &[softmax::Kernel::OnlineStash.entry_point()];
 
-/// Every `.entry` kernel in the PTX module.
+/// Every `.entry` kernel in the PTX module, from the [`registry`].
 pub fn entry_points() -> impl Iterator<Item = &'static str> {
-    KERNEL_MODULES.iter().flat_map(|(_, entries)| entries.iter().copied())
+    registry::steps().map(|s| s.entry)
 }

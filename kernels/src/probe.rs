@@ -1,14 +1,31 @@
-//! Kernels that measure the machine rather than do useful work.
-//!
-//! | kernel | what it measures |
-//! | --- | --- |
-//! | [`increment`] | launch overhead: one tiny launch, almost no work |
-//! | [`fma_peak`] | the FP32 roof: independent FMA chains, no memory traffic |
+//! Kernels that measure the machine rather than do useful work. The kernels
+//! are listed in [`STEPS`].
 
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
-/// The `.entry` kernels of this module.
-pub const ENTRIES: &[&str] = &["probe_increment", "probe_fma_peak"];
+use crate::registry::Step;
+
+/// This module's entries of the registry.
+pub const STEPS: &[Step] = &[
+    Step {
+        op: "probe",
+        step: "-",
+        name: "increment",
+        entry: "probe_increment",
+        file: "probe.rs",
+        idea: "launch overhead: one tiny launch, almost no work",
+        geometry: "increment_dims(len)",
+    },
+    Step {
+        op: "probe",
+        step: "-",
+        name: "fma_peak",
+        entry: "probe_fma_peak",
+        file: "probe.rs",
+        idea: "the FP32 roof: independent FMA chains, no memory traffic",
+        geometry: "fma_peak_dims(blocks)",
+    },
+];
 
 /// Threads per block of both probes.
 pub const PROBE_BLOCK: u32 = 256;
@@ -70,15 +87,7 @@ pub unsafe fn fma_peak<C: ThreadCtx>(ctx: &C, out: *mut f32, iters: u32, seed: f
 }
 
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn probe_increment(x: *mut f32, len: u32) {
-    // SAFETY: the host launcher checked the length.
-    unsafe { increment(&crate::gpu::Gpu, x, len) }
-}
+crate::registry::entry!(probe_increment(x: *mut f32, len: u32) => increment);
 
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn probe_fma_peak(out: *mut f32, iters: u32, seed: f32) {
-    // SAFETY: the host launcher sized `out` to the grid.
-    unsafe { fma_peak(&crate::gpu::Gpu, out, iters, seed) }
-}
+crate::registry::entry!(probe_fma_peak(out: *mut f32, iters: u32, seed: f32) => fma_peak);

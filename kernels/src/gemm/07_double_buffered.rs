@@ -298,30 +298,5 @@ pub unsafe fn double_buffered<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f3
     }
 }
 
-/// [`double_buffered`] for a grid whose every block is interior
-/// ([`super::all_interior`]), built from step 7's first tile loop
-/// (`07_double_buffered_v1.rs`, which says why).
-///
-/// # Safety
-/// As [`double_buffered`].
-#[inline(always)]
-pub unsafe fn double_buffered_interior<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
-    const MI: usize = DB.mi as usize;
-    const NI: usize = DB.ni as usize;
-    const NA: usize = DB.a_vectors() as usize;
-    const NB: usize = DB.b_vectors() as usize;
-    let t = tile_ctx(ctx, &DB, a, b, c, &p);
-    // SAFETY: forwarded (the v1 loop also handles edge blocks, slowly).
-    unsafe {
-        if t.interior(&DB) {
-            super::legacy_kernel::legacy_main_loop::<C, MI, NI, NA, NB, true>(ctx, &DB, a, b, c, &p, &t)
-        } else {
-            super::legacy_kernel::legacy_main_loop::<C, MI, NI, NA, NB, false>(ctx, &DB, a, b, c, &p, &t)
-        }
-    }
-}
-
 #[cfg(target_arch = "nvptx64")]
 super::gemm_entry!(gemm_double_buffered, double_buffered);
-#[cfg(target_arch = "nvptx64")]
-super::gemm_entry!(gemm_double_buffered_interior, double_buffered_interior);

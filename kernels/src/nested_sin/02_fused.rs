@@ -7,35 +7,16 @@
 //! path (a float-to-int rounding and back, three FMAs of Cody-Waite
 //! reduction, a test for the Payne-Hanek slow path, quadrant selects, the
 //! polynomial), 100 per element for four: more than an H100 can issue in the
-//! time DRAM takes to stream the element's 8 bytes. DESIGN.md measured the
-//! scalar form at 59% of the copy roof; with 16-byte accesses it reaches 70%
-//! (ncu: 98 instructions per element, 78% of issue slots busy).
+//! time DRAM takes to stream the element's 8 bytes (`docs/nested_sin.md`
+//! has ncu's instruction count and issue-slot use).
 
 use super::math::libdevice_sinf;
-use crate::ThreadCtx;
 
 /// What one launch applies to each element.
 #[inline(always)]
-pub(super) fn sin4(x: f32) -> f32 {
+pub fn sin4(x: f32) -> f32 {
     libdevice_sinf(libdevice_sinf(libdevice_sinf(libdevice_sinf(x))))
 }
 
-/// `dst[i] = sin(sin(sin(sin(src[i]))))` with four `__nv_sinf` calls.
-///
-/// # Parameters, thread mapping, memory pattern, safety
-/// As [`super::sin`].
-///
-/// # Safety
-/// As [`super::map`].
-#[inline(always)]
-pub unsafe fn fused<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
-    // SAFETY: forwarded from the caller.
-    unsafe { super::map(ctx, src, dst, len, sin4) }
-}
-
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn nested_sin_fused(src: *const f32, dst: *mut f32, len: u64) {
-    // SAFETY: the host launcher checked lengths.
-    unsafe { fused(&crate::gpu::Gpu, src, dst, len) }
-}
+super::elementwise_entry!(nested_sin_fused => sin4);

@@ -19,31 +19,13 @@
 //! memory-bound (70% and 82%).
 
 use super::math::{libdevice_sinf, sin_quarter, sin_unit};
-use crate::ThreadCtx;
 
 /// What one launch applies to each element.
 #[inline(always)]
-pub(super) fn sin4(x: f32) -> f32 {
+pub fn sin4(x: f32) -> f32 {
     // |x| any -> [-1, 1] -> [-0.8415, 0.8415] -> [-0.7457, 0.7457] -> out.
     sin_quarter(sin_unit(sin_unit(libdevice_sinf(x))))
 }
 
-/// `dst[i] = sin(sin(sin(sin(src[i]))))`, bit-identical to four `__nv_sinf`.
-///
-/// # Parameters, thread mapping, memory pattern
-/// As [`super::sin`].
-///
-/// # Safety
-/// As [`super::map`].
-#[inline(always)]
-pub unsafe fn fused_reduced<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
-    // SAFETY: forwarded from the caller.
-    unsafe { super::map(ctx, src, dst, len, sin4) }
-}
-
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn nested_sin_fused_reduced(src: *const f32, dst: *mut f32, len: u64) {
-    // SAFETY: the host launcher checked lengths.
-    unsafe { fused_reduced(&crate::gpu::Gpu, src, dst, len) }
-}
+super::elementwise_entry!(nested_sin_fused_reduced => sin4);

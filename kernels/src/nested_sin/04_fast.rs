@@ -13,30 +13,12 @@
 //! is acceptable; not a drop-in for `sinf`.
 
 use super::math::sin_approx;
-use crate::ThreadCtx;
 
 /// What one launch applies to each element.
 #[inline(always)]
-pub(super) fn sin4(x: f32) -> f32 {
+pub fn sin4(x: f32) -> f32 {
     sin_approx(sin_approx(sin_approx(sin_approx(x))))
 }
 
-/// `dst[i] ~ sin(sin(sin(sin(src[i]))))` with four `sin.approx.f32`.
-///
-/// # Parameters, thread mapping, memory pattern
-/// As [`super::sin`].
-///
-/// # Safety
-/// As [`super::map`].
-#[inline(always)]
-pub unsafe fn fast<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
-    // SAFETY: forwarded from the caller.
-    unsafe { super::map(ctx, src, dst, len, sin4) }
-}
-
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn nested_sin_fast(src: *const f32, dst: *mut f32, len: u64) {
-    // SAFETY: the host launcher checked lengths.
-    unsafe { fast(&crate::gpu::Gpu, src, dst, len) }
-}
+super::elementwise_entry!(nested_sin_fast => sin4);

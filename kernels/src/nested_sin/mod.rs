@@ -1,120 +1,128 @@
 //! Nested sine, `y = sin(sin(sin(sin(x))))`, f32, elementwise: fusion, and
 //! what it takes to reach the memory roof once fused.
 //!
-//! | step | kernel | idea | what it costs |
-//! | --- | --- | --- | --- |
-//! | 1 | [`sin`] | one `sin` (libdevice `__nv_sinf`) per launch; four launches are the unfused form | 4 reads + 4 writes of the array |
-//! | 2 | [`fused`] | all four `__nv_sinf` in one kernel: one read, one write | instruction-bound: the general `sinf` (range reduction, quadrant logic, a slow-path test) four times |
-//! | 3 | [`fused_reduced`] | the first sine is `__nv_sinf`; after it every argument is in [-1, 1], where libdevice's own algorithm shrinks to a few selects ([`math::sin_unit`]), and after three to its bare polynomial ([`math::sin_quarter`]) | nothing: the same operations as step 2 on those arguments, so the same bits |
-//! | 4 | [`fast`] | four `sin.approx.f32` (the SFU) | accuracy: an absolute error that grows with \|x\| (3.7e-5 for \|x\| <= 100 pi), no relative bound |
+//! The steps are listed on [`Variant`] and measured in `docs/nested_sin.md`.
+//! Step 3 runs libdevice's own algorithm specialised to [-1, 1]
+//! ([`math::sin_unit`], then the bare polynomial [`math::sin_quarter`]), so
+//! it gives step 2's bits; step 4 trades accuracy (an absolute error that
+//! grows with |x|, no relative bound) for the SFU.
 //!
 //! Every kernel walks the array with 16-byte loads and stores in a
 //! grid-stride loop sized from the multiprocessor count ([`launch_dims`]);
 //! starts that are not 16-byte aligned and lengths that are not multiples of
 //! 4 take scalar head and tail loops ([`map`]).
 
-#[path = "04_fast.rs"]
-mod fast_kernel;
+use crate::registry::ladder;
+use crate::vector::F4;
+use crate::{Dim3, LaunchDims, ThreadCtx};
+
+/// The nested-sine ladder, handed to a generator (`ladder!` here, the
+/// launchers in `coalesce-host`). See [`crate::registry`].
+#[macro_export]
+#[doc(hidden)]
+macro_rules! nested_sin_steps {
+    ($then:ident $($pass:tt)*) => {
+        $then! {
+            $($pass)*
+            op: "nested_sin";
+            /// The ways to compute the nested sine, in teaching order.
+            pub enum Variant, geometry Geometry;
+            unsafe fn run<C>(ctx, src: *const f32, dst: *mut f32, len: u64);
+
+            /// Step 1: the `sin` kernel launched four times (in place after the first).
+            Unfused => unfused {
+                step: "1",
+                entry: "sin_f32",
+                file: "nested_sin/01_sin.rs",
+                body: elementwise(sin_kernel::sin1),
+                geometry: Geometry { launches: 4 },
+                idea: "one `sin` (libdevice `__nv_sinf`) per launch; four launches are the unfused form",
+            }
+            /// Step 2: four `__nv_sinf` in one kernel.
+            Fused => fused {
+                step: "2",
+                entry: "nested_sin_fused",
+                file: "nested_sin/02_fused.rs",
+                body: elementwise(fused_kernel::sin4),
+                geometry: Geometry { launches: 1 },
+                idea: "all four `__nv_sinf` in one kernel: one read, one write, instruction-bound",
+            }
+            /// Step 3: `__nv_sinf`, then libdevice's algorithm specialised to [-1, 1].
+            FusedReduced => fused_reduced {
+                step: "3",
+                entry: "nested_sin_fused_reduced",
+                file: "nested_sin/03_fused_reduced.rs",
+                body: elementwise(fused_reduced_kernel::sin4),
+                geometry: Geometry { launches: 1 },
+                idea: "after the first sine every argument is in [-1, 1], where libdevice's algorithm shrinks to a few selects: the same bits",
+            }
+            /// Step 4: four `sin.approx.f32`.
+            Fast => fast {
+                step: "4",
+                entry: "nested_sin_fast",
+                file: "nested_sin/04_fast.rs",
+                body: elementwise(fast_kernel::sin4),
+                geometry: Geometry { launches: 1 },
+                idea: "four `sin.approx.f32` (the SFU): an absolute error that grows with |x|",
+            }
+        }
+    };
+}
+nested_sin_steps!(ladder);
+
+#[path = "01_sin.rs"]
+mod sin_kernel;
 #[path = "02_fused.rs"]
 mod fused_kernel;
 #[path = "03_fused_reduced.rs"]
 mod fused_reduced_kernel;
+#[path = "04_fast.rs"]
+mod fast_kernel;
 pub mod math;
-#[path = "01_sin.rs"]
-mod sin_kernel;
-
-pub use fast_kernel::fast;
-pub use fused_kernel::fused;
-pub use fused_reduced_kernel::fused_reduced;
-pub use sin_kernel::sin;
-
-use crate::vector::F4;
-use crate::{Dim3, LaunchDims, ThreadCtx};
-
-/// The `.entry` kernels of this module, one per [`Variant`].
-pub const ENTRIES: &[&str] = &crate::entries_of_variants!(Variant);
 
 /// Threads per block of every nested-sin kernel.
 pub const BLOCK: u32 = 256;
 /// Elements per 16-byte vector.
 pub const VECTOR: u32 = 4;
 
-/// The ways to compute the nested sine, in teaching order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Variant {
-    /// Step 1: the `sin` kernel launched four times (in place after the first).
-    Unfused,
-    /// Step 2: four `__nv_sinf` in one kernel.
-    Fused,
-    /// Step 3: `__nv_sinf`, then libdevice's algorithm specialised to [-1, 1].
-    FusedReduced,
-    /// Step 4: four `sin.approx.f32`.
-    Fast,
+/// How a nested-sin version is launched: every launch is the grid-stride
+/// [`map`] on [`launch_dims`]; the versions differ in how many launches
+/// one nested sine takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    /// Kernel launches per nested sine.
+    pub launches: u32,
 }
 
 impl Variant {
-    /// Every version, in teaching order.
-    pub const ALL: [Variant; 4] = [Variant::Unfused, Variant::Fused, Variant::FusedReduced, Variant::Fast];
-
     /// The fastest version that keeps CUDA's accuracy.
     pub const BEST: Variant = Variant::FusedReduced;
 
-    /// Short name used by benches, reports and the command line.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Variant::Unfused => "unfused",
-            Variant::Fused => "fused",
-            Variant::FusedReduced => "fused_reduced",
-            Variant::Fast => "fast",
-        }
-    }
-
-    /// Name of the `.entry` kernel in the PTX module.
-    pub const fn entry_point(self) -> &'static str {
-        match self {
-            Variant::Unfused => "sin_f32",
-            Variant::Fused => "nested_sin_fused",
-            Variant::FusedReduced => "nested_sin_fused_reduced",
-            Variant::Fast => "nested_sin_fast",
-        }
-    }
-
     /// Kernel launches per nested sine.
     pub const fn launches(self) -> u32 {
-        match self {
-            Variant::Unfused => 4,
-            _ => 1,
-        }
-    }
-
-    /// The function one launch applies to each element.
-    #[inline(always)]
-    pub fn apply(self, x: f32) -> f32 {
-        match self {
-            Variant::Unfused => sin_kernel::sin1(x),
-            Variant::Fused => fused_kernel::sin4(x),
-            Variant::FusedReduced => fused_reduced_kernel::sin4(x),
-            Variant::Fast => fast_kernel::sin4(x),
-        }
-    }
-
-    /// Runs one launch's body for the calling thread.
-    ///
-    /// # Safety
-    /// As [`map`].
-    #[inline(always)]
-    pub unsafe fn run<C: ThreadCtx>(self, ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            match self {
-                Variant::Unfused => sin(ctx, src, dst, len),
-                Variant::Fused => fused(ctx, src, dst, len),
-                Variant::FusedReduced => fused_reduced(ctx, src, dst, len),
-                Variant::Fast => fast(ctx, src, dst, len),
-            }
-        }
+        self.geometry().launches
     }
 }
+
+/// The kernel body of a step whose launch applies `f` to each element: [`map`].
+fn elementwise<C: ThreadCtx>(f: fn(f32) -> f32) -> impl Fn(&C, *const f32, *mut f32, u64) {
+    // SAFETY: `Variant::run`'s contract is `map`'s.
+    move |ctx, src, dst, len| unsafe { map(ctx, src, dst, len, f) }
+}
+
+/// One `.entry` kernel of this module: `$f` applied to each element by [`map`].
+#[cfg(target_arch = "nvptx64")]
+macro_rules! elementwise_entry {
+    ($entry:ident => $f:path) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $entry(src: *const f32, dst: *mut f32, len: u64) {
+            // SAFETY: the host launcher checked lengths (and passes src == dst only in place).
+            unsafe { super::map(&crate::gpu::Gpu, src, dst, len, $f) }
+        }
+    };
+}
+#[cfg(target_arch = "nvptx64")]
+use elementwise_entry;
 
 /// Launch geometry for `len` elements: [`BLOCK`] threads per block, enough
 /// blocks for one 16-byte vector per thread, at most `sm_count *

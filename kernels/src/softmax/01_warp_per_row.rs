@@ -89,17 +89,11 @@ unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
     unsafe { part.store(y, lane, W, span) };
 }
 
-macro_rules! entry {
-    ($name:ident, $n:literal) => {
-        #[cfg(target_arch = "nvptx64")]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $name(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-            // SAFETY: the host launcher checked lengths, cols and launch geometry.
-            unsafe { warp_per_row::<_, $n>(&crate::gpu::Gpu, input, output, rows, cols) }
-        }
-    };
-}
-entry!(softmax_warp4, 4);
-entry!(softmax_warp8, 8);
-entry!(softmax_warp16, 16);
-entry!(softmax_warp32, 32);
+#[cfg(target_arch = "nvptx64")]
+crate::registry::entry!(softmax_warp4(input: *const f32, output: *mut f32, rows: u32, cols: u32) => warp_per_row::<_, 4>);
+#[cfg(target_arch = "nvptx64")]
+crate::registry::entry!(softmax_warp8(input: *const f32, output: *mut f32, rows: u32, cols: u32) => warp_per_row::<_, 8>);
+#[cfg(target_arch = "nvptx64")]
+crate::registry::entry!(softmax_warp16(input: *const f32, output: *mut f32, rows: u32, cols: u32) => warp_per_row::<_, 16>);
+#[cfg(target_arch = "nvptx64")]
+crate::registry::entry!(softmax_warp32(input: *const f32, output: *mut f32, rows: u32, cols: u32) => warp_per_row::<_, 32>);

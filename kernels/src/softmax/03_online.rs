@@ -205,16 +205,9 @@ unsafe fn body<C: ThreadCtx, const VEC: bool, const STASH: bool>(
 }
 
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn softmax_online(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-    // SAFETY: the host launcher checked lengths and launch geometry.
-    unsafe { online(&crate::gpu::Gpu, input, output, rows, cols) }
-}
+crate::registry::entry!(softmax_online(input: *const f32, output: *mut f32, rows: u32, cols: u32) => online);
 
+// The host launcher also checked cols <= STASH_MAX_COLS and the opted-in
+// shared memory.
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn softmax_online_stash(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-    // SAFETY: the host launcher checked lengths, cols <= STASH_MAX_COLS and
-    // launch geometry (shared memory included).
-    unsafe { online_stash(&crate::gpu::Gpu, input, output, rows, cols) }
-}
+crate::registry::entry!(softmax_online_stash(input: *const f32, output: *mut f32, rows: u32, cols: u32) => online_stash);

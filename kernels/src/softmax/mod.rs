@@ -52,6 +52,7 @@ pub use block_per_row_kernel::block_per_row;
 pub use online_kernel::{online, online_stash};
 pub use warp_per_row_kernel::warp_per_row;
 
+use crate::registry::ladder;
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
 // The register tile, the exponential and the reductions each live in a file
@@ -65,17 +66,6 @@ use crate::{Dim3, LaunchDims, ThreadCtx};
 include!("tile.rs");
 include!("maths.rs");
 include!("reduce.rs");
-
-/// The `.entry` kernels of this module, one per [`Kernel`].
-pub const ENTRIES: &[&str] = &{
-    let mut names = [""; Kernel::ALL.len()];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = Kernel::ALL[i].entry_point();
-        i += 1;
-    }
-    names
-};
 
 /// Threads in a warp.
 pub const WARP: u32 = 32;
@@ -189,44 +179,117 @@ impl Strategy {
     }
 }
 
-/// One `.entry` kernel: a strategy and its compile-time register budget,
-/// named for the floats each thread holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kernel {
-    /// [`warp_per_row`], 4 floats per lane: rows of up to 128 columns.
-    Warp4,
-    /// [`warp_per_row`], 8 floats per lane: up to 256 columns.
-    Warp8,
-    /// [`warp_per_row`], 16 floats per lane: up to 512 columns.
-    Warp16,
-    /// [`warp_per_row`], 32 floats per lane: up to 1024 columns.
-    Warp32,
-    /// [`block_per_row`], 8 floats per thread: up to 8192 columns.
-    Block8,
-    /// [`block_per_row`], 16 floats per thread: up to 16384 columns.
-    Block16,
-    /// [`block_per_row`], 32 floats per thread: up to 32768 columns.
-    Block32,
-    /// [`online_stash`]: rows up to [`STASH_MAX_COLS`], kept in shared memory.
-    OnlineStash,
-    /// [`online`]: any row length.
-    Online,
+/// The softmax ladder, handed to a generator (`ladder!` here). See
+/// [`crate::registry`].
+#[macro_export]
+#[doc(hidden)]
+macro_rules! softmax_steps {
+    ($then:ident $($pass:tt)*) => {
+        $then! {
+            $($pass)*
+            op: "softmax";
+            /// One `.entry` kernel: a strategy and its compile-time register
+            /// budget, named for the floats each thread holds.
+            pub enum Kernel, geometry Geometry;
+            unsafe fn run<C>(ctx, input: *const f32, output: *mut f32, rows: u32, cols: u32);
+
+            /// [`warp_per_row`], 4 floats per lane: rows of up to 128 columns.
+            Warp4 => warp4 {
+                step: "1",
+                entry: "softmax_warp4",
+                file: "softmax/01_warp_per_row.rs",
+                body: warp_per_row::<C, 4>,
+                geometry: Geometry { strategy: Strategy::WarpPerRow, floats: 4 },
+                idea: "one warp per row, the row in its registers (4 floats per lane), shuffle reductions, no barrier",
+            }
+            /// [`warp_per_row`], 8 floats per lane: up to 256 columns.
+            Warp8 => warp8 {
+                step: "1",
+                entry: "softmax_warp8",
+                file: "softmax/01_warp_per_row.rs",
+                body: warp_per_row::<C, 8>,
+                geometry: Geometry { strategy: Strategy::WarpPerRow, floats: 8 },
+                idea: "step 1 with 8 floats per lane",
+            }
+            /// [`warp_per_row`], 16 floats per lane: up to 512 columns.
+            Warp16 => warp16 {
+                step: "1",
+                entry: "softmax_warp16",
+                file: "softmax/01_warp_per_row.rs",
+                body: warp_per_row::<C, 16>,
+                geometry: Geometry { strategy: Strategy::WarpPerRow, floats: 16 },
+                idea: "step 1 with 16 floats per lane",
+            }
+            /// [`warp_per_row`], 32 floats per lane: up to 1024 columns.
+            Warp32 => warp32 {
+                step: "1",
+                entry: "softmax_warp32",
+                file: "softmax/01_warp_per_row.rs",
+                body: warp_per_row::<C, 32>,
+                geometry: Geometry { strategy: Strategy::WarpPerRow, floats: 32 },
+                idea: "step 1 with 32 floats per lane",
+            }
+            /// [`block_per_row`], 8 floats per thread: up to 8192 columns.
+            Block8 => block8 {
+                step: "2",
+                entry: "softmax_block8",
+                file: "softmax/02_block_per_row.rs",
+                body: block_per_row::<C, 8>,
+                geometry: Geometry { strategy: Strategy::BlockPerRow, floats: 8 },
+                idea: "one block per row, the row in its registers (8 floats per thread); one barrier combines the warps' (max, sum) pairs",
+            }
+            /// [`block_per_row`], 16 floats per thread: up to 16384 columns.
+            Block16 => block16 {
+                step: "2",
+                entry: "softmax_block16",
+                file: "softmax/02_block_per_row.rs",
+                body: block_per_row::<C, 16>,
+                geometry: Geometry { strategy: Strategy::BlockPerRow, floats: 16 },
+                idea: "step 2 with 16 floats per thread",
+            }
+            /// [`block_per_row`], 32 floats per thread: up to 32768 columns.
+            Block32 => block32 {
+                step: "2",
+                entry: "softmax_block32",
+                file: "softmax/02_block_per_row.rs",
+                body: block_per_row::<C, 32>,
+                geometry: Geometry { strategy: Strategy::BlockPerRow, floats: 32 },
+                idea: "step 2 with 32 floats per thread",
+            }
+            /// [`online_stash`]: rows up to [`STASH_MAX_COLS`], kept in shared memory.
+            OnlineStash => online_stash {
+                step: "3b",
+                entry: "softmax_online_stash",
+                file: "softmax/03_online.rs",
+                body: online_stash,
+                geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS },
+                idea: "step 3 with the row copied once to shared memory (`cp.async`) and both passes reading it there",
+            }
+            /// [`online`]: any row length.
+            Online => online {
+                step: "3",
+                entry: "softmax_online",
+                file: "softmax/03_online.rs",
+                body: online,
+                geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS },
+                idea: "one block per row; pass 1 keeps a running max and a rescaled sum, pass 2 re-reads the row and writes",
+            }
+        }
+    };
+}
+softmax_steps!(ladder);
+
+/// How a softmax kernel is launched: its strategy's grid and block
+/// ([`Kernel::launch_dims`]), sized by the floats each thread holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    /// The strategy the kernel implements.
+    pub strategy: Strategy,
+    /// Floats each thread holds in registers (per chunk, for [`online`]).
+    pub floats: u32,
 }
 
 impl Kernel {
-    /// Every instantiation, in teaching order.
-    pub const ALL: [Kernel; 9] = [
-        Kernel::Warp4,
-        Kernel::Warp8,
-        Kernel::Warp16,
-        Kernel::Warp32,
-        Kernel::Block8,
-        Kernel::Block16,
-        Kernel::Block32,
-        Kernel::OnlineStash,
-        Kernel::Online,
-    ];
-
     /// The kernel the dispatch uses for rows of `cols` columns (`cols >= 1`):
     /// [`Strategy::for_cols`], then that strategy's [`Strategy::kernel`].
     pub const fn for_cols(cols: u32) -> Kernel {
@@ -238,52 +301,12 @@ impl Kernel {
 
     /// The strategy this kernel implements.
     pub const fn strategy(self) -> Strategy {
-        match self {
-            Kernel::Warp4 | Kernel::Warp8 | Kernel::Warp16 | Kernel::Warp32 => Strategy::WarpPerRow,
-            Kernel::Block8 | Kernel::Block16 | Kernel::Block32 => Strategy::BlockPerRow,
-            Kernel::OnlineStash | Kernel::Online => Strategy::Online,
-        }
+        self.geometry().strategy
     }
 
     /// Floats each thread holds in registers (per chunk, for [`online`]).
     pub const fn floats_per_thread(self) -> u32 {
-        match self {
-            Kernel::Warp4 => 4,
-            Kernel::Warp8 | Kernel::Block8 => 8,
-            Kernel::Warp16 | Kernel::Block16 => 16,
-            Kernel::OnlineStash | Kernel::Online => ONLINE_FLOATS,
-            Kernel::Warp32 | Kernel::Block32 => 32,
-        }
-    }
-
-    /// Name of the `.entry` kernel in the PTX module.
-    pub const fn entry_point(self) -> &'static str {
-        match self {
-            Kernel::Warp4 => "softmax_warp4",
-            Kernel::Warp8 => "softmax_warp8",
-            Kernel::Warp16 => "softmax_warp16",
-            Kernel::Warp32 => "softmax_warp32",
-            Kernel::Block8 => "softmax_block8",
-            Kernel::Block16 => "softmax_block16",
-            Kernel::Block32 => "softmax_block32",
-            Kernel::OnlineStash => "softmax_online_stash",
-            Kernel::Online => "softmax_online",
-        }
-    }
-
-    /// Short name for benches and reports: the entry point without `softmax_`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Kernel::Warp4 => "warp4",
-            Kernel::Warp8 => "warp8",
-            Kernel::Warp16 => "warp16",
-            Kernel::Warp32 => "warp32",
-            Kernel::Block8 => "block8",
-            Kernel::Block16 => "block16",
-            Kernel::Block32 => "block32",
-            Kernel::OnlineStash => "online_stash",
-            Kernel::Online => "online",
-        }
+        self.geometry().floats
     }
 
     /// The most columns this instantiation handles.
@@ -321,30 +344,6 @@ impl Kernel {
                     _ => PAIRS_SHARED_BYTES,
                 },
             },
-        }
-    }
-
-    /// Runs this kernel's body for the calling thread.
-    ///
-    /// # Safety
-    /// As for each kernel: `input` and `output` hold `rows * cols` floats and
-    /// do not overlap, `1 <= cols <= self.max_cols()`, and the launch uses
-    /// [`Kernel::launch_dims`].
-    #[inline(always)]
-    pub unsafe fn run<C: ThreadCtx>(self, ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            match self {
-                Kernel::Warp4 => warp_per_row::<C, 4>(ctx, input, output, rows, cols),
-                Kernel::Warp8 => warp_per_row::<C, 8>(ctx, input, output, rows, cols),
-                Kernel::Warp16 => warp_per_row::<C, 16>(ctx, input, output, rows, cols),
-                Kernel::Warp32 => warp_per_row::<C, 32>(ctx, input, output, rows, cols),
-                Kernel::Block8 => block_per_row::<C, 8>(ctx, input, output, rows, cols),
-                Kernel::Block16 => block_per_row::<C, 16>(ctx, input, output, rows, cols),
-                Kernel::Block32 => block_per_row::<C, 32>(ctx, input, output, rows, cols),
-                Kernel::OnlineStash => online_stash(ctx, input, output, rows, cols),
-                Kernel::Online => online(ctx, input, output, rows, cols),
-            }
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Step 1: naive transpose.
+//! Step 1: naive transpose (`docs/transpose.md`, "1. naive").
 //!
 //! **Idea:** each thread copies its elements straight from `in[r][c]` to
 //! `out[c][r]`; no shared memory.
@@ -29,39 +29,15 @@ use crate::ThreadCtx;
 #[inline(always)]
 pub unsafe fn naive<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
     let (t, b) = (ctx.thread_idx(), ctx.block_idx());
-    let (rows, cols) = (rows as usize, cols as usize);
     let col = (b.x * TILE + t.x) as usize;
-    let row0 = (b.y * TILE) as usize;
-    if col >= cols {
-        return;
-    }
-    const PER_THREAD: usize = (TILE / BLOCK_ROWS) as usize;
-    let row_of = |k: usize| row0 + t.y as usize + k * BLOCK_ROWS as usize;
-    if row0 + TILE as usize <= rows {
-        // Interior: no bounds checks, so the four loads issue back to back.
-        let mut v = [0.0f32; PER_THREAD];
-        for (k, v) in v.iter_mut().enumerate() {
-            // SAFETY: row_of(k) < rows and col < cols.
-            *v = unsafe { *input.add(row_of(k) * cols + col) };
-        }
-        for (k, v) in v.into_iter().enumerate() {
-            // SAFETY: as above, in the cols x rows output.
-            unsafe { *output.add(col * rows + row_of(k)) = v };
-        }
-    } else {
-        for k in 0..PER_THREAD {
-            let row = row_of(k);
-            if row < rows {
-                // SAFETY: row < rows and col < cols, so both offsets are in bounds.
-                unsafe { *output.add(col * rows + row) = *input.add(row * cols + col) };
-            }
+    for k in 0..TILE / BLOCK_ROWS {
+        let row = (b.y * TILE + t.y + k * BLOCK_ROWS) as usize;
+        if row < rows as usize && col < cols as usize {
+            // SAFETY: row < rows and col < cols, so both offsets are in bounds.
+            unsafe { *output.add(col * rows as usize + row) = *input.add(row * cols as usize + col) };
         }
     }
 }
 
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn transpose_naive(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-    // SAFETY: the host launcher checked lengths and launch geometry.
-    unsafe { naive(&crate::gpu::Gpu, input, output, rows, cols) }
-}
+crate::registry::entry!(transpose_naive(input: *const f32, output: *mut f32, rows: u32, cols: u32) => naive);

@@ -1,17 +1,39 @@
 //! Step 3: coalesced transpose through a shared-memory tile, bank conflicts
-//! left in on purpose.
+//! left in on purpose (`docs/transpose.md`, "3. tiled").
 //!
 //! **Idea:** a block first reads a 32x32 tile row by row into shared memory,
 //! then writes it out row by row from the tile's columns. Both global memory
 //! sides now move 128 contiguous bytes per warp (4 sectors), fixing step 1.
 //!
-//! **What it costs:** the tile is `[32][32]` floats, so the column read
-//! `tile[tx][j]` has addresses 32 floats apart: all 32 lanes of a warp hit the
-//! same shared-memory bank and the access is replayed 32 times (a 32-way bank
-//! conflict). Step 4 removes this with one token.
+//! **What it costs:** the tile is `[32][32]` floats ([`Plain`]), so the
+//! column read `tile[tx][j]` has addresses 32 floats apart: all 32 lanes of a
+//! warp hit the same shared-memory bank and the access is replayed 32 times
+//! (a 32-way bank conflict). Steps 4 and 5 change only [`Plain`]'s one line.
 
-use super::through_shared_tile;
+use super::{BLOCK_ROWS, TILE};
 use crate::ThreadCtx;
+
+/// Where element `(row, col)` of a `T x T` tile lives in shared memory.
+/// Steps 3, 4 and 5 differ only in this function.
+pub trait TileLayout {
+    /// Floats of shared memory the layout needs for a `T x T` tile.
+    fn floats<const T: usize>() -> usize;
+    /// The shared-memory index of element `(row, col)`.
+    fn at<const T: usize>(row: usize, col: usize) -> usize;
+}
+
+/// `[T][T]`, row-major. A column is `T` floats apart: for `T = 32`, one bank.
+pub struct Plain;
+
+impl TileLayout for Plain {
+    fn floats<const T: usize>() -> usize {
+        T * T
+    }
+    #[inline(always)]
+    fn at<const T: usize>(row: usize, col: usize) -> usize {
+        row * T + col
+    }
+}
 
 /// Transposes a `rows x cols` row-major matrix into `cols x rows` through a
 /// `TILE x TILE` shared tile.
@@ -27,13 +49,73 @@ use crate::ThreadCtx;
 /// As [`super::naive`].
 #[inline(always)]
 pub unsafe fn tiled<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-    // SAFETY: forwarded; the launch gives TILE * TILE floats of shared memory.
-    unsafe { through_shared_tile::<C, super::PlainTile>(ctx, input, output, rows, cols) }
+    // SAFETY: forwarded; the launch gives the layout's floats of shared memory.
+    unsafe { tiled_with::<C, Plain, { TILE as usize }, { BLOCK_ROWS as usize }>(ctx, input, output, rows, cols) }
+}
+
+/// The tiled transpose for any layout `L`, a `T x T` tile and `T x R`
+/// threads (`T / R` elements per thread).
+///
+/// # Safety
+/// As [`super::naive`]; shared memory holds `L::floats::<T>()` floats and
+/// the block is `T x R` threads.
+#[inline(always)]
+pub unsafe fn tiled_with<C: ThreadCtx, L: TileLayout, const T: usize, const R: usize>(
+    ctx: &C,
+    input: *const f32,
+    output: *mut f32,
+    rows: u32,
+    cols: u32,
+) {
+    let tile = ctx.shared_mem::<f32>();
+    let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+    let (tx, ty) = (t.x as usize, t.y as usize);
+    let (rows, cols) = (rows as usize, cols as usize);
+    let row0 = b.y as usize * T;
+    let col = b.x as usize * T + tx;
+    // Interior tiles (all but the right and bottom edges) take a path with
+    // no bounds checks, so each thread's loads issue back to back.
+    let interior = row0 + T <= rows && b.x as usize * T + T <= cols;
+
+    // Load: a warp reads 32 consecutive floats of one input row (coalesced)
+    // and stores them along one tile row.
+    if interior {
+        // T entries, of which the first T / R are used (an array length
+        // cannot be T / R on stable Rust); the rest are dead and vanish.
+        let mut v = [0.0f32; T];
+        for k in 0..T / R {
+            // SAFETY: interior tile: every row and column is in bounds.
+            v[k] = unsafe { *input.add((row0 + ty + k * R) * cols + col) };
+        }
+        for k in 0..T / R {
+            // SAFETY: L::at stays inside the tile's shared memory.
+            unsafe { *tile.add(L::at::<T>(ty + k * R, tx)) = v[k] };
+        }
+    } else {
+        for k in 0..T / R {
+            let j = ty + k * R;
+            let row = row0 + j;
+            if row < rows && col < cols {
+                // SAFETY: row < rows, col < cols; L::at inside the tile.
+                unsafe { *tile.add(L::at::<T>(j, tx)) = *input.add(row * cols + col) };
+            }
+        }
+    }
+    ctx.sync_threads();
+
+    // Store: a warp writes 32 consecutive floats of one output row (coalesced)
+    // and reads them down one tile column: where the bank conflicts are.
+    let out_col = row0 + tx; // an input row
+    let out_row0 = b.x as usize * T; // an input column
+    for k in 0..T / R {
+        let j = ty + k * R;
+        let out_row = out_row0 + j;
+        if interior || (out_row < cols && out_col < rows) {
+            // SAFETY: out_row < cols, out_col < rows: inside the rows x cols output.
+            unsafe { *output.add(out_row * rows + out_col) = *tile.add(L::at::<T>(tx, j)) };
+        }
+    }
 }
 
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn transpose_tiled(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-    // SAFETY: the host launcher checked lengths and launch geometry.
-    unsafe { tiled(&crate::gpu::Gpu, input, output, rows, cols) }
-}
+crate::registry::entry!(transpose_tiled(input: *const f32, output: *mut f32, rows: u32, cols: u32) => tiled);

@@ -1,14 +1,36 @@
-//! Step 4: the shared tile padded by one column, free of bank conflicts.
+//! Step 4: the shared tile padded by one column, free of bank conflicts
+//! (`docs/transpose.md`, "4. padded").
 //!
-//! **Idea:** make the tile `[32][33]`. Consecutive tile rows now start one
-//! bank apart, so the column read `tile[tx][j]` (addresses 33 floats apart)
-//! touches 32 different banks: one shared-memory wavefront instead of 32.
+//! **Idea:** make the tile `[32][33]`. Step 3's kernel, with one token of
+//! its layout changed:
+//!
+//! ```diff
+//! -        row * T + col
+//! +        row * (T + 1) + col
+//! ```
+//!
+//! Consecutive tile rows now start one bank apart, so the column read
+//! `tile[tx][j]` (addresses 33 floats apart) touches 32 different banks: one
+//! shared-memory wavefront instead of 32.
 //!
 //! **What it costs:** 32 unused floats per tile (128 bytes, 3%); the global
 //! memory pattern is step 3's, coalesced on both sides.
 
-use super::through_shared_tile;
+use super::{BLOCK_ROWS, TILE, TileLayout, tiled_with};
 use crate::ThreadCtx;
+
+/// `[T][T + 1]`: a column steps `T + 1` floats, for `T = 32` one bank apart.
+pub struct Padded;
+
+impl TileLayout for Padded {
+    fn floats<const T: usize>() -> usize {
+        T * (T + 1)
+    }
+    #[inline(always)]
+    fn at<const T: usize>(row: usize, col: usize) -> usize {
+        row * (T + 1) + col
+    }
+}
 
 /// Transposes a `rows x cols` row-major matrix into `cols x rows` through a
 /// `TILE x (TILE + 1)` shared tile.
@@ -23,13 +45,9 @@ use crate::ThreadCtx;
 /// As [`super::naive`].
 #[inline(always)]
 pub unsafe fn padded<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-    // SAFETY: forwarded; the launch gives TILE * (TILE + 1) floats of shared memory.
-    unsafe { through_shared_tile::<C, super::PaddedTile>(ctx, input, output, rows, cols) }
+    // SAFETY: forwarded; the launch gives the layout's floats of shared memory.
+    unsafe { tiled_with::<C, Padded, { TILE as usize }, { BLOCK_ROWS as usize }>(ctx, input, output, rows, cols) }
 }
 
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn transpose_padded(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-    // SAFETY: the host launcher checked lengths and launch geometry.
-    unsafe { padded(&crate::gpu::Gpu, input, output, rows, cols) }
-}
+crate::registry::entry!(transpose_padded(input: *const f32, output: *mut f32, rows: u32, cols: u32) => padded);

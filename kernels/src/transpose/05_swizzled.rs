@@ -1,18 +1,40 @@
-//! Step 5: the shared tile XOR-swizzled, free of bank conflicts without padding.
+//! Step 5: the shared tile XOR-swizzled, free of bank conflicts without
+//! padding (`docs/transpose.md`, "5. swizzled").
 //!
-//! **Idea:** keep the `[32][32]` tile of step 3 but store element
-//! `(row, col)` at column `col ^ row`. Along a row the XOR with a fixed `row`
-//! is a permutation of 0..32, so the row-wise stores still touch 32 banks;
-//! down a column (`col` fixed, `row` = 0..32) the physical columns
-//! `col ^ row` are again all different: 32 banks, one wavefront.
+//! **Idea:** keep step 3's `[32][32]` tile but store element `(row, col)` at
+//! column `col ^ row`. Step 3's kernel, with its layout line changed:
 //!
-//! **What it costs:** an XOR per shared access, and no wasted shared memory,
-//! which matters once tiles are large or vector-wide (a padded row breaks
-//! 16-byte alignment; a swizzle does not). This is how CUTLASS and the
-//! tensor-core copy engines lay out shared memory.
+//! ```diff
+//! -        row * T + col
+//! +        row * T + (col ^ row)
+//! ```
+//!
+//! Along a row the XOR with a fixed `row` is a permutation of 0..32, so the
+//! row-wise stores still touch 32 banks; down a column (`col` fixed, `row` =
+//! 0..32) the physical columns `col ^ row` are again all different: 32 banks,
+//! one wavefront.
+//!
+//! **What it costs:** an XOR per shared access, and no shared memory wasted.
+//! That matters when a padded row would break the alignment of 16-byte
+//! shared-memory accesses, or when the tile is large: the layouts CUTLASS and
+//! the tensor-core copy engines use are swizzles.
 
-use super::through_shared_tile;
+use super::{BLOCK_ROWS, TILE, TileLayout, tiled_with};
 use crate::ThreadCtx;
+
+/// `[T][T]` with column `col ^ row`: for `T` a power of two the XOR stays
+/// below `T`, a permutation within each row and a spread down each column.
+pub struct Swizzled;
+
+impl TileLayout for Swizzled {
+    fn floats<const T: usize>() -> usize {
+        T * T
+    }
+    #[inline(always)]
+    fn at<const T: usize>(row: usize, col: usize) -> usize {
+        row * T + (col ^ row)
+    }
+}
 
 /// Transposes a `rows x cols` row-major matrix into `cols x rows` through an
 /// XOR-swizzled `TILE x TILE` shared tile.
@@ -27,14 +49,10 @@ use crate::ThreadCtx;
 /// As [`super::naive`].
 #[inline(always)]
 pub unsafe fn swizzled<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-    // SAFETY: forwarded; the launch gives TILE * TILE floats of shared memory
-    // and `col ^ row` < TILE.
-    unsafe { through_shared_tile::<C, super::SwizzledTile>(ctx, input, output, rows, cols) }
+    // SAFETY: forwarded; the launch gives the layout's floats of shared
+    // memory, and `col ^ row` < TILE.
+    unsafe { tiled_with::<C, Swizzled, { TILE as usize }, { BLOCK_ROWS as usize }>(ctx, input, output, rows, cols) }
 }
 
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn transpose_swizzled(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-    // SAFETY: the host launcher checked lengths and launch geometry.
-    unsafe { swizzled(&crate::gpu::Gpu, input, output, rows, cols) }
-}
+crate::registry::entry!(transpose_swizzled(input: *const f32, output: *mut f32, rows: u32, cols: u32) => swizzled);

@@ -1,40 +1,38 @@
-//! Step 6: the fastest: a 64x64 tile moved with 16-byte loads and stores.
+//! Step 7, the fastest: step 6 with 16-byte global loads and stores
+//! (`docs/transpose.md`, "7. vec4").
 //!
-//! **Idea:** steps 3-5 fixed the access *pattern*; what is left is the
-//! number of memory instructions and the bytes each thread has in flight.
-//! Here each thread issues four 16-byte `ld.global.v4.f32` (64 bytes in
-//! flight, four times step 4) and four 16-byte `st.global.v4.f32`, so a warp
-//! moves 512 bytes per instruction instead of 128, and a block of 256 threads
-//! moves a 64x64 tile (16 KiB) between one pair of barriers.
+//! **Idea:** step 6's tile and padding, with each thread moving 4 adjacent
+//! floats as one 16-byte access: four `ld.global.v4.f32` and four
+//! `st.global.v4.f32` per thread instead of 16 of each, so a warp moves 512
+//! bytes per instruction instead of 128. The block becomes 16x16 threads (16
+//! threads of 4 floats span a tile row).
 //!
-//! **Shared memory:** rows of `VEC4_SHARED_STRIDE = 65` floats. Loaded
-//! vectors are stored as four scalars (a 65-float row breaks 16-byte
-//! alignment), and the column reads gather four scalars into one vector. With
-//! 16 threads per tile row, addresses `4 * tx` apart, both sides land 2 lanes
-//! per bank: 2 wavefronts per request instead of 1, which costs nothing here,
-//! since shared memory has 10x the bandwidth DRAM can feed.
+//! **Shared memory:** step 6's rows of 65 floats. A 65-float row is not
+//! 16-byte aligned, so the loaded vectors are stored as four scalars and the
+//! column reads gather four scalars into one vector: the shared side stays
+//! 4 bytes wide, where padding is as good as a swizzle. With 16 threads per
+//! tile row, addresses `4 * tx` apart, both sides land 2 lanes per bank: 2
+//! wavefronts per request instead of 1, which costs nothing here, since
+//! shared memory has about 10x the bandwidth DRAM can feed. (16-byte shared
+//! accesses would need the swizzle of step 5, at 16-byte granularity.)
 //!
 //! **What it costs:** the vector path needs `rows % 4 == 0`,
 //! `cols % 4 == 0` and 16-byte aligned buffers (so every row starts aligned on
 //! both sides); other shapes, and the right and bottom edge tiles, take a
 //! scalar path with bounds checks.
 
+use super::WIDE_TILE;
 use crate::ThreadCtx;
 use crate::vector::F4;
 
-/// Side of the square tile one block transposes.
-pub const VEC4_TILE: u32 = 64;
 /// 16 threads of 4 floats span a tile row; 16 rows of threads.
 pub const VEC4_BLOCK: crate::Dim3 = crate::Dim3::xy(16, 16);
-/// Floats per shared-memory tile row (one of padding).
-pub const VEC4_SHARED_STRIDE: u32 = VEC4_TILE + 1;
 
 /// Transposes a `rows x cols` row-major matrix into `cols x rows` through a
 /// `64 x 65` shared tile, with 16-byte global accesses where aligned.
 ///
 /// # Parameters
-/// As [`super::naive`]. Shared memory: `VEC4_TILE * VEC4_SHARED_STRIDE`
-/// floats (16.25 KiB).
+/// As [`super::naive`]. Shared memory: `64 * 65` floats (16.25 KiB).
 ///
 /// # Thread mapping
 /// Block 16x16, grid `ceil(cols/64) x ceil(rows/64)`. Load: thread
@@ -46,8 +44,8 @@ pub const VEC4_SHARED_STRIDE: u32 = VEC4_TILE + 1;
 /// As [`super::naive`].
 #[inline(always)]
 pub unsafe fn vec4<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-    const T: usize = VEC4_TILE as usize;
-    const S: usize = VEC4_SHARED_STRIDE as usize;
+    const T: usize = WIDE_TILE as usize;
+    const S: usize = T + 1; // floats per tile row, as step 6
     const STEP: usize = 16; // rows of threads
     const PASSES: usize = T / STEP;
     let tile = ctx.shared_mem::<f32>();
@@ -113,8 +111,4 @@ pub unsafe fn vec4<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, r
 }
 
 #[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn transpose_vec4(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-    // SAFETY: the host launcher checked lengths and launch geometry.
-    unsafe { vec4(&crate::gpu::Gpu, input, output, rows, cols) }
-}
+crate::registry::entry!(transpose_vec4(input: *const f32, output: *mut f32, rows: u32, cols: u32) => vec4);
