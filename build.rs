@@ -21,6 +21,15 @@
 //! changed PTX, to be committed with it; CI rebuilds and fails on a
 //! difference.
 //!
+//! `ptx/ENTRIES.sha256` holds one line per kernel and architecture: the
+//! SHA-256 of its PTX with comments and LLVM's block-label numbers taken
+//! out. Code layout can move ptxas: LLVM numbers virtual registers in the
+//! order it meets them, so renaming or moving a helper can renumber a
+//! kernel's registers, and ptxas then schedules it differently (seen on
+//! GEMM step 7: 5% at 4096^3). A change that should leave the GPU code
+//! alone proves it by leaving this file alone; a line that changes names the
+//! kernel whose timings need measuring again.
+//!
 //! The build: libNVVM (rust-cuda's `cuda_builder`) needs LLVM 7 bitcode, which
 //! no registry we reach has, so this is rust-cuda's recipe with rustc's own
 //! NVPTX backend and upstream LLVM (rustup's `llvm-tools`), per architecture:
@@ -58,6 +67,8 @@ const ARCHES: &[&str] = &["sm_80", "sm_90"];
 const RECIPE: u32 = 1;
 /// The stamp's file name in `ptx/`.
 const STAMP: &str = "SOURCES.sha256";
+/// The per-kernel fingerprints' file name in `ptx/`.
+const FINGERPRINTS: &str = "ENTRIES.sha256";
 /// The LLVM tools of rustup's `llvm-tools` component that the build runs.
 const LLVM_TOOLS: &[&str] = &["llvm-dis", "llvm-link", "opt", "llc"];
 
@@ -265,7 +276,9 @@ fn hex(bytes: &[u8]) -> String {
 fn is_current(shipped: &Path, stamp: &str) -> bool {
     // Line endings as a Windows checkout may have made them.
     let old = fs::read_to_string(shipped.join(STAMP)).map(|s| s.replace("\r\n", "\n"));
-    old.is_ok_and(|old| old == stamp) && ARCHES.iter().all(|a| shipped.join(format!("{a}.ptx")).is_file())
+    old.is_ok_and(|old| old == stamp)
+        && ARCHES.iter().all(|a| shipped.join(format!("{a}.ptx")).is_file())
+        && shipped.join(FINGERPRINTS).is_file()
 }
 
 /// Writes rebuilt modules over `ptx/`, then the stamp (last, so that an
@@ -279,8 +292,9 @@ fn refresh_shipped(root: &Path, shipped: &Path, modules: &[(&str, String)], stam
         return;
     }
     let files = modules.iter().map(|(arch, text)| (format!("{arch}.ptx"), text.as_str()));
+    let fingerprints = fingerprints(modules);
     let result = fs::create_dir_all(shipped).and_then(|()| {
-        for (file, text) in files.chain([(STAMP.to_owned(), stamp)]) {
+        for (file, text) in files.chain([(FINGERPRINTS.to_owned(), fingerprints.as_str()), (STAMP.to_owned(), stamp)]) {
             write_if_changed(&shipped.join(file), text)?;
         }
         Ok(())
@@ -291,6 +305,64 @@ fn refresh_shipped(root: &Path, shipped: &Path, modules: &[(&str, String)], stam
             shipped.display()
         ));
     }
+}
+
+/// `ptx/ENTRIES.sha256` (see the module docs): per architecture, each
+/// function's SHA-256 and name, in the module's order.
+fn fingerprints(modules: &[(&str, String)]) -> String {
+    let mut out = String::from(
+        "# Each kernel's PTX without comments and block-label numbers (build.rs writes this): a line that changes\n\
+         # names a kernel whose GPU code changed.\n",
+    );
+    for (arch, text) in modules {
+        for (name, body) in functions(text) {
+            writeln!(out, "{}  {arch}  {name}", hex(&Sha256::digest(normalize(body).as_bytes()))).unwrap();
+        }
+    }
+    out
+}
+
+/// The `.entry` and `.func` definitions of a PTX module: (name, text up to
+/// the closing brace at the start of a line).
+fn functions(ptx: &str) -> Vec<(&str, &str)> {
+    let mut found = Vec::new();
+    let mut rest = ptx;
+    while let Some(at) = [".entry ", ".func "].iter().filter_map(|k| rest.find(k).map(|i| (i, k.len()))).min() {
+        let (start, skip) = at;
+        let tail = &rest[start + skip..];
+        let name_end = tail.find(|c: char| c == '(' || c.is_whitespace()).unwrap_or(tail.len());
+        let name = tail[..name_end].trim();
+        let end = tail.find("\n}\n").map_or(tail.len(), |e| e + 3);
+        // A `.func` followed by `;` is a declaration, not a definition.
+        if !tail[..end].trim_end().ends_with(';') || tail[..end].contains('{') {
+            found.push((name, &tail[..end]));
+        }
+        rest = &tail[end..];
+    }
+    found
+}
+
+/// A function's PTX without `//` comments and with `$L__BB<n>_` and
+/// `__local_depot<n>` renumbered away: the names LLVM numbers by the
+/// function's place in the module.
+fn normalize(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    for line in body.lines() {
+        let code = line.split("//").next().unwrap_or("").trim_end();
+        if code.is_empty() {
+            continue;
+        }
+        let mut rest = code;
+        while let Some(i) = ["$L__BB", "__local_depot"].iter().filter_map(|p| rest.find(p).map(|i| (i, p.len()))).min()
+        {
+            let (at, len) = i;
+            out.push_str(&rest[..at + len]);
+            rest = rest[at + len..].trim_start_matches(|c: char| c.is_ascii_digit());
+        }
+        out.push_str(rest);
+        out.push('\n');
+    }
+    out
 }
 
 fn check_self_contained(arch: &str, text: &str) {

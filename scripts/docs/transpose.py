@@ -1,29 +1,32 @@
 #!/usr/bin/env python3
-"""Writes docs/transpose.md from one GPU run's files.
+"""Writes docs/transpose.md from one GPU run's files and the registry.
 
     python3 scripts/docs/transpose.py docs/measurements/<run>  > docs/transpose.md
 
-The run folder holds what scripts/gpu/run.sh brought back: report.json (the
-main binary: median of N CUDA-event timings per kernel and shape),
-criterion_medians.json (scripts/gpu/criterion_medians.py over criterion.tgz),
-ncu.txt (counters at 8192x8192), torch_peers.json (PyTorch, same call),
-machine.txt. Every number in the page comes from those files."""
+The steps (order, names, files, ideas) come from docs/registry.json. The run
+folder holds what scripts/gpu/run.sh brought back: report.json (median of N
+CUDA-event timings per kernel and shape), criterion_medians.json
+(scripts/gpu/criterion_medians.py over criterion.tgz), ncu.txt (counters at
+8192x8192), torch_peers.json (PyTorch, same call), machine.txt. Every number
+in the page comes from those files."""
 import json, pathlib, re, sys
 
 run = pathlib.Path(sys.argv[1])
+root = pathlib.Path(__file__).resolve().parents[2]
+STEPS = next(o["steps"] for o in json.loads((root / "docs/registry.json").read_text()) if o["op"] == "transpose")
 report = json.loads((run / "report.json").read_text())
 torch = json.loads((run / "torch_peers.json").read_text())
-crit = json.loads((run / "criterion_medians.json").read_text()) if (run / "criterion_medians.json").exists() else {}
-machine = (run / "machine.txt").read_text().strip() if (run / "machine.txt").exists() else ""
-commit = next((l.split()[1] for l in machine.splitlines() if l.startswith("commit ")), "?")
-
-VARIANTS = ["naive", "naive_cols", "tiled", "padded", "swizzled", "vec4"]
-ROOFS = ["cuMemcpyDtoD", "copy kernel"]
+crit = json.loads((run / "criterion_medians.json").read_text())
+machine = (run / "machine.txt").read_text().strip()
+commit = next(l.split()[1] for l in machine.splitlines() if l.startswith("commit "))
+NAMES = [s["name"] for s in STEPS]
 
 # ---- report.json: median GB/s per (kernel, shape) --------------------------
 shapes, by = [], {}
 for r in report["rows"]:
-    s = (r["rows"], r["cols"])
+    if r["op"] not in ("transpose", "copy"):
+        continue
+    s = tuple(int(x) for x in r["shape"].split("x"))
     if s not in shapes:
         shapes.append(s)
     by[(r["kernel"], s)] = r
@@ -34,10 +37,8 @@ def torch_gbs(s):
 
 
 # ---- ncu.txt: counters per kernel (first launch of each) -------------------
-ncu = {}
-cur = None
-ncu_file = run / "ncu.txt" if (run / "ncu.txt").exists() else run / "extras" / "ncu.txt"
-for line in ncu_file.read_text().splitlines():
+ncu, cur = {}, None
+for line in (run / "ncu.txt").read_text().splitlines():
     m = re.match(r"^  ([a-z_0-9]+) \(", line)
     if m:
         cur = m.group(1) if m.group(1) not in ncu else None
@@ -50,35 +51,40 @@ for line in ncu_file.read_text().splitlines():
 
 
 def counters(kernel):
-    c = ncu.get(kernel, {})
-    if not c:
-        return None
+    c = ncu[kernel]
     ld_req = c["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
     st_req = c["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"]
-    out = {
+    sh_ld = c["smsp__inst_executed_op_shared_ld.sum"]
+    wf = c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+    return {
         "ld_sectors": c["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] / ld_req,
         "st_sectors": c["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] / st_req,
-        "dram_mb": c.get("dram__bytes.sum"),
+        "dram_mb": c["dram__bytes.sum"],
+        "smem_wavefronts": wf / sh_ld if sh_ld else None,
     }
-    wf = c.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 0)
-    conf = c.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", 0)
-    # Shared-memory load requests: counted directly when the run collected
-    # smsp__inst_executed_op_shared_ld; else wavefronts - conflicts (ncu
-    # counts every wavefront past the first of a request as a conflict).
-    req = c.get("smsp__inst_executed_op_shared_ld.sum") or (wf - conf)
-    out["smem_req"] = req
-    out["smem_conflicts"] = conf / req if req else None
-    out["smem_wavefronts"] = wf / req if req else None
-    st_req_s = c.get("smsp__inst_executed_op_shared_st.sum")
-    st_conf = c.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", 0)
-    out["smem_st_conflicts"] = st_conf / st_req_s if st_req_s else None
-    return out
 
 
-def f(x, nd=0, unit=""):
-    return "-" if x is None else f"{x:,.{nd}f}{unit}"
+def f(x, nd=0):
+    return "-" if x is None else f"{x:,.{nd}f}"
 
 
+def entry(name):
+    return next(s["entry"] for s in STEPS if s["name"] == name)
+
+
+def cnt(name, key, nd=1):
+    return f(counters(entry(name))[key], nd)
+
+
+BIG = (8192, 8192)
+
+
+def gbs(k, s=BIG):
+    r = by[(k, s)]
+    return f"{r['gb_per_s']:,.0f} GB/s ({r['percent_of_roof']:.1f}% of the copy)"
+
+
+ideal_mb = 2 * 4 * BIG[0] * BIG[1] / 1e6
 P = []
 w = P.append
 w("# Transpose: memory coalescing and bank conflicts, measured\n")
@@ -93,99 +99,85 @@ w("```sh\nscripts/gpu/build.sh                     # here: release binaries -> .
   "python3 scripts/gpu/criterion_medians.py <criterion dir from criterion.tgz> > <run>/criterion_medians.json\n"
   "python3 scripts/docs/transpose.py <run> > docs/transpose.md\n```\n")
 
-reps = {r["reps"] for r in report["rows"]}
+reps = {r["reps"] for (k, s), r in by.items()}
 w(f"## Bandwidth (main report, median of {'/'.join(map(str, sorted(reps)))} runs)\n")
-head = "| kernel | " + " | ".join(f"{r}x{c}" for r, c in shapes) + " |"
-w(head)
-w("|" + " --- |" * (len(shapes) + 1))
-for k in ROOFS + VARIANTS:
-    cells = []
+w("| step | kernel | " + " | ".join(f"{r}x{c}" for r, c in shapes) + " |")
+w("|" + " --- |" * (len(shapes) + 2))
+for st in [{"step": "-", "name": "copy kernel"}] + STEPS:
+    k, cells = st["name"], []
     for s in shapes:
-        r = by.get((k, s))
-        if not r:
-            cells.append("-")
-            continue
+        r = by[(k, s)]
         t = torch_gbs(s)
-        x = f", {r['gb_per_s'] / t:.2f}x PyTorch" if t and k in VARIANTS else ""
-        cells.append(f"{r['gb_per_s']:,.0f} GB/s ({r['percent_of_copy']:.1f}%{x})")
-    w(f"| {k} | " + " | ".join(cells) + " |")
+        x = f", {r['gb_per_s'] / t:.2f}x PyTorch" if t and k != "copy kernel" else ""
+        cells.append(f"{r['gb_per_s']:,.0f} GB/s ({r['percent_of_roof']:.1f}%{x})")
+    w(f"| {st['step']} | `{k}` | " + " | ".join(cells) + " |")
 tl = " | ".join(f"{torch_gbs(s):,.0f} GB/s" if torch_gbs(s) else "-" for s in shapes)
-w(f"| PyTorch `b.copy_(a.t())` | {tl} |")
-w("\nPercentages are of `cuMemcpyDtoD` of the same bytes, timed the same way in the same run.\n")
+w(f"| | PyTorch `b.copy_(a.t())` | {tl} |")
+w(f"\nPercentages are of `cuMemcpyDtoD` of 1 GiB ({report['roofs']['copy_gb_per_s']:,.0f} GB/s), timed the same way "
+  "in the same run.\n")
 
-if crit:
-    w("## Criterion (`cargo bench --bench transpose`, GPU time from CUDA events, median)\n")
-    groups = sorted({k.split("/")[0] for k in crit if k.startswith("transpose_") and "launches" not in k},
-                    key=lambda g: [int(x) for x in re.findall(r"\d+", g)])
-    w("| kernel | " + " | ".join(g.removeprefix("transpose_") for g in groups) + " |")
-    w("|" + " --- |" * (len(groups) + 1))
-    for k in ["roof_cuMemcpyDtoD", "roof_copy_kernel"] + VARIANTS:
-        cells = []
-        for g in groups:
-            v = crit.get(f"{g}/{k}")
-            roof = crit.get(f"{g}/roof_cuMemcpyDtoD")
-            cells.append("-" if not v else f"{v['gb_per_s']:,.0f} GB/s ({100 * v['gb_per_s'] / roof['gb_per_s']:.1f}%)")
-        w(f"| {k} | " + " | ".join(cells) + " |")
-    w("")
+w("## Criterion (`cargo bench --bench transpose`, GPU time from CUDA events, median)\n")
+groups = sorted({k.split("/")[0] for k in crit if k.startswith("transpose_") and "launches" not in k},
+                key=lambda g: [int(x) for x in re.findall(r"\d+", g)])
+w("| kernel | " + " | ".join(g.removeprefix("transpose_") for g in groups) + " |")
+w("|" + " --- |" * (len(groups) + 1))
+for k in ["roof_cuMemcpyDtoD", "roof_copy_kernel"] + NAMES:
+    cells = []
+    for g in groups:
+        v, roof = crit[f"{g}/{k}"], crit[f"{g}/roof_cuMemcpyDtoD"]
+        cells.append(f"{v['gb_per_s']:,.0f} GB/s ({100 * v['gb_per_s'] / roof['gb_per_s']:.1f}%)")
+    w(f"| {k} | " + " | ".join(cells) + " |")
+w("")
 
-w("## What the counters say (ncu at 8192x8192, first launch of each kernel)\n")
-w("| kernel | global load sectors / request | global store sectors / request | shared load wavefronts / request | shared load bank conflicts / request | DRAM MB moved (ideal 537) |")
-w("| --- | --- | --- | --- | --- | --- |")
-for k in ["copy_f32"] + [f"transpose_{v}" for v in VARIANTS]:
+w(f"## What the counters say (ncu at {BIG[0]}x{BIG[1]}, first launch of each kernel)\n")
+w(f"| kernel | global load sectors / request | global store sectors / request | shared load wavefronts / request | DRAM MB moved (ideal {ideal_mb:.0f}) |")
+w("| --- | --- | --- | --- | --- |")
+for k in ["copy_f32"] + [s["entry"] for s in STEPS]:
     c = counters(k)
-    if c:
-        w(f"| {k} | {c['ld_sectors']:.1f} | {c['st_sectors']:.1f} | {f(c['smem_wavefronts'], 2)} | {f(c['smem_conflicts'], 2)} | {f(c['dram_mb'])} |")
+    w(f"| `{k}` | {c['ld_sectors']:.1f} | {c['st_sectors']:.1f} | {f(c['smem_wavefronts'], 2)} | {f(c['dram_mb'])} |")
 w("\nA warp's 32 scalar floats span 4 sectors of 32 bytes when contiguous and 32 sectors when strided; "
   "a 16-byte-per-lane access spans 16. One shared-memory wavefront per request is conflict-free; n means an n-way conflict.\n")
 
-
-def gbs(k, s=(8192, 8192)):
-    r = by.get((k, s))
-    return f"{r['gb_per_s']:,.0f} GB/s ({r['percent_of_copy']:.1f}% of copy)" if r else "-"
-
-
-def cnt(k, key, nd=1):
-    c = counters(f"transpose_{k}")
-    return f(c[key], nd) if c else "-"
-
+# What each step shows, from this run's counters; the step's idea is the registry's.
+WHY = {
+    "naive": lambda: f"Threads run along input rows, so each warp reads 4 sectors (coalesced) but writes "
+    f"{cnt('naive', 'st_sectors', 0)} sectors per request, each carrying one useful float. L1 does not keep stores, so "
+    "every partial write travels to L2, which must merge sectors it never saw whole: DRAM traffic is "
+    f"{cnt('naive', 'dram_mb')} MB against {ideal_mb:.0f} ideal.",
+    "naive_cols": lambda: f"The mirror image: loads are strided ({cnt('naive_cols', 'ld_sectors', 0)} sectors per request) "
+    "and stores coalesce. The strided loads fetch whole sectors into L1, where the block's neighbouring warps, reading "
+    f"the next columns of the same rows, find their floats: DRAM traffic is {cnt('naive_cols', 'dram_mb')} MB, the ideal, "
+    f"and the step is {by[('naive_cols', BIG)]['gb_per_s'] / by[('naive', BIG)]['gb_per_s']:.1f}x step 1. "
+    "Leave the loads uncoalesced, never the stores.",
+    "tiled": lambda: "Both global sides now move 4 sectors per request, but reading a tile column hits one bank: "
+    f"{cnt('tiled', 'smem_wavefronts')} wavefronts per shared load request, a 32-way conflict. The shared-memory pipe, "
+    "not DRAM, is the bottleneck: slower than step 2 despite perfect global coalescing.",
+    "padded": lambda: f"One token of the layout (`T + 1`) puts consecutive tile rows one bank apart: "
+    f"{cnt('padded', 'smem_wavefronts', 2)} wavefronts per request. Everything else is step 3.",
+    "swizzled": lambda: f"The same fix without the padding column: {cnt('swizzled', 'smem_wavefronts', 2)} wavefronts per "
+    "request. Same speed as padding here; it matters where padding would break 16-byte alignment or waste a large tile's space.",
+    "wide": lambda: f"Four times the bytes in flight per thread: {gbs('wide', (16384, 16384))} at 16384x16384. The "
+    f"counters are step 4's ({cnt('wide', 'smem_wavefronts', 2)} wavefronts per request); what changes is latency hidden.",
+    "vec4": lambda: f"A quarter of the global requests ({cnt('vec4', 'ld_sectors', 0)} sectors each, 16 bytes per lane). "
+    f"Each thread reads 4 floats down a tile column from 65-float rows: {cnt('vec4', 'smem_wavefronts', 2)} wavefronts "
+    "per shared request, a 2-way conflict that shared bandwidth absorbs. This is `Variant::BEST`, used by "
+    "`MatrixView::contiguous`.",
+}
 
 w("## The ladder, one idea per step\n")
-w(f"**1. naive** (`kernels/src/transpose/01_naive.rs`): {gbs('naive')}. Threads run along input rows, so each warp "
-  f"reads 4 sectors (coalesced) but writes {cnt('naive', 'st_sectors', 0)} sectors per request: each 32-byte sector carries "
-  f"one useful float. DRAM traffic barely grows ({f(counters('transpose_naive')['dram_mb'])} MB against 537 ideal): "
-  "L2 merges the partial sectors before they reach DRAM. The cost is the 8x traffic between L1 and L2 and the partial "
-  "(byte-masked) writes it carries.\n")
-w(f"**2. naive_cols** (`02_naive_cols.rs`): {gbs('naive_cols')}. The same kernel with threads along output rows: "
-  f"now the loads are strided ({cnt('naive_cols', 'ld_sectors', 0)} sectors per request) and the stores coalesce. "
-  "It is about 4x faster than step 1 although its sector counts are the mirror image. Our reading (not a counter we "
-  "measured): a strided load fetches whole sectors whose other 28 bytes the neighbouring warps then hit in L1, while "
-  "each strided store is a separate partial write all the way to L2. Which side is left uncoalesced matters.\n")
-w(f"**3. tiled** (`03_tiled.rs`): {gbs('tiled')}. A 32x32 tile in shared memory makes both global sides coalesced "
-  f"(4 sectors per request each way), but reading a tile column hits one bank: {cnt('tiled', 'smem_wavefronts')} "
-  "wavefronts per shared load request, a 32-way conflict. The shared-memory pipe, not DRAM, is now the bottleneck: "
-  "slower than step 2 despite perfect global coalescing.\n")
-w(f"**4. padded** (`04_padded.rs`): {gbs('padded')}. One extra column (`TILE + 1`) puts consecutive tile rows one "
-  f"bank apart: {cnt('padded', 'smem_wavefronts', 2)} wavefronts per request. Everything else is step 3. This single "
-  "token is the whole lesson of bank conflicts.\n")
-w(f"**5. swizzled** (`05_swizzled.rs`): {gbs('swizzled')}. The same fix without wasted memory: element (r, c) lives at "
-  f"column `c ^ r`, a permutation per row and a spread per column ({cnt('swizzled', 'smem_wavefronts', 2)} wavefronts "
-  "per request). Same speed as padding here; it matters when padding would break 16-byte alignment of vector "
-  "shared-memory accesses or waste a large tile's space.\n")
-w(f"**6. vec4** (`06_vec4.rs`): {gbs('vec4')}; at 16384x16384 {gbs('vec4', (16384, 16384))}. A 64x64 tile per "
-  "256-thread block, 16-byte global loads and stores (`ld/st.global.v4`), four independent loads in flight per "
-  "thread (64 bytes, 4x step 4). Shared memory has rows of 65 floats, which costs a 2-way conflict "
-  f"({cnt('vec4', 'smem_wavefronts', 2)} wavefronts per request) that does not matter: shared bandwidth is ~10x "
-  "what DRAM can feed. `ptxas -v`: 32 registers, no spills. This is `Variant::BEST`, used by `MatrixView::contiguous`.\n")
+for s in STEPS:
+    file = s["file"].removeprefix("kernels/src/")
+    w(f"### {s['step']}. {s['name']}\n")
+    w(f"`{s['name']}` ([`{file}`](../{s['file']})): {s['idea']}. **{gbs(s['name'])}.** {WHY[s['name']]()}\n")
 
 pz = {k.split("/")[1]: v for k, v in crit.items() if "launches" in k}
-if pz:
-    one, per = pz.get("one_kernel"), pz.get("one_launch_per_column")
-    w("## Seed 003's puzzler: one launch per column\n")
-    w(f"A 4096x4096 transpose done as 4096 launches of a column-copy kernel (`copy::transpose_by_column_copies`) "
-      f"took **{per['median_ns'] / 1e6:.2f} ms** of GPU time; one `vec4` kernel took **{one['median_ns'] / 1e3:.1f} us**: "
-      f"{per['median_ns'] / one['median_ns']:,.0f}x. Each launch does 16 KB of strided work, so the GPU spends the time "
-      "waiting for launches and draining tiny grids. PyTorch's Python loop of `r[i, :] = a[:, i]` in the same call: "
-      f"{torch.get('torch_loop_transpose_4096_ms', float('nan')):.1f} ms.\n")
+one, per = pz["one_kernel"], pz["one_launch_per_column"]
+w("## One launch per column\n")
+w(f"A 4096x4096 transpose done as 4096 launches of a column-copy kernel (`copy::transpose_by_column_copies`) "
+  f"took **{per['median_ns'] / 1e6:.2f} ms** of GPU time; one `vec4` kernel took **{one['median_ns'] / 1e3:.1f} us**: "
+  f"{per['median_ns'] / one['median_ns']:,.0f}x. Each launch does 16 KB of strided work, so the GPU spends the time "
+  "waiting for launches and draining tiny grids. PyTorch's Python loop of `r[i, :] = a[:, i]` in the same call: "
+  f"{torch['torch_loop_transpose_4096_ms']:.1f} ms.\n")
 
 w("## Machine\n")
 w("```\n" + machine + "\n```")

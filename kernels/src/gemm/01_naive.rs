@@ -1,4 +1,5 @@
 //! Step 1: naive GEMM, one thread per element of `C`.
+//! (`docs/gemm.md`, "1. naive")
 //!
 //! **Idea:** thread `(row, col)` walks `k = 0..K`, multiplying `A[row][k]` by
 //! `B[k][col]` straight from global memory into one register accumulator.

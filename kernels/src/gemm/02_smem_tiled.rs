@@ -1,4 +1,5 @@
 //! Step 2: the classic shared-memory tiled GEMM.
+//! (`docs/gemm.md`, "2. smem_tiled")
 //!
 //! **Idea:** a block of 32x32 threads computes a 32x32 tile of `C`. It walks
 //! `K` in steps of 32: the block copies a 32x32 tile of `A` and one of `B`

@@ -1,4 +1,5 @@
 //! Step 3: 1D register blocking, each thread computes 8 outputs of a column.
+//! (`docs/gemm.md`, "3. blocktile_1d")
 //!
 //! **Idea:** a block of 512 threads computes a 64x64 tile of `C` in steps of
 //! `K` of 8. Each thread keeps 8 accumulators for 8 consecutive rows of one

@@ -1,4 +1,5 @@
 //! Step 4: 2D register blocking, each thread computes an 8x8 block of `C`.
+//! (`docs/gemm.md`, "4. blocktile_2d")
 //!
 //! **Idea:** a block of 256 threads computes a 128x128 tile of `C` in steps
 //! of `K` of 8. Per `k`, each thread loads 8 values of `A` (a column of the

@@ -1,5 +1,6 @@
 //! Step 5: 16-byte loads everywhere, with the `A` tile transposed in shared
 //! memory.
+//! (`docs/gemm.md`, "5. vectorized")
 //!
 //! **Idea:** step 4's geometry (128x128 block tile, 8x8 per thread, `K` steps
 //! of 8), with every memory instruction moving 16 bytes. Global: each thread

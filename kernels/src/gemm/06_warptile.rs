@@ -1,5 +1,6 @@
 //! Step 6: warp tiling, each warp owns a `WM x WN` tile of `C`, and its
 //! threads own 4x4 fragments interleaved across it.
+//! (`docs/gemm.md`, "6. warptile")
 //!
 //! **Idea:** the block tile is split among warps (`BM/WM x BN/WN` of them),
 //! and each warp's tile is covered by its 32 lanes arranged `LANES_M x

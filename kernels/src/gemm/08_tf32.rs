@@ -1,5 +1,6 @@
 //! Step 8 (tensor cores, reported apart from the FP32 ladder): TF32
 //! `mma.sync.aligned.m16n8k8` with f32 accumulation.
+//! (`docs/gemm.md`, "8. tf32")
 //!
 //! **Idea:** the FP32 steps are bounded by the FMA pipes (one FMA per lane
 //! per cycle). A tensor core multiplies a 16x8 tile of `A` by an 8x8 tile of

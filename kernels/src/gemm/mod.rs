@@ -44,8 +44,8 @@ pub use vectorized_kernel::vectorized;
 pub use warptile_kernel::{WT, WarpTiling, warptile, warptile_with};
 
 // The steps name it `super::F4`.
-pub use crate::vector::F4;
 use crate::registry::ladder;
+pub use crate::vector::F4;
 use crate::{Dim3, LaunchDims};
 
 /// The scalars of one GEMM: the shape and the epilogue's `alpha`, `beta`.

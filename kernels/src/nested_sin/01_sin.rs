@@ -2,6 +2,7 @@
 //! `__nv_sinf`). Launched four times, the last three in place, it is the
 //! unfused nested sine: each launch reads and writes the whole array, so the
 //! nested sine moves four times the bytes it needs to.
+//! (`docs/nested_sin.md`, "1. unfused")
 
 use super::math::libdevice_sinf;
 

@@ -1,4 +1,5 @@
 //! Step 3: the fused kernel at the memory roof, with the same bits.
+//! (`docs/nested_sin.md`, "3. fused_reduced")
 //!
 //! **Idea:** only the first sine sees an arbitrary argument. Its result lies
 //! in [-1, 1], where `j = rint(x * 2/pi)`, libdevice's quadrant, can only be

@@ -1,6 +1,7 @@
 //! Step 4: fast math. Four `sin.approx.f32`, the special function unit's
 //! sine: one instruction each (a quarter-rate SFU op), so the kernel is
 //! memory-bound with room to spare.
+//! (`docs/nested_sin.md`, "4. fast")
 //!
 //! **What it costs:** accuracy, and a range. The SFU reduces its argument
 //! with a short 2/pi, so the absolute error grows with |x|: measured on an

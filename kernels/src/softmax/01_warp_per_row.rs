@@ -1,4 +1,5 @@
 //! Step 1: one warp per row, the row in the warp's registers.
+//! (`docs/softmax.md`, "1. warp per row")
 //!
 //! **Idea:** a row of up to 1024 floats fits in the registers of one warp (32
 //! per lane). The warp loads it once, reduces the maximum and the sum with

@@ -1,4 +1,5 @@
 //! Step 2: one block per row, the row in the block's registers.
+//! (`docs/softmax.md`, "2. block per row")
 //!
 //! **Idea:** a row of 4096 floats would need 128 registers per lane of one
 //! warp; spread over a block it is 16 per thread. The block loads its row

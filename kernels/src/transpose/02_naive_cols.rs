@@ -12,8 +12,9 @@
 //! load's wasted 28 bytes per sector are used after all. L1 does not keep
 //! stores (it writes through to L2), so each strided store stays a separate
 //! 4-byte partial write of a sector all the way to L2. The sector counters
-//! of steps 1 and 2 are mirror images; the L1 hit rate and the L2 write
-//! sectors in `docs/transpose.md` show the difference.
+//! of steps 1 and 2 are mirror images; the DRAM bytes in `docs/transpose.md`
+//! show the difference (step 1 moves a quarter more than the ideal, step 2
+//! the ideal).
 
 use super::{BLOCK_ROWS, TILE};
 use crate::ThreadCtx;

@@ -1,0 +1,93 @@
+//! The registry (`coalesce::kernels::registry`) against what it describes:
+//! `docs/registry.json` (which the doc scripts read), the kernel files, the
+//! PTX modules and the doc pages. `COALESCE_BLESS=1 cargo test --test
+//! registry` rewrites `docs/registry.json` after a registry change.
+
+use coalesce::kernels::registry::{OPS, Step, steps};
+use serde_json::{Value, json};
+use std::path::Path;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(Path::new(ROOT).join(path)).unwrap_or_else(|e| panic!("reading {path}: {e}"))
+}
+
+/// The registry as JSON: `[{"op": .., "steps": [..]}, ..]` in teaching order.
+fn registry_json() -> Value {
+    // As written in the registry, on one line.
+    let geometry =
+        |g: &str| g.split_whitespace().collect::<Vec<_>>().join(" ").replace(" :: ", "::").replace(" : ", ": ");
+    let ops = OPS.iter().map(|(op, steps)| {
+        let steps: Vec<Value> = steps
+            .iter()
+            .map(|s| {
+                json!({
+                    "step": s.step, "name": s.name, "entry": s.entry,
+                    "file": format!("kernels/src/{}", s.file), "idea": s.idea, "geometry": geometry(s.geometry),
+                })
+            })
+            .collect();
+        json!({ "op": op, "steps": steps })
+    });
+    Value::Array(ops.collect())
+}
+
+#[test]
+fn docs_registry_json_is_the_registry() {
+    let want = serde_json::to_string_pretty(&registry_json()).unwrap() + "\n";
+    let path = Path::new(ROOT).join("docs/registry.json");
+    if std::env::var_os("COALESCE_BLESS").is_some() {
+        std::fs::write(&path, &want).unwrap();
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(have == want, "docs/registry.json is stale: run `COALESCE_BLESS=1 cargo test --test registry`");
+}
+
+#[test]
+fn each_step_lives_in_its_file_and_the_file_is_numbered_by_its_step() {
+    for s in steps() {
+        let text = read(&format!("kernels/src/{}", s.file));
+        assert!(
+            ["(", ",", " =>"].iter().any(|end| text.contains(&format!("{}{end}", s.entry))),
+            "{}: kernels/src/{} defines no `.entry` {}",
+            s.name,
+            s.file,
+            s.entry
+        );
+        if s.step != "-" {
+            let file = Path::new(s.file).file_name().unwrap().to_str().unwrap();
+            let number: String = s.step.chars().take_while(char::is_ascii_digit).collect();
+            assert!(file.starts_with(&format!("{number:0>2}_")), "{}: step {} in {file}", s.name, s.step);
+        }
+    }
+}
+
+#[test]
+fn names_and_entries_are_unique_and_every_entry_is_in_every_module() {
+    let all: Vec<&Step> = steps().collect();
+    for (i, a) in all.iter().enumerate() {
+        for b in &all[i + 1..] {
+            assert_ne!(a.entry, b.entry, "two steps share an entry");
+            assert!(a.op != b.op || a.name != b.name, "{}: two steps named {}", a.op, a.name);
+        }
+    }
+    for m in coalesce::MODULES {
+        for s in &all {
+            assert!(m.text.contains(&format!(".visible .entry {}(", s.entry)), "sm_{} lacks {}", m.arch, s.entry);
+        }
+    }
+}
+
+/// Each op's page names every step, and each ladder file links to the page.
+#[test]
+fn the_docs_teach_every_step() {
+    for (op, steps) in OPS.iter().filter(|(op, _)| !matches!(*op, "copy" | "probe")) {
+        let page = read(&format!("docs/{op}.md"));
+        for s in steps.iter() {
+            assert!(page.contains(&format!("`{}`", s.name)), "docs/{op}.md does not mention `{}`", s.name);
+            let text = read(&format!("kernels/src/{}", s.file));
+            assert!(text.contains(&format!("docs/{op}.md")), "kernels/src/{} does not link docs/{op}.md", s.file);
+        }
+    }
+}
