@@ -639,3 +639,25 @@ impl<'g> Stream<'g> {
 pub(crate) fn arg<T>(value: &mut T) -> *mut c_void {
     (value as *mut T).cast()
 }
+
+/// Queues `entry`, a kernel of `(const f32* input, f32* output, u32 rows,
+/// u32 cols)` over a `shape` matrix (transposes, softmaxes), once its plan
+/// checked the lengths and the launch: refuses overlapping buffers
+/// ([`crate::Error::Aliased`]).
+pub(crate) fn launch_matrix(
+    stream: &Stream<'_>,
+    entry: &'static str,
+    dims: LaunchDims,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    shape: crate::MatrixShape,
+) -> Result<()> {
+    crate::alias::disjoint(entry, input, output)?;
+    let (mut inp, mut out) = (input.as_device_ptr(), output.as_device_ptr());
+    let (mut rows, mut cols) = (shape.rows_u32(), shape.cols_u32());
+    let args = [arg(&mut inp), arg(&mut out), arg(&mut rows), arg(&mut cols)];
+    // SAFETY: the kernel takes (const f32*, f32*, u32 rows, u32 cols); the
+    // caller's plan checked that both buffers hold rows*cols floats and the
+    // kernel's limits, and they do not overlap (checked above).
+    unsafe { stream.launch_raw(entry, dims, &args) }
+}

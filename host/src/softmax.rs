@@ -28,7 +28,7 @@
 //! Special values follow `torch.softmax`: `-inf` entries give 0, a row of
 //! only `-inf` gives NaN, a NaN or `+inf` anywhere in a row makes that row NaN.
 
-use crate::gpu::arg;
+use crate::gpu::launch_matrix;
 use crate::{Error, GridLimits, LaunchDims, MatrixShape, Result, Stream};
 pub use coalesce_kernels::softmax::{Kernel, Strategy};
 use cust::memory::DeviceSlice;
@@ -124,14 +124,7 @@ pub fn launch(
     shape: MatrixShape,
 ) -> Result<()> {
     let dims = plan(kernel, shape, input.len(), output.len(), &stream.gpu().grid_limits())?;
-    crate::alias::disjoint(kernel.entry_point(), input, output)?;
-    let (mut inp, mut out) = (input.as_device_ptr(), output.as_device_ptr());
-    let (mut rows, mut cols) = (shape.rows_u32(), shape.cols_u32());
-    let args = [arg(&mut inp), arg(&mut out), arg(&mut rows), arg(&mut cols)];
-    // SAFETY: every softmax kernel takes (const f32*, f32*, u32 rows, u32
-    // cols); both buffers hold rows*cols floats and do not overlap (checked
-    // above), and cols is within the kernel's limit.
-    unsafe { stream.launch_raw(kernel.entry_point(), dims, &args) }
+    launch_matrix(stream, kernel.entry_point(), dims, input, output, shape)
 }
 
 /// Step 1, [`Strategy::WarpPerRow`]: a warp per row, up to 1024 columns.

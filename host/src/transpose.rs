@@ -14,7 +14,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::gpu::arg;
+use crate::gpu::launch_matrix;
 use crate::{GridLimits, LaunchDims, MatrixShape, Result, Stream};
 pub use coalesce_kernels::transpose::{BLOCK_ROWS, TILE, Variant};
 
@@ -51,13 +51,7 @@ pub fn launch(
     shape: MatrixShape,
 ) -> Result<()> {
     let dims = plan(variant, shape, input.len(), output.len(), &stream.gpu().grid_limits())?;
-    crate::alias::disjoint(variant.entry_point(), input, output)?;
-    let (mut inp, mut out) = (input.as_device_ptr(), output.as_device_ptr());
-    let (mut rows, mut cols) = (shape.rows_u32(), shape.cols_u32());
-    let args = [arg(&mut inp), arg(&mut out), arg(&mut rows), arg(&mut cols)];
-    // SAFETY: the kernel takes (const f32*, f32*, u32 rows, u32 cols); both
-    // buffers hold rows*cols floats and do not overlap (checked above).
-    unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
+    launch_matrix(stream, variant.entry_point(), dims, input, output, shape)
 }
 
 coalesce_kernels::transpose_steps!(

@@ -60,6 +60,7 @@ pub unsafe fn tiled<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, 
 /// As [`super::naive`]; shared memory holds `L::floats::<T>()` floats and
 /// the block is `T x R` threads.
 #[inline(always)]
+#[allow(clippy::needless_range_loop)] // `k` picks the row as well as the register
 pub unsafe fn tiled_with<C: ThreadCtx, L: TileLayout, const T: usize, const R: usize>(
     ctx: &C,
     input: *const f32,
