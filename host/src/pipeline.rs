@@ -1,5 +1,5 @@
 //! Copy-compute overlap: batches of (host-to-device copy, kernel,
-//! device-to-host copy) spread over several streams (seeds 000 and 004).
+//! device-to-host copy) spread over several streams.
 //!
 //! One stream runs every step of every batch in order: the copy engines and
 //! the SMs take turns. With `k` streams, batch `i` goes to stream `i % k`, so
