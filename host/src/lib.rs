@@ -29,17 +29,7 @@ macro_rules! launchers {
         $(#[$meta:meta])*
         pub enum $Variant:ident, geometry $Geometry:ty;
         unsafe fn run<$C:ident> $run:tt;
-        $(
-            $(#[$vmeta:meta])*
-            $V:ident => $name:ident {
-                step: $step:literal,
-                entry: $entry:literal,
-                file: $file:literal,
-                body: $body:expr,
-                geometry: $geometry:expr,
-                idea: $idea:literal $(,)?
-            }
-        )*
+        $( $(#[$vmeta:meta])* $V:ident => $name:ident { step: $step:literal, idea: $idea:literal, $($rest:tt)* } )*
     ) => {
         $( launchers!(@one $Variant, $V, $name, $step, $idea, $params); )*
     };

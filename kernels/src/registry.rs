@@ -20,11 +20,11 @@
 //! /// doc of the enum variant
 //! Padded => padded {
 //!     step: "4",                        // its place in the ladder
+//!     idea: "one padding column",       // what the step changes, one line
 //!     entry: "transpose_padded",        // the .entry kernel in the PTX
 //!     file: "transpose/04_padded.rs",   // where it lives, under kernels/src
 //!     body: padded,                     // what `run` calls: a kernel body
 //!     geometry: Geometry { .. },        // the op's launch geometry type
-//!     idea: "one padding column",       // what the step changes, one line
 //! }
 //! ```
 
@@ -104,11 +104,11 @@ macro_rules! ladder {
             $(#[$vmeta:meta])*
             $V:ident => $name:ident {
                 step: $step:literal,
+                idea: $idea:literal,
                 entry: $entry:literal,
                 file: $file:literal,
                 body: $body:expr,
-                geometry: $geometry:expr,
-                idea: $idea:literal $(,)?
+                geometry: $geometry:expr $(,)?
             }
         )*
     ) => {

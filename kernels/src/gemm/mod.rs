@@ -77,75 +77,75 @@ macro_rules! gemm_steps {
             /// Step 1: one thread per element of `C`.
             Naive => naive {
                 step: "1",
+                idea: "one thread per `C` element, `K` loads of `A` and `B` each: 2 global loads per FMA",
                 entry: "gemm_naive",
                 file: "gemm/01_naive.rs",
                 body: naive,
                 geometry: Geometry { tile: (NAIVE_BLOCK.y, NAIVE_BLOCK.x), block: NAIVE_BLOCK, shared_floats: 0 },
-                idea: "one thread per `C` element, `K` loads of `A` and `B` each: 2 global loads per FMA",
             }
             /// Step 2: 32x32 shared-memory tiles.
             SmemTiled => smem_tiled {
                 step: "2",
+                idea: "32x32 tiles of `A` and `B` staged in shared memory: each global element loaded once per tile",
                 entry: "gemm_smem_tiled",
                 file: "gemm/02_smem_tiled.rs",
                 body: smem_tiled,
                 geometry: Geometry { tile: (SMEM_TILE, SMEM_TILE), block: Dim3::xy(SMEM_TILE, SMEM_TILE), shared_floats: 2 * SMEM_TILE * SMEM_TILE },
-                idea: "32x32 tiles of `A` and `B` staged in shared memory: each global element loaded once per tile",
             }
             /// Step 3: 8 outputs per thread along a column.
             Blocktile1d => blocktile_1d {
                 step: "3",
+                idea: "each thread computes a column of 8 outputs: one shared `B` value serves 8 FMAs",
                 entry: "gemm_blocktile_1d",
                 file: "gemm/03_blocktile_1d.rs",
                 body: blocktile_1d,
                 geometry: Geometry { tile: (BT1_BM, BT1_BN), block: Dim3::xy(BT1_THREADS, 1), shared_floats: BT1_BM * BT1_BK + BT1_BK * BT1_BN },
-                idea: "each thread computes a column of 8 outputs: one shared `B` value serves 8 FMAs",
             }
             /// Step 4: an 8x8 register tile per thread.
             Blocktile2d => blocktile_2d {
                 step: "4",
+                idea: "each thread computes an 8x8 outer product: 16 shared values serve 64 FMAs",
                 entry: "gemm_blocktile_2d",
                 file: "gemm/04_blocktile_2d.rs",
                 body: blocktile_2d,
                 geometry: Geometry { tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN },
-                idea: "each thread computes an 8x8 outer product: 16 shared values serve 64 FMAs",
             }
             /// Step 5: 16-byte loads, `A` tile transposed.
             Vectorized => vectorized {
                 step: "5",
+                idea: "16-byte global loads; the `A` tile stored transposed; 16-byte shared loads",
                 entry: "gemm_vectorized",
                 file: "gemm/05_vectorized.rs",
                 body: vectorized,
                 geometry: Geometry { tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN },
-                idea: "16-byte global loads; the `A` tile stored transposed; 16-byte shared loads",
             }
             /// Step 6: 4x4 fragments interleaved over warp tiles.
             Warptile => warptile {
                 step: "6",
+                idea: "threads of a warp own 4x4 fragments interleaved over a warp tile: conflict-free, broadcast shared loads",
                 entry: "gemm_warptile",
                 file: "gemm/06_warptile.rs",
                 body: warptile,
                 geometry: Geometry { tile: (WT.bm, WT.bn), block: Dim3::xy(WT.threads(), 1), shared_floats: WT.shared_floats() },
-                idea: "threads of a warp own 4x4 fragments interleaved over a warp tile: conflict-free, broadcast shared loads",
             }
             /// Step 7: the next tile loads during this one's FMAs.
             DoubleBuffered => double_buffered {
                 step: "7",
+                idea: "two shared buffers: the next tile's global loads fly during this tile's FMAs; a 128x256 tile, 8x16 outputs per thread",
                 entry: "gemm_double_buffered",
                 file: "gemm/07_double_buffered.rs",
                 body: double_buffered,
                 geometry: Geometry { tile: (DB.bm, DB.bn), block: Dim3::xy(DB.threads(), 1), shared_floats: 2 * DB.shared_floats() },
-                idea: "two shared buffers: the next tile's global loads fly during this tile's FMAs; a 128x256 tile, 8x16 outputs per thread",
             }
             /// Step 8: tensor cores, inputs rounded to TF32 (about 3 significant
             /// digits), f32 accumulation. Not an FP32 GEMM.
             Tf32 => tf32 {
                 step: "8",
+                idea: "tensor cores: TF32 `mma.sync.m16n8k8` with f32 accumulation; inputs rounded to 10 mantissa bits",
                 entry: "gemm_tf32",
                 file: "gemm/08_tf32.rs",
                 body: tf32,
                 geometry: Geometry { tile: (TF32_BM, TF32_BN), block: Dim3::xy(TF32_THREADS, 1), shared_floats: TF32_SHARED_FLOATS },
-                idea: "tensor cores: TF32 `mma.sync.m16n8k8` with f32 accumulation; inputs rounded to 10 mantissa bits",
             }
         }
     };

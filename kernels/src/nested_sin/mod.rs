@@ -32,38 +32,38 @@ macro_rules! nested_sin_steps {
             /// Step 1: the `sin` kernel launched four times (in place after the first).
             Unfused => unfused {
                 step: "1",
+                idea: "one `sin` (libdevice `__nv_sinf`) per launch; four launches are the unfused form",
                 entry: "sin_f32",
                 file: "nested_sin/01_sin.rs",
                 body: elementwise(sin_kernel::sin1),
                 geometry: Geometry { launches: 4 },
-                idea: "one `sin` (libdevice `__nv_sinf`) per launch; four launches are the unfused form",
             }
             /// Step 2: four `__nv_sinf` in one kernel.
             Fused => fused {
                 step: "2",
+                idea: "all four `__nv_sinf` in one kernel: one read, one write, instruction-bound",
                 entry: "nested_sin_fused",
                 file: "nested_sin/02_fused.rs",
                 body: elementwise(fused_kernel::sin4),
                 geometry: Geometry { launches: 1 },
-                idea: "all four `__nv_sinf` in one kernel: one read, one write, instruction-bound",
             }
             /// Step 3: `__nv_sinf`, then libdevice's algorithm specialised to [-1, 1].
             FusedReduced => fused_reduced {
                 step: "3",
+                idea: "after the first sine every argument is in [-1, 1], where libdevice's algorithm shrinks to a few selects: the same bits",
                 entry: "nested_sin_fused_reduced",
                 file: "nested_sin/03_fused_reduced.rs",
                 body: elementwise(fused_reduced_kernel::sin4),
                 geometry: Geometry { launches: 1 },
-                idea: "after the first sine every argument is in [-1, 1], where libdevice's algorithm shrinks to a few selects: the same bits",
             }
             /// Step 4: four `sin.approx.f32`.
             Fast => fast {
                 step: "4",
+                idea: "four `sin.approx.f32` (the SFU): an absolute error that grows with |x|",
                 entry: "nested_sin_fast",
                 file: "nested_sin/04_fast.rs",
                 body: elementwise(fast_kernel::sin4),
                 geometry: Geometry { launches: 1 },
-                idea: "four `sin.approx.f32` (the SFU): an absolute error that grows with |x|",
             }
         }
     };

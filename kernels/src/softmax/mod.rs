@@ -196,83 +196,83 @@ macro_rules! softmax_steps {
             /// [`warp_per_row`], 4 floats per lane: rows of up to 128 columns.
             Warp4 => warp4 {
                 step: "1",
+                idea: "one warp per row, the row in its registers (4 floats per lane), shuffle reductions, no barrier",
                 entry: "softmax_warp4",
                 file: "softmax/01_warp_per_row.rs",
                 body: warp_per_row::<C, 4>,
                 geometry: Geometry { strategy: Strategy::WarpPerRow, floats: 4 },
-                idea: "one warp per row, the row in its registers (4 floats per lane), shuffle reductions, no barrier",
             }
             /// [`warp_per_row`], 8 floats per lane: up to 256 columns.
             Warp8 => warp8 {
                 step: "1",
+                idea: "step 1 with 8 floats per lane",
                 entry: "softmax_warp8",
                 file: "softmax/01_warp_per_row.rs",
                 body: warp_per_row::<C, 8>,
                 geometry: Geometry { strategy: Strategy::WarpPerRow, floats: 8 },
-                idea: "step 1 with 8 floats per lane",
             }
             /// [`warp_per_row`], 16 floats per lane: up to 512 columns.
             Warp16 => warp16 {
                 step: "1",
+                idea: "step 1 with 16 floats per lane",
                 entry: "softmax_warp16",
                 file: "softmax/01_warp_per_row.rs",
                 body: warp_per_row::<C, 16>,
                 geometry: Geometry { strategy: Strategy::WarpPerRow, floats: 16 },
-                idea: "step 1 with 16 floats per lane",
             }
             /// [`warp_per_row`], 32 floats per lane: up to 1024 columns.
             Warp32 => warp32 {
                 step: "1",
+                idea: "step 1 with 32 floats per lane",
                 entry: "softmax_warp32",
                 file: "softmax/01_warp_per_row.rs",
                 body: warp_per_row::<C, 32>,
                 geometry: Geometry { strategy: Strategy::WarpPerRow, floats: 32 },
-                idea: "step 1 with 32 floats per lane",
             }
             /// [`block_per_row`], 8 floats per thread: up to 8192 columns.
             Block8 => block8 {
                 step: "2",
+                idea: "one block per row, the row in its registers (8 floats per thread); one barrier combines the warps' (max, sum) pairs",
                 entry: "softmax_block8",
                 file: "softmax/02_block_per_row.rs",
                 body: block_per_row::<C, 8>,
                 geometry: Geometry { strategy: Strategy::BlockPerRow, floats: 8 },
-                idea: "one block per row, the row in its registers (8 floats per thread); one barrier combines the warps' (max, sum) pairs",
             }
             /// [`block_per_row`], 16 floats per thread: up to 16384 columns.
             Block16 => block16 {
                 step: "2",
+                idea: "step 2 with 16 floats per thread",
                 entry: "softmax_block16",
                 file: "softmax/02_block_per_row.rs",
                 body: block_per_row::<C, 16>,
                 geometry: Geometry { strategy: Strategy::BlockPerRow, floats: 16 },
-                idea: "step 2 with 16 floats per thread",
             }
             /// [`block_per_row`], 32 floats per thread: up to 32768 columns.
             Block32 => block32 {
                 step: "2",
+                idea: "step 2 with 32 floats per thread",
                 entry: "softmax_block32",
                 file: "softmax/02_block_per_row.rs",
                 body: block_per_row::<C, 32>,
                 geometry: Geometry { strategy: Strategy::BlockPerRow, floats: 32 },
-                idea: "step 2 with 32 floats per thread",
             }
             /// [`online_stash`]: rows up to [`STASH_MAX_COLS`], kept in shared memory.
             OnlineStash => online_stash {
                 step: "3b",
+                idea: "step 3 with the row copied once to shared memory (`cp.async`) and both passes reading it there",
                 entry: "softmax_online_stash",
                 file: "softmax/03_online.rs",
                 body: online_stash,
                 geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS },
-                idea: "step 3 with the row copied once to shared memory (`cp.async`) and both passes reading it there",
             }
             /// [`online`]: any row length.
             Online => online {
                 step: "3",
+                idea: "one block per row; pass 1 keeps a running max and a rescaled sum, pass 2 re-reads the row and writes",
                 entry: "softmax_online",
                 file: "softmax/03_online.rs",
                 body: online,
                 geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS },
-                idea: "one block per row; pass 1 keeps a running max and a rescaled sum, pass 2 re-reads the row and writes",
             }
         }
     };

@@ -31,60 +31,61 @@ macro_rules! transpose_steps {
             /// Step 1: coalesced reads, strided writes.
             Naive => naive {
                 step: "1",
+                idea: "one thread per element, global to global, threads along input rows: strided writes",
                 entry: "transpose_naive",
                 file: "transpose/01_naive.rs",
                 body: naive,
                 geometry: Geometry::tiles(TILE, BLOCK_ROWS, 0),
-                idea: "one thread per element, global to global, threads along input rows: strided writes",
             }
             /// Step 2: strided reads, coalesced writes.
             NaiveCols => naive_cols {
                 step: "2",
+                idea: "the same, threads along output rows: strided reads",
                 entry: "transpose_naive_cols",
                 file: "transpose/02_naive_cols.rs",
                 body: naive_cols,
                 geometry: Geometry::tiles(TILE, BLOCK_ROWS, 0).over_output(),
-                idea: "the same, threads along output rows: strided reads",
             }
             /// Step 3: coalesced both ways, 32-way bank conflicts.
             Tiled => tiled {
                 step: "3",
+                idea: "stage a 32x32 tile in shared memory so both global sides coalesce; its columns sit in one bank",
                 entry: "transpose_tiled",
                 file: "transpose/03_tiled.rs",
                 body: tiled,
                 geometry: Geometry::tiles(TILE, BLOCK_ROWS, TILE * TILE),
-                idea: "stage a 32x32 tile in shared memory so both global sides coalesce; its columns sit in one bank",
             }
             /// Step 4: the tile padded by one column, conflict-free.
             Padded => padded {
                 step: "4",
+                idea: "the same tile with one extra column (`TILE + 1`): a column spans 32 banks",
                 entry: "transpose_padded",
                 file: "transpose/04_padded.rs",
                 body: padded,
                 geometry: Geometry::tiles(TILE, BLOCK_ROWS, TILE * (TILE + 1)),
-                idea: "the same tile with one extra column (`TILE + 1`): a column spans 32 banks",
             }
             /// Step 5: the tile XOR-swizzled, conflict-free without padding.
             Swizzled => swizzled {
                 step: "5",
+                idea: "the same tile, columns XOR-permuted per row (`col ^ row`) instead of padded",
                 entry: "transpose_swizzled",
                 file: "transpose/05_swizzled.rs",
                 body: swizzled,
                 geometry: Geometry::tiles(TILE, BLOCK_ROWS, TILE * TILE),
-                idea: "the same tile, columns XOR-permuted per row (`col ^ row`) instead of padded",
             }
             /// Step 6: step 4 on a 64x64 tile, 16 elements per thread.
             Wide => wide {
                 step: "6",
+                idea: "step 4 on a 64x64 tile: 16 loads in flight per thread instead of 4",
                 entry: "transpose_wide",
                 file: "transpose/06_wide.rs",
                 body: wide,
                 geometry: Geometry::tiles(WIDE_TILE, WIDE_BLOCK_ROWS, WIDE_TILE * (WIDE_TILE + 1)),
-                idea: "step 4 on a 64x64 tile: 16 loads in flight per thread instead of 4",
             }
             /// Step 7, the fastest: step 6 with 16-byte global accesses.
             Vec4 => vec4 {
                 step: "7",
+                idea: "step 6 with 16-byte global loads and stores: 4 per thread instead of 16",
                 entry: "transpose_vec4",
                 file: "transpose/07_vec4.rs",
                 body: vec4,
@@ -94,7 +95,6 @@ macro_rules! transpose_steps {
                     shared_floats: WIDE_TILE * (WIDE_TILE + 1),
                     over_output: false,
                 },
-                idea: "step 6 with 16-byte global loads and stores: 4 per thread instead of 16",
             }
         }
     };
