@@ -127,36 +127,30 @@ pub fn launch(
     launch_matrix(stream, kernel.entry_point(), dims, input, output, shape)
 }
 
-/// Step 1, [`Strategy::WarpPerRow`]: a warp per row, up to 1024 columns.
-pub fn warp_per_row(
-    stream: &Stream<'_>,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: MatrixShape,
-) -> Result<()> {
-    with_strategy(stream, Strategy::WarpPerRow, input, output, shape)
+/// One launcher per strategy: [`with_strategy`] with the strategy named.
+macro_rules! strategy_launchers {
+    ($($(#[$doc:meta])* $name:ident => $strategy:ident;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(
+            stream: &Stream<'_>,
+            input: &DeviceSlice<f32>,
+            output: &mut DeviceSlice<f32>,
+            shape: MatrixShape,
+        ) -> Result<()> {
+            with_strategy(stream, Strategy::$strategy, input, output, shape)
+        }
+    )*};
 }
 
-/// Step 2, [`Strategy::BlockPerRow`]: a block per row, the row in
-/// registers, up to 32768 columns.
-pub fn block_per_row(
-    stream: &Stream<'_>,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: MatrixShape,
-) -> Result<()> {
-    with_strategy(stream, Strategy::BlockPerRow, input, output, shape)
-}
-
-/// Step 3, [`Strategy::Online`]: a block per row, online (max, sum) pass
-/// then a backward re-read; any row length.
-pub fn online(
-    stream: &Stream<'_>,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: MatrixShape,
-) -> Result<()> {
-    with_strategy(stream, Strategy::Online, input, output, shape)
+strategy_launchers! {
+    /// Step 1, [`Strategy::WarpPerRow`]: a warp per row, up to 1024 columns.
+    warp_per_row => WarpPerRow;
+    /// Step 2, [`Strategy::BlockPerRow`]: a block per row, the row in
+    /// registers, up to 32768 columns.
+    block_per_row => BlockPerRow;
+    /// Step 3, [`Strategy::Online`]: a block per row, online (max, sum) pass
+    /// then a backward re-read; any row length.
+    online => Online;
 }
 
 /// The softmax launchers on the CPU emulator: the same checks (grids against
