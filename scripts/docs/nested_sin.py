@@ -1,31 +1,44 @@
 #!/usr/bin/env python3
-"""Writes docs/nested_sin.md from one GPU run's files.
+"""Writes docs/nested_sin.md from one GPU run's files and the registry.
 
     python3 scripts/docs/nested_sin.py docs/measurements/<run> > docs/nested_sin.md
 
-The run folder holds what its run.sh brought back: tests.log (the GPU tests
-with --nocapture: ACCURACY lines and ACCURACY_JSON), criterion_medians.json
-(scripts/gpu/criterion_medians.py over criterion's folder), bench.log (criterion's
-output, then PyTorch's lines), torch_peers.json (PyTorch, same call),
-end_to_end.json (examples/nested_sin_end_to_end.rs), ncu.txt, sanitizer.log,
-machine.txt, and ptxas.txt (ptxas -v of the same PTX, run on the build
-machine). Every number in the page comes from those files."""
+The steps (order, names, entries, files, ideas, launches) come from
+docs/registry.json. The run folder holds one device call's files: tests.log
+(tests/nested_sin.rs with --nocapture: the ACCURACY lines and ACCURACY_JSON),
+criterion_medians.json (scripts/gpu/criterion_medians.py over criterion's
+folder), bench.log (criterion's output of benches/nested_sin.rs), torch_peers.json
+(scripts/gpu/torch_nested_sin.py, same call), end_to_end.json
+(examples/nested_sin_end_to_end.rs --json), ncu.txt (ncu over that example's
+--profile: each kernel once at 2^28), sanitizer.log (compute-sanitizer
+memcheck and racecheck over the GPU tests), machine.txt, and ptxas.txt
+(`ptxas -v` of the same PTX). Every number in the page comes from those files."""
 import json, pathlib, re, sys
 
 run = pathlib.Path(sys.argv[1])
+root = pathlib.Path(__file__).resolve().parents[2]
+REGISTRY = json.loads((root / "docs/registry.json").read_text())
+STEPS = next(o["steps"] for o in REGISTRY if o["op"] == "nested_sin")
+COPY = next(s for o in REGISTRY if o["op"] == "copy" for s in o["steps"] if s["name"] == "copy")
+NAMES = [s["name"] for s in STEPS]
 read = lambda name: (run / name).read_text()
 crit = json.loads(read("criterion_medians.json"))
 torch = json.loads(read("torch_peers.json"))
 e2e = json.loads(read("end_to_end.json"))
 tests = read("tests.log")
 acc = json.loads(next(l.split(" ", 1)[1] for l in tests.splitlines() if l.startswith("ACCURACY_JSON ")))
-machine = read("machine.txt")
-commit = next((l.split()[1] for l in machine.splitlines() if l.startswith("commit ")), "?")
+machine = read("machine.txt").strip()
+commit = next(l.split()[1] for l in machine.splitlines() if l.startswith("commit "))
 date = run.name[:10]
+ptxas_txt = read("ptxas.txt")
+ptx_arch = re.search(r"for '(sm_\d+)'", ptxas_txt).group(1)
 
-VARIANTS = ["unfused", "fused", "fused_reduced", "fast"]
-LARGE = "nested_sin_2_28"
-N = 1 << 28
+LARGE, N = "nested_sin_2_28", 1 << 28
+L2_MB = 50
+
+
+def launches(step):
+    return int(re.search(r"launches: (\d+)", step["geometry"]).group(1))
 
 
 def ms(key):
@@ -36,38 +49,41 @@ def us(key):
     return crit[key]["median_ns"] / 1e3
 
 
+def gbs(t_ms):
+    return 8 * N / t_ms / 1e6
+
+
 roof = ms(f"{LARGE}/roof_cuMemcpyDtoD")
 copy_kernel = ms(f"{LARGE}/roof_copy_kernel")
 t_eager, t_compiled = torch["torch_nested_sin_unfused_ms"], torch.get("torch_nested_sin_compiled_ms")
+samples = sorted({int(x) for x in re.findall(rf"{LARGE}/\w+: Collecting (\d+) samples", read("bench.log"))})
 
 # ---- ncu.txt: counters per launch, in order --------------------------------
-launches, cur = [], None
+UNIT = {"ns": 1e-3, "us": 1, "ms": 1e3}  # times to us
+ncu_launches, cur = [], None
 for line in read("ncu.txt").splitlines():
     m = re.match(r"^  ([a-z_0-9]+) \((\d+), 1, 1\)x\((\d+), 1, 1\)", line)
     if m:
         cur = {"kernel": m.group(1), "grid": int(m.group(2)), "block": int(m.group(3))}
-        launches.append(cur)
+        ncu_launches.append(cur)
         continue
     m = re.match(r"^\s{4}(\S+)\s+(\S+)?\s+([\d,.]+)$", line)
     if cur is not None and m:
-        unit, val = m.group(2) or "", float(m.group(3).replace(",", ""))
-        if m.group(1) == "gpu__time_duration.sum" and unit == "ms":
-            val *= 1000
+        val = float(m.group(3).replace(",", ""))
+        if m.group(1) == "gpu__time_duration.sum":
+            val *= UNIT[m.group(2)]
         cur[m.group(1)] = val
-
-ENTRY = {"unfused": "sin_f32", "fused": "nested_sin_fused", "fused_reduced": "nested_sin_fused_reduced",
-         "fast": "nested_sin_fast", "copy kernel": "copy_f32"}
+ncu_metrics = sorted({m for k in ncu_launches for m in k if "__" in m})
 
 
-def ncu_row(name):
-    ls = [l for l in launches if l["kernel"] == ENTRY[name]]
+def ncu_row(entry):
+    ls = [l for l in ncu_launches if l["kernel"] == entry]
     if not ls:
         return None
     first = ls[0]
-    t = sum(l["gpu__time_duration.sum"] for l in ls)
-    inst = sum(l["sm__inst_executed.sum"] for l in ls)
     return {
-        "launches": len(ls), "time_us": t, "inst_per_elem": inst / (N / 32),
+        "launches": len(ls), "time_us": sum(l["gpu__time_duration.sum"] for l in ls),
+        "inst_per_elem": sum(l["sm__inst_executed.sum"] for l in ls) / (N / 32),
         "issue": first["smsp__issue_active.avg.pct_of_peak_sustained_active"],
         "dram": first["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
         "warps": first["sm__warps_active.avg.pct_of_peak_sustained_active"],
@@ -76,9 +92,11 @@ def ncu_row(name):
     }
 
 
+NCU = {s["name"]: ncu_row(s["entry"]) for s in STEPS}
+
 # ---- ptxas.txt --------------------------------------------------------------
-ptxas, name = {}, None
-for line in read("ptxas.txt").splitlines():
+ptxas, frames, name = {}, {}, None
+for line in ptxas_txt.splitlines():
     m = re.search(r"entry function '([a-z_0-9]+)'", line)
     if m:
         name = m.group(1)
@@ -86,76 +104,83 @@ for line in read("ptxas.txt").splitlines():
     if m and name:
         ptxas[name] = int(m.group(1))
     if "stack frame" in line and name:
-        ptxas[name + ":frame"] = line.strip()
+        frames[name] = line.strip()
+no_spills = all(frames[s["entry"]] == "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" for s in STEPS)
 
-sanitizer = [l.strip().lstrip("= ").strip() for l in read("sanitizer.log").splitlines() if "SUMMARY" in l]
-test_lines = [l for l in tests.splitlines() if l.startswith("test ") or l.startswith("test result")]
-failed = sorted(set(re.findall(r"^thread '([a-z_0-9]+)' \(\d+\) panicked", tests, re.M)))
+# ---- tests.log: the ACCURACY line of each version (worst input, what it returned)
+worst = {}
+for m in re.finditer(r"^ACCURACY (\w+): max [\d.]+ ulp at x = (\S+) \(got (\S+), f64 (\S+)\)", tests, re.M):
+    worst[m.group(1)] = {"x": float(m.group(2)), "got": float(m.group(3)), "f64": float(m.group(4))}
+test_result = next(l.strip() for l in reversed(tests.splitlines()) if l.startswith("test result"))
+panics = [(m.group(1), m.group(2), " ".join(m.group(3).split()))
+          for m in re.finditer(r"^thread '(\w+)' \(\d+\) panicked at (\S+):\n(.*?)\n(?:stack backtrace|note:)", tests,
+                               re.M | re.S)]
 
 out = []
 w = out.append
 w("# Nested sine: fusion, and the memory roof with the same bits\n")
 w(f"<!-- Generated by scripts/docs/nested_sin.py from {run}; do not edit by hand. -->\n")
-w(f"GPU: **{e2e['gpu']}** ({e2e['sms']} SMs), PTX for sm_90, commit `{commit}`, {date}. "
-  "Kernel times are criterion's median over 20 samples of CUDA-event GPU time (`benches/nested_sin.rs`); "
-  "GB/s counts the 8 bytes per element a fused kernel must move (read + write), in decimal units; "
-  "2^28 f32 is 1 GiB each way, far past the 50 MB L2. PyTorch figures come from "
-  "`scripts/gpu/torch_nested_sin.py` (a cut-down scripts/gpu/torch_peers.py), run in the same device call.\n")
-w("Reproduce (one device call):\n")
+w(f"GPU: **{e2e['gpu']}** ({e2e['sms']} SMs), PTX for {ptx_arch}, commit `{commit}`, {date}. "
+  f"Kernel times are criterion's median over {'/'.join(map(str, samples))} samples of CUDA-event GPU time "
+  "(`benches/nested_sin.rs`); GB/s counts the 8 bytes per element a fused kernel must move (read + write), in decimal "
+  f"units; 2^28 f32 is 1 GiB each way, far past the {L2_MB} MB L2. PyTorch figures come from "
+  f"`scripts/gpu/torch_nested_sin.py`, run in the same device call.\n")
+w("Reproduce:\n")
 w("```sh")
-w("scripts/gpu/build.sh                      # here: release binaries -> .gpu/")
-w("#   device, with .gpu carried: TESTS=nested_sin BENCHES=nested_sin EXAMPLES=nested_sin_end_to_end bash scripts/gpu/run.sh")
-w("#   and OUT=$OUT python3 scripts/gpu/torch_nested_sin.py; copy the files into the run folder, then:")
-w(f"python3 scripts/docs/nested_sin.py {run} > docs/nested_sin.md")
-w("cargo bench --bench nested_sin            # the bench alone, on any machine with a GPU")
-w("cargo run --release --example nested_sin_end_to_end   # the end-to-end table alone")
-w("cargo test --release --test nested_sin -- --nocapture # accuracy figures (GPU tests skip without a GPU)")
+w("scripts/gpu/build.sh      # here: release binaries -> .gpu/")
+w("# on the GPU machine, .gpu/ carried, files in $OUT: sanitizers and bench, then the tests with their ACCURACY lines")
+w("TESTS=nested_sin BENCHES=nested_sin SKIP=tests,stress,report,consumer,examples,ncu,torch bash scripts/gpu/run.sh")
+w("#   (its first lines, commit, nvidia-smi and nvcc, are machine.txt)")
+w(".gpu/bin/test-nested_sin --nocapture > $OUT/tests.log 2>&1")
+w(".gpu/bin/example-nested_sin_end_to_end --json $OUT/end_to_end.json")
+w("OUT=$OUT python3 scripts/gpu/torch_nested_sin.py")
+w("ncu --clock-control none --metrics " + ",".join(ncu_metrics) + " \\")
+w("    .gpu/bin/example-nested_sin_end_to_end --profile > $OUT/ncu.txt 2>&1")
+w("# here, with $OUT's files in <run> and extras.tgz unpacked:")
+w(f"ptxas -arch={ptx_arch} -v ptx/{ptx_arch}.ptx -o /dev/null 2> <run>/ptxas.txt")
+w("python3 scripts/gpu/criterion_medians.py extras/criterion > <run>/criterion_medians.json")
+w("python3 scripts/docs/nested_sin.py <run> > docs/nested_sin.md")
 w("```\n")
+w("On any machine with a GPU, `cargo bench --bench nested_sin`, `cargo run --release --example nested_sin_end_to_end` "
+  "and `cargo test --release --test nested_sin -- --nocapture` give the bench, the end-to-end table and the accuracy "
+  "figures alone.\n")
 
 # ---- headline ---------------------------------------------------------------
-w(f"## 2^28 elements\n")
+w("## 2^28 elements\n")
 w("| version | launches | median | GB/s | % of `cuMemcpyDtoD` | vs four `torch.sin` | vs `torch.compile` |")
 w("| --- | --- | --- | --- | --- | --- | --- |")
-w(f"| `cuMemcpyDtoD` (the roof) | 1 | {roof:.4f} ms | {8 * N / roof / 1e6:,.0f} | 100.0% | | |")
-w(f"| our copy kernel | 1 | {copy_kernel:.4f} ms | {8 * N / copy_kernel / 1e6:,.0f} | {roof / copy_kernel * 100:.1f}% | | |")
-for v in VARIANTS:
-    t = ms(f"{LARGE}/{v}")
-    launches_n = 4 if v == "unfused" else 1
+w(f"| `cuMemcpyDtoD` (the roof) | 1 | {roof:.4f} ms | {gbs(roof):,.0f} | 100.0% | | |")
+w(f"| our copy kernel | 1 | {copy_kernel:.4f} ms | {gbs(copy_kernel):,.0f} | {roof / copy_kernel * 100:.1f}% | | |")
+for s in STEPS:
+    t = ms(f"{LARGE}/{s['name']}")
     comp = f"{t_compiled / t:.2f}x" if t_compiled else "-"
-    w(f"| `{v}` | {launches_n} | {t:.4f} ms | {8 * N / t / 1e6:,.0f} | {roof / t * 100:.1f}% | {t_eager / t:.2f}x | {comp} |")
-w(f"| PyTorch, four `torch.sin` | 4 | {t_eager:.4f} ms | {8 * N / t_eager / 1e6:,.0f} | {roof / t_eager * 100:.1f}% | 1.00x | |")
+    w(f"| `{s['name']}` | {launches(s)} | {t:.4f} ms | {gbs(t):,.0f} | {roof / t * 100:.1f}% | {t_eager / t:.2f}x | {comp} |")
+w(f"| PyTorch, four `torch.sin` | 4 | {t_eager:.4f} ms | {gbs(t_eager):,.0f} | {roof / t_eager * 100:.1f}% | 1.00x | |")
 if t_compiled:
-    w(f"| PyTorch, `torch.compile` | 1 | {t_compiled:.4f} ms | {8 * N / t_compiled / 1e6:,.0f} | {roof / t_compiled * 100:.1f}% | | 1.00x |")
+    w(f"| PyTorch, `torch.compile` | 1 | {t_compiled:.4f} ms | {gbs(t_compiled):,.0f} | {roof / t_compiled * 100:.1f}% | | 1.00x |")
 w("")
 w(f"PyTorch's own copy of the same bytes in the same call: {torch['copy_ms']:.4f} ms ({torch['copy_GBs']:,.0f} GB/s). "
   f"`torch.compile` gives the same bits as four `torch.sin`: {torch.get('compiled_bit_equal_to_eager')}. "
   "The ratios in the last two columns are PyTorch's time over ours (higher is better for us).\n")
-m = re.search(r"nested_sin_2_28/fused_reduced\s*\n?\s*time:\s*\[([\d.]+) (\S+) ([\d.]+) \S+ ([\d.]+) \S+\]", read("bench.log"))
-if m:
-    lo, unit, mid, hi = m.group(1), m.group(2), m.group(3), m.group(4)
-    w(f"Spread: criterion's *mean* for `fused_reduced` was {mid} {unit} (95% interval {lo}-{hi} {unit}), "
-      f"{roof * 1000 / float(mid) * 100:.1f}% of the roof: a few slow samples; the median is the figure above.\n")
 
 # ---- ncu --------------------------------------------------------------------
 w("## Why fusing is not enough: instructions per element (ncu, one launch each)\n")
 w("| version | kernel time | instructions / element | issue slots busy | DRAM throughput (of peak) | warps active | registers | grid (blocks/SM) |")
 w("| --- | --- | --- | --- | --- | --- | --- | --- |")
-for v in ["copy kernel"] + VARIANTS:
-    r = ncu_row(v)
+for label, r in [("our copy kernel", ncu_row(COPY["entry"]))] + [(f"`{s['name']}`", NCU[s["name"]]) for s in STEPS]:
     if r is None:
         continue
-    label = f"`{v}`" + (f" ({r['launches']} launches)" if r["launches"] > 1 else "")
+    label += f" ({r['launches']} launches)" if r["launches"] > 1 else ""
     w(f"| {label} | {r['time_us']:.1f} us | {r['inst_per_elem']:.1f} | {r['issue']:.1f}% | {r['dram']:.1f}% | "
       f"{r['warps']:.1f}% | {r['regs']} | {r['grid']} ({r['blocks_per_sm']}) |")
 w("")
-fu, fr = ncu_row("fused"), ncu_row("fused_reduced")
-if fu and fr:
-    w(f"The fused kernel issues {fu['inst_per_elem']:.0f} instructions per element (four `__nv_sinf`, about 25 each) "
-      f"and keeps {fu['issue']:.0f}% of the issue slots busy while DRAM runs at {fu['dram']:.0f}% of its peak: it is "
-      f"instruction-bound. `fused_reduced` issues {fr['inst_per_elem']:.0f} ({fr['inst_per_elem'] / fu['inst_per_elem'] * 100:.0f}%), "
-      f"and DRAM rises to {fr['dram']:.0f}%, the copy kernel's level. Instructions per element are "
-      "`sm__inst_executed` (warp instructions) x 32 / 2^28. Grids are one full wave: SMs x the blocks per SM "
-      "that the kernel's registers allow.\n")
+fu, fr = NCU["fused"], NCU["fused_reduced"]
+w(f"The fused kernel issues {fu['inst_per_elem']:.0f} instructions per element (four `__nv_sinf`, about "
+  f"{fu['inst_per_elem'] / 4:.0f} each) and keeps {fu['issue']:.0f}% of the issue slots busy while DRAM runs at "
+  f"{fu['dram']:.0f}% of its peak: it is instruction-bound. `fused_reduced` issues {fr['inst_per_elem']:.0f} "
+  f"({fr['inst_per_elem'] / fu['inst_per_elem'] * 100:.0f}%), and DRAM rises to {fr['dram']:.0f}%, near the copy "
+  f"kernel's {ncu_row(COPY['entry'])['dram']:.0f}%. Instructions per element are `sm__inst_executed` (warp instructions) "
+  "x 32 / 2^28. Grids are one full wave: SMs x the blocks per SM that the kernel's registers allow.\n")
 
 # ---- accuracy ---------------------------------------------------------------
 w(f"## Accuracy ({acc['inputs']:,} inputs on the GPU)\n")
@@ -163,42 +188,50 @@ w("Inputs: 2^24 uniform in [-1e4, 1e4] plus the special values (+-0, +-inf, NaN,
   "nearest k*pi for k up to 1e38 and its neighbours, libdevice's 105615 switch, the edges of our shortcuts). "
   "Reference: the f64 sine of the f32 input, four times, never rounded to f32. Two units: **ulp** = "
   "|got - ref| / ulp_f32(ref); **eps** = |got - ref| / (|ref| x 2^-23), the relative error. Just below a power "
-  "of two an ulp is half an eps.\n")
+  "of two an ulp is half an eps. The figures are the `ACCURACY_JSON` line of `gpu_accuracy_of_every_variant_against_f64`, "
+  "which it prints before it asserts anything.\n")
 w("| version | max ulp | max eps | max abs error | max ulp, \\|x\\| <= 100 pi | max abs, \\|x\\| <= 100 pi | elements differing from `unfused` |")
 w("| --- | --- | --- | --- | --- | --- | --- |")
 w(f"| one `sin` launch (libdevice `__nv_sinf`) | {acc['sin_max_ulp']:.3f} | | | | | |")
-for v in VARIANTS:
+for v in NAMES:
     a = acc[v]
     w(f"| `{v}` | {a['max_ulp']:.3g} | {a['max_eps']:.3g} | {a['max_abs']:.3g} | {a['max_ulp_moderate']:.3g} | "
       f"{a['max_abs_moderate']:.3g} | {a['differ_from_unfused']:,} |")
 w(f"| a correctly rounded sine, four launches | {acc['correctly_rounded4_max_ulp']:.3f} | {acc['correctly_rounded4_max_eps']:.3f} | | | | |")
 w("")
+fa, fw = acc["fast"], worst["fast"]
 w(f"- One `sin` is within {acc['sin_max_ulp']:.2f} ulp of f64 (CUDA documents 2 ulp for `sinf`). The host port of "
   f"`__nv_sinf` (`math::libdevice_sinf_port`) matched the GPU bit for bit on every input: "
   f"{acc['sin_port_bit_identical']}.")
-w(f"- `fused` and `fused_reduced` are bit-identical to the unfused four launches on every input "
-  f"({acc['fused_reduced']['differ_from_unfused']} elements differ): fusing and the shortcut cost no accuracy at all. "
-  "The shortcut's functions were also checked against the port on every f32 of their ranges (the ignored "
-  "test `shortcuts_match_libdevice_bit_for_bit_exhaustive`, 2.2e9 arguments).")
+same = [v for v in NAMES if v != "unfused" and acc[v]["differ_from_unfused"] == 0]
+w(f"- {' and '.join(f'`{v}`' for v in same)} {'are' if len(same) > 1 else 'is'} bit-identical to the unfused four "
+  "launches on every input: fusing and the shortcut cost no accuracy at all. The kernels' unit tests also hold an "
+  "exhaustive comparison of the shortcut's functions with the port over every f32 of their ranges "
+  "(`shortcuts_match_libdevice_bit_for_bit_exhaustive`, ignored by default: not part of this run).")
 w(f"- Against f64 the four sines are {acc['fused_reduced']['max_eps']:.2f} eps, {acc['fused_reduced']['max_ulp']:.2f} ulp. "
-  "Issue 4 asked for 3, quoting 2.42 for libdevice composed four times: that figure reproduces in eps "
-  f"({acc['unfused']['max_eps']:.2f} here over 2^24 inputs), not in ulp. In ulp, no four-launch result can stay "
-  f"within 3: a correctly rounded sine, rounded to f32 between launches, reaches {acc['correctly_rounded4_max_ulp']:.2f} ulp, "
-  "because an error carried into a result just below a power of two doubles when counted in that result's ulp "
-  f"(the worst case, x = {acc['fused_reduced']['worst_x']:g}, ends at 0.2492). The tests assert 3 eps and 1 ulp from unfused.")
-w(f"- `fast` (`sin.approx.f32`) has only an absolute error, and it grows with |x|: {acc['fast']['max_abs_moderate']:.2g} "
-  f"for |x| <= 100 pi, about 4e-4 near |x| = 3.6e3, {acc['fast']['max_abs']:.2g} over all inputs (the huge ones: "
-  f"no correct bits). Near the zeros of sine its relative error has no bound ({acc['fast']['max_ulp']:.2g} ulp). "
-  "Range of validity: moderate arguments (|x| up to a few hundred) where about 1e-5 absolute is acceptable.\n")
+  f"In ulp even the best four-launch result does worse than 3: a correctly rounded sine, rounded to f32 between launches, "
+  f"reaches {acc['correctly_rounded4_max_ulp']:.2f} ulp, because an error carried into a result just below a power of two "
+  "doubles when counted in that result's ulp (the worst case here, x = "
+  f"{worst['fused_reduced']['x']:g}, ends at {worst['fused_reduced']['got']:.4f}). The tests bound the accurate versions "
+  "in eps against f64, and in ulp against `unfused`.")
+w(f"- `fast` (`sin.approx.f32`) has only an absolute error, and it grows with |x|: {fa['max_abs_moderate']:.2g} "
+  f"for |x| <= 100 pi, {fa['max_abs']:.2g} over all inputs (the huge ones: no correct bits). Near the zeros of sine its "
+  f"relative error has no bound ({fa['max_ulp']:.2g} ulp: at x = {fw['x']:g} it returns {fw['got']:.2g} where the four "
+  f"sines give {fw['f64']:.2g}). Range of validity: moderate arguments (|x| up to a few hundred) where an absolute error "
+  f"of about {fa['max_abs_moderate']:.0e} is acceptable.\n")
 
 # ---- launch-bound -----------------------------------------------------------
 S = "nested_sin_1024"
+HOW = {  # the bench's cases at 1024 elements (benches/nested_sin.rs)
+    "unfused_4_launches": "`unfused`: four launches",
+    "unfused_graph": "`unfused`: the four launches as one CUDA graph (`graph::capture`)",
+    "fused_reduced": "`fused_reduced`: one launch",
+}
 w("## 1024 elements: launch-bound\n")
 w("| how | GPU time (CUDA events) | end to end (host clock: queue + synchronize) |")
 w("| --- | --- | --- |")
-w(f"| `unfused`: four launches | {us(S + '/unfused_4_launches'):.2f} us | {us(S + '_end_to_end/unfused_4_launches'):.2f} us |")
-w(f"| `unfused`: the four launches as one CUDA graph (`graph::capture`) | {us(S + '/unfused_graph'):.2f} us | {us(S + '_end_to_end/unfused_graph'):.2f} us |")
-w(f"| `fused_reduced`: one launch | {us(S + '/fused_reduced'):.2f} us | {us(S + '_end_to_end/fused_reduced'):.2f} us |")
+for case, label in HOW.items():
+    w(f"| {label} | {us(f'{S}/{case}'):.2f} us | {us(f'{S}_end_to_end/{case}'):.2f} us |")
 w(f"| PyTorch, four `torch.sin` | {torch['torch_nested_sin_1k_us']:.2f} us | {torch['torch_nested_sin_1k_wall_us']:.2f} us |")
 if "torch_nested_sin_1k_graph_us" in torch:
     w(f"| PyTorch, the four as a `torch.cuda.CUDAGraph` | {torch['torch_nested_sin_1k_graph_us']:.2f} us | {torch['torch_nested_sin_1k_graph_wall_us']:.2f} us |")
@@ -228,47 +261,79 @@ h2d_gbs = big["mbytes"] / big["h2d_ms"]
 cpu_rate = big["elements"] * 4 / (big["cpu_ms"] / 1e3) / 1e9
 gpu_rate = big["elements"] / (big["gpu_total_ms"] / 1e3) / 1e9
 per_core_ns = e2e["cpu_threads"] / gpu_rate  # ns per element per core at which the CPU would tie
+gpu_wins = all(r["cpu_ms"] > r["gpu_total_ms"] for r in e2e["rows"])
 w(f"The transfers are the GPU's cost: at 2^{big['log2']} the kernel takes {big['kernel_ms']:.2f} ms of "
-  f"{big['gpu_total_ms']:.1f} ms, the copies the rest (about {h2d_gbs:.0f} GB/s each way). And still the GPU wins at "
-  f"every size measured, because the CPU is slower yet: {cpu_rate:.1f} G `sinf`/s on all cores, "
-  f"{cpu_rate / 4:.2f} G elements/s, against {gpu_rate:.1f} G elements/s through the copies. An estimate from "
-  f"these figures, not a measurement: the CPU ties once an element costs it under {per_core_ns:.1f} ns per core "
-  f"({e2e['cpu_threads']} threads / {gpu_rate:.1f} G elements/s). One `sinf` (about {e2e['cpu_threads'] / cpu_rate:.0f} ns) "
-  "is still above that; an add or a scale likely falls below it (the CPU then bound by its own memory bandwidth; not "
-  "measured here), and there the transfers would make the GPU lose. At the small "
-  "end (2^16) both sides are dominated by fixed costs (launches and copy latencies; rayon's thread wake-ups).\n")
+  f"{big['gpu_total_ms']:.1f} ms, the copies the rest (about {h2d_gbs:.0f} GB/s each way). "
+  + ("And still the GPU wins at every size measured, because the CPU is slower yet: " if gpu_wins else "The CPU: ")
+  + f"{cpu_rate:.1f} G `sinf`/s on all cores, {cpu_rate / 4:.2f} G elements/s, against {gpu_rate:.1f} G elements/s "
+  f"through the copies. An estimate from these figures, not a measurement: the CPU ties once an element costs it under "
+  f"{per_core_ns:.1f} ns per core ({e2e['cpu_threads']} threads / {gpu_rate:.1f} G elements/s). One `sinf` (about "
+  f"{e2e['cpu_threads'] / cpu_rate:.0f} ns) is still above that; an add or a scale likely falls below it (the CPU then "
+  "bound by its own memory bandwidth; not measured here), and there the transfers would make the GPU lose. At the small "
+  f"end (2^{e2e['rows'][0]['log2']}) both sides are dominated by fixed costs (launches and copy latencies; rayon's "
+  "thread wake-ups).\n")
 
 # ---- ladder -----------------------------------------------------------------
-w("## The ladder (`kernels/src/nested_sin/`)\n")
-w("1. **`01_sin.rs`**: `sin` (libdevice `__nv_sinf`), one per launch; four launches (the last three in place) are "
-  "the unfused form: four reads and four writes of the array.")
-w("2. **`02_fused.rs`**: the four `__nv_sinf` in one kernel: one read, one write, the same bits. Fusion alone leaves "
-  "it instruction-bound (above).")
-w("3. **`03_fused_reduced.rs`**: after one sine every argument is in [-1, 1], where libdevice's quadrant "
-  "`j = rint(x * 2/pi)` is -1, 0 or 1: its float-to-int round trip, Payne-Hanek test and general quadrant logic "
-  "become a few selects (`math::sin_unit`, 16 instructions), and after three sines (|x| <= 0.7457 < pi/4) "
-  "only its polynomial is left (`math::sin_quarter`, 5). The same IEEE operations libdevice performs on those "
-  "arguments, so the same bits, at the memory roof.")
-w("4. **`04_fast.rs`**: four `sin.approx.f32`: at the roof too, with an absolute error that grows with |x|.\n")
-w("All four share `nested_sin::map`: a grid-stride loop over 16-byte vectors (`ld.global.v4`/`st.global.v4`), a "
+spread = re.search(rf"{LARGE}/fused_reduced\s*\n?\s*time:\s*\[([\d.]+) (\S+) ([\d.]+) \S+ ([\d.]+) \S+\]", read("bench.log"))
+
+
+def measured(v):
+    t = ms(f"{LARGE}/{v}")
+    return f"{t:.4f} ms, {gbs(t):,.0f} GB/s ({roof / t * 100:.1f}% of `cuMemcpyDtoD`)"
+
+
+# What each step shows in this run; the step's idea is the registry's.
+WHY = {
+    "unfused": lambda: f"Four launches, the last three in place: four reads and four writes of the array, "
+    f"{launches(STEPS[0]) * 8 * N / 1e9:.2f} GB moved for a result that needs {8 * N / 1e9:.2f}. The ncu time is the "
+    f"{NCU['unfused']['launches']} launches' sum; the first runs DRAM at {NCU['unfused']['dram']:.0f}% of its peak: "
+    "memory-bound, on four times the bytes.",
+    "fused": lambda: f"The same bits as `unfused` ({acc['fused']['differ_from_unfused']} elements differ). Fusion alone "
+    f"leaves it short of the roof: {fu['inst_per_elem']:.0f} instructions per element, {fu['issue']:.0f}% of issue slots "
+    "busy (ncu, above).",
+    "fused_reduced": lambda: "On [-1, 1] libdevice's quadrant `j = rint(x * 2/pi)` is -1, 0 or 1: its float-to-int round trip, Payne-Hanek test and general quadrant logic become "
+    "a few selects (`math::sin_unit`), and after three sines (|x| <= 0.7457 < pi/4) only its polynomial is left "
+    "(`math::sin_quarter`). The same IEEE operations libdevice performs on those arguments, so the same bits "
+    f"({acc['fused_reduced']['differ_from_unfused']} elements differ from `unfused`), with "
+    f"{fr['inst_per_elem']:.0f} instructions per element instead of {fu['inst_per_elem']:.0f}."
+    + (f" Criterion's *mean* was {spread.group(3)} {spread.group(2)} (95% interval {spread.group(1)}-{spread.group(4)} "
+       f"{spread.group(2)}), {roof * 1000 / float(spread.group(3)) * 100:.1f}% of the roof: a few slow samples; the "
+       "median is the figure here." if spread and spread.group(2) == "us" else ""),
+    "fast": lambda: f"At the roof too ({NCU['fast']['inst_per_elem']:.0f} instructions per element). The error "
+    f"(Accuracy, above): {acc['fast']['max_abs_moderate']:.2g} absolute for |x| <= 100 pi, {acc['fast']['max_abs']:.2g} "
+    "over all inputs, no bound on the relative error: not a drop-in for `sinf`.",
+}
+
+w("## The ladder, one idea per step\n")
+for s in STEPS:
+    file = s["file"].removeprefix("kernels/src/")
+    w(f"### {s['step']}. {s['name']}\n")
+    w(f"`{s['name']}` ([`{file}`](../{s['file']})): {s['idea']}. **{measured(s['name'])}.** {WHY[s['name']]()}\n")
+w("All of them share `nested_sin::map`: a grid-stride loop over 16-byte vectors (`ld.global.v4`/`st.global.v4`), a "
   "scalar head when the input and output start equally misaligned, a scalar tail for lengths not a multiple of 4, "
   "and an all-scalar walk when their misalignments differ. In place (`launch_in_place`) is allowed.\n")
-w("`ptxas -v` (sm_90): " + "; ".join(f"`{k}` {ptxas[k]} registers" for k in ["sin_f32", "nested_sin_fused", "nested_sin_fused_reduced", "nested_sin_fast"] if k in ptxas)
-  + "; 0 bytes of stack and spills for each.\n")
+w(f"`ptxas -v` ({ptx_arch}): " + "; ".join(f"`{s['entry']}` {ptxas[s['entry']]} registers" for s in STEPS)
+  + ("; 0 bytes of stack and spills for each." if no_spills else "; stack or spills: see ptxas.txt.") + "\n")
 
 # ---- checks -----------------------------------------------------------------
 w("## Checks in this run\n")
-w("compute-sanitizer over the GPU tests (small sizes): " + "; ".join(sanitizer) + ".\n")
-result = next((l.strip() for l in reversed(test_lines) if l.startswith("test result")), "no test result")
-KNOWN = ["gpu_accuracy_of_every_variant_against_f64", "gpu_unfused_as_a_graph_and_in_place"]
-if failed == KNOWN and commit == "cdedb94":
-    w(f"Tests: `{result}`. The two failures were both in assertions about `fast` that the run proved wrong (an "
-      "absolute bound of 4 x 2^-20.5 for |x| <= 100 pi, and a loose in-place tolerance); every accurate-version "
-      "check in those tests passed first, and their kernels all ran under both sanitizer tools. The tests now assert "
-      "what was measured (1e-4 absolute for |x| <= 100 pi; in place equal to out of place); those two assertions, "
-      "and the graph-capture error paths that followed them in the test, have not run on a GPU since.\n")
-elif failed:
-    w(f"Tests: `{result}`. Failed: {', '.join(failed)} (see tests.log).\n")
-else:
-    w(f"Tests: `{result}`.\n")
+w("```")
+w(f"tests: {test_result}")
+clean = True
+for tool in ("memcheck", "racecheck"):
+    part = read("sanitizer.log").split(f"### {tool}", 1)[1].split("### ", 1)[0]
+    lines = part.splitlines()
+    found = next(l.strip("= ").strip() for l in lines if "SUMMARY" in l)
+    clean = clean and bool(re.search(r": 0 (errors|hazards)", found))
+    w(f"compute-sanitizer {tool} over the GPU tests: " + next(l.strip() for l in lines if l.startswith("test result"))
+      + "; " + found)
+w("```\n")
+if panics:
+    w("Failed, with the assertion each stopped at:\n")
+    for test, where, msg in panics:
+        w(f"- `{test}` ({where}): `{msg}`")
+    w("\nThe failures are assertions on the results" + ("; the sanitizers found nothing in the kernels those tests "
+      "launched." if clean else ".") + "\n")
+w("## Machine\n")
+w("```\n" + machine + "\n```")
 print("\n".join(out))

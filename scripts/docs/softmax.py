@@ -1,77 +1,126 @@
 #!/usr/bin/env python3
-"""Writes docs/softmax.md from one GPU run's files.
+"""Writes docs/softmax.md from one GPU run's files and the registry.
 
     python3 scripts/docs/softmax.py docs/measurements/<run>  > docs/softmax.md
 
-The run folder holds what one device call brought back: criterion_medians.json (scripts/gpu/criterion_medians.py
-over the bench's criterion folder), bench.log, torch_softmax.json (PyTorch,
-same call), tests.log (the GPU tests' `accuracy:` lines), ncu.txt (DRAM
-counters), summary.txt (machine, test and sanitizer results), and
-ptxas.txt (`ptxas -v` of the PTX that ran). Every number in the page comes
-from those files."""
-import json, pathlib, re, sys
+The steps (order, names, files, ideas, floats per thread) come from
+docs/registry.json; the page has one section per strategy (a step number),
+listing every kernel of it. The run folder holds one device call's files:
+summary.txt (commit, nvidia-smi, nvcc, and one status line per part of the
+call), tests.log (tests/softmax.rs on the GPU with --nocapture: the
+`accuracy:` lines, `(dispatch)` marking the kernel the dispatch picks),
+bench.log (criterion's output of benches/softmax.rs),
+criterion_medians.json (scripts/gpu/criterion_medians.py over criterion's
+folder), torch_softmax.json (scripts/gpu/torch_softmax.py, same call),
+ncu.txt (ncu over the `gpu_ncu_probe` test, which names each launch's shape),
+sanitizer.log (compute-sanitizer memcheck and racecheck over the GPU tests)
+and ptxas.txt (`ptxas -v` of the PTX that ran). Every number in the page
+comes from those files; the constants below are the kernels' and the H100's."""
+import json, math, pathlib, re, sys
 
 run = pathlib.Path(sys.argv[1])
-crit = json.loads((run / "criterion_medians.json").read_text())
-torch = json.loads((run / "torch_softmax.json").read_text())
-summary = (run / "summary.txt").read_text()
-tests = (run / "tests.log").read_text()
-bench_log = (run / "bench.log").read_text()
-ncu_txt = (run / "ncu.txt").read_text()
-ptxas_txt = (run / "ptxas.txt").read_text()
-commit = next((l.split()[1] for l in summary.splitlines() if l.startswith("commit ")), "?")
-gpu_line = next((l for l in summary.splitlines() if l.startswith("NVIDIA")), "?")
+root = pathlib.Path(__file__).resolve().parents[2]
+STEPS = next(o["steps"] for o in json.loads((root / "docs/registry.json").read_text()) if o["op"] == "softmax")
+read = lambda name: (run / name).read_text()
+crit = json.loads(read("criterion_medians.json"))
+torch = json.loads(read("torch_softmax.json"))
+summary, tests, bench_log, ncu_txt, ptxas_txt = (read(f) for f in
+                                                  ("summary.txt", "tests.log", "bench.log", "ncu.txt", "ptxas.txt"))
+sanitizer = read("sanitizer.log")
+commit = next(l.split()[1] for l in summary.splitlines() if l.startswith("commit "))
 
-SHAPES = [(65536, 1024), (16384, 4096), (4096, 32768), (262144, 128), (32768, 1000), (1024, 50000)]
-KERNELS = ["warp4", "warp32", "block8", "block16", "block32", "online_stash", "online"]
-TARGETS = {(65536, 1024): (1.0, 90), (16384, 4096): (1.0, 90), (4096, 32768): (1.4, 80)}
-DISPATCH = {}  # shape -> kernel name the dispatch uses: from the tests' accuracy lines
-for m in re.finditer(r"accuracy: (\w+) (\d+)x(\d+) .*\(dispatch\)", tests):
-    DISPATCH[(int(m.group(2)), int(m.group(3)))] = m.group(1)
+# The kernels' constants (kernels/src/softmax/mod.rs) and the H100's.
+WARP, BLOCK_TARGET_THREADS, MAX_BLOCK_THREADS = 32, 256, 1024
+ONLINE_FLOATS, STASH_MAX_COLS = 16, 57_344
+L2_MB, SM_SHARED_KB = 50, 228
 
 
-def c(shape, name):
-    return crit.get(f"softmax_{shape[0]}x{shape[1]}/{name}")
+# ---- the registry: steps grouped by strategy (step number), in step order --
+def floats(step):
+    m = re.search(r"floats: (\d+)", step["geometry"])  # online's is ONLINE_FLOATS, a name
+    return int(m.group(1)) if m else ONLINE_FLOATS
 
 
-def torch_gbs(shape):
-    return torch.get(f"torch_softmax_{shape[0]}x{shape[1]}_GBs")
+def strategy(step):
+    return re.sub(r"(?<!^)([A-Z])", r" \1", re.search(r"Strategy::(\w+)", step["geometry"]).group(1)).lower()
 
 
-def iters(shape, name):
-    m = re.search(rf"Benchmarking softmax_{shape[0]}x{shape[1]}/{name}: Collecting (\d+) samples in estimated [\d.]+ \w+ \((\d+) iterations\)", bench_log)
-    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+def step_key(label):
+    m = re.match(r"(\d+)(.*)", label)
+    return int(m.group(1)), m.group(2)
 
 
-launches = [int(x) for x in re.findall(r"Collecting \d+ samples in estimated [\d.]+ \w+ \((\d+) iterations\)", bench_log)]
+GROUPS = {}
+for s in STEPS:
+    GROUPS.setdefault(s["step"], []).append(s)
+GROUPS = dict(sorted(GROUPS.items(), key=lambda kv: step_key(kv[0])))
+
+
+def title(label):
+    ks = GROUPS[label]
+    return ks[0]["name"] if len(ks) == 1 else strategy(ks[0])
+
+
+# ---- shapes: PyTorch's order, then any the bench adds ----------------------
+SHAPES = [(int(a), int(b)) for a, b in re.findall(r"^torch_softmax_(\d+)x(\d+)_ms$", "\n".join(torch), re.M)]
+for k in crit:
+    m = re.match(r"softmax_(\d+)x(\d+)/", k)
+    if m and (int(m.group(1)), int(m.group(2))) not in SHAPES:
+        SHAPES.append((int(m.group(1)), int(m.group(2))))
+sh = lambda s: f"{s[0]}x{s[1]}"
+
+
+def c(s, name):
+    return crit.get(f"softmax_{sh(s)}/{name}")
+
+
+def torch_gbs(s):
+    return torch[f"torch_softmax_{sh(s)}_GBs"]
 
 
 def pct(x, roof):
     return 100 * x / roof
 
 
-# ---- ncu.txt: counters per (kernel, launch), in launch order ---------------
-ncu = []
-cur = None
+def roof(s):
+    return c(s, "roof_cuMemcpyDtoD")["gb_per_s"]
+
+
+def g(s, k):
+    v = c(s, k)
+    return f"{v['gb_per_s']:,.0f} GB/s ({pct(v['gb_per_s'], roof(s)):.1f}% of `cuMemcpyDtoD`)" if v else "-"
+
+
+DISPATCH = {(int(a), int(b)): k for k, a, b in re.findall(r"accuracy: (\w+) (\d+)x(\d+) .*\(dispatch\)", tests)}
+samples = sorted({int(x) for x in re.findall(r"Collecting (\d+) samples", bench_log)})
+launches = [int(x) for x in re.findall(r"Collecting \d+ samples in estimated [\d.]+ \w+ \((\d+) iterations\)", bench_log)]
+ptx_arch = re.search(r"for '(sm_\d+)'", ptxas_txt).group(1)
+
+# ---- ncu.txt: counters per launch, in launch order, with the probe's shapes -
+UNIT = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3, "ns": 1e-3, "us": 1, "ms": 1e3}  # to MB and us
+ncu, cur = [], None
 for line in ncu_txt.splitlines():
     m = re.match(r"^  (softmax_\w+) \((\d+), 1, 1\)x\((\d+), 1, 1\)", line)
     if m:
-        cur = {"kernel": m.group(1), "grid": int(m.group(2)), "block": int(m.group(3))}
+        cur = {"kernel": m.group(1).removeprefix("softmax_"), "grid": int(m.group(2)), "block": int(m.group(3))}
         ncu.append(cur)
         continue
     m = re.match(r"^\s+([a-z0-9_]+__\S+)\s+(\S+)?\s+([\d,.]+)$", line)
     if m and cur is not None:
-        cur[m.group(1)] = float(m.group(3).replace(",", ""))
-# The probe (tests/softmax.rs gpu_ncu_probe) prints "ncu probe: <kernel> on <rows>x<cols>" before each launch.
+        cur[m.group(1)] = float(m.group(3).replace(",", "")) * UNIT.get(m.group(2) or "", 1)
 probe_shapes = [(int(a), int(b)) for a, b in re.findall(r"ncu probe: \w+ on (\d+)x(\d+)", ncu_txt)]
-if len(probe_shapes) != len(ncu):  # an older probe printed no shapes: its fixed launch order
-    probe_shapes = [(65536, 1024)] * 3 + [(16384, 4096)] * 2 + [(4096, 32768)] * 2 + [(1024, 50000)]
+assert len(probe_shapes) == len(ncu), "ncu.txt: one `ncu probe:` line per profiled launch"
 for k, s in zip(ncu, probe_shapes):
     k["shape"] = s
+ncu_metrics = sorted({m for k in ncu for m in k if "__" in m})
 
-# ---- ptxas.txt: registers per kernel ---------------------------------------
-regs = {}
-name = None
+
+def n(kernel, s):
+    return next((k for k in ncu if k["kernel"] == kernel and k["shape"] == s), None)
+
+
+# ---- ptxas.txt: registers and stack per kernel ------------------------------
+regs, frames, name = {}, {}, None
 for line in ptxas_txt.splitlines():
     m = re.search(r"Compiling entry function '(\w+)'", line)
     if m:
@@ -79,8 +128,10 @@ for line in ptxas_txt.splitlines():
     m = re.search(r"Used (\d+) registers", line)
     if m and name:
         regs[name] = int(m.group(1))
-stack_ok = all(l.strip() == "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"
-               for l in ptxas_txt.splitlines() if "stack frame" in l)
+    if "stack frame" in line and name:
+        frames[name] = line.strip()
+no_spills = all(frames[s["entry"]] == "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" for s in STEPS)
+r = lambda name: regs[next(s["entry"] for s in STEPS if s["name"] == name)]
 
 acc = [(m.group(1), m.group(2), float(m.group(3)), float(m.group(4)))
        for m in re.finditer(r"accuracy: (\w+) (\d+x\d+) max_ulp_near_max ([\d.]+) max_row_sum_err ([\d.e+-]+)", tests)]
@@ -89,121 +140,190 @@ P = []
 w = P.append
 w("# Softmax: numerically stable, one read and one write, at the bandwidth roof\n")
 w("<!-- Generated by scripts/docs/softmax.py from " + str(run) + "; do not edit by hand. -->\n")
-w(f"GPU: **{torch['gpu']}** ({torch['sms']} SMs), PTX for sm_90, commit `{commit}`, one device call. "
-  "Our times are criterion medians of CUDA-event GPU time (`cargo bench --bench softmax`: 20 samples of back-to-back launches, "
-  f"{min(launches):,}-{max(launches):,} launches per case); GB/s counts bytes read + written, 2 x 4 x rows x cols, in decimal units; every case moves "
-  "at least 256 MB, past the 50 MB L2. The roof is `cuMemcpyDtoD` of the same bytes in the same criterion group; our own copy "
-  f"kernel is shown beside it. PyTorch {torch['torch']} is `torch.softmax(a, dim=-1)` timed in the same device call "
-  "(`scripts/gpu/torch_softmax.py`, a cut-down `scripts/gpu/torch_peers.py`: median of 50 CUDA-event timings after warm-up).\n")
+w(f"GPU: **{torch['gpu']}** ({torch['sms']} SMs), PTX for {ptx_arch}, commit `{commit}`, one device call. "
+  f"Our times are criterion medians of CUDA-event GPU time (`cargo bench --bench softmax`: {'/'.join(map(str, samples))} "
+  f"samples of back-to-back launches, {min(launches):,}-{max(launches):,} launches per case); GB/s counts bytes read + "
+  f"written, 2 x 4 x rows x cols, in decimal units; every case moves at least "
+  f"{min(c(s, 'dispatch')['bytes'] for s in SHAPES) / 1e6:,.0f} MB, past the {L2_MB} MB L2. The roof is `cuMemcpyDtoD` "
+  "of the same bytes in the same criterion group; our own copy kernel is shown beside it. "
+  f"PyTorch {torch['torch']} is `torch.softmax(a, dim=-1)` timed in the same device call by "
+  "`scripts/gpu/torch_softmax.py` (median of CUDA-event timings after warm-up).\n")
 w("Reproduce:\n")
-w("```sh\nscripts/gpu/build.sh                     # here: release test + bench binaries -> .gpu/\n"
-  "# device, with .gpu carried: TESTS=softmax BENCHES=softmax bash scripts/gpu/run.sh\n"
-  "#   and OUT=$OUT python3 scripts/gpu/torch_softmax.py; files land in $OUT\n"
-  "ptxas -arch=sm_90 -v ptx/sm_90.ptx -o /dev/null 2> <run>/ptxas.txt\n"
-  "python3 scripts/docs/softmax.py <run> > docs/softmax.md\n```\n")
+w("```sh\n"
+  "scripts/gpu/build.sh      # here: release test and bench binaries -> .gpu/\n"
+  "# on the GPU machine, .gpu/ carried, files in $OUT: sanitizers and bench, then the tests with their accuracy: lines\n"
+  "TESTS=softmax BENCHES=softmax SKIP=tests,stress,report,consumer,examples,ncu,torch \\\n"
+  "    bash scripts/gpu/run.sh | tee $OUT/summary.txt\n"
+  ".gpu/bin/test-softmax --nocapture > $OUT/tests.log 2>&1\n"
+  "OUT=$OUT python3 scripts/gpu/torch_softmax.py\n"
+  "ncu --clock-control none --metrics " + ",".join(ncu_metrics) + " \\\n"
+  "    .gpu/bin/test-softmax gpu_ncu_probe --ignored --nocapture > $OUT/ncu.txt 2>&1\n"
+  "# here, with $OUT's files in <run> and extras.tgz unpacked:\n"
+  f"ptxas -arch={ptx_arch} -v ptx/{ptx_arch}.ptx -o /dev/null 2> <run>/ptxas.txt\n"
+  "python3 scripts/gpu/criterion_medians.py extras/criterion > <run>/criterion_medians.json\n"
+  "python3 scripts/docs/softmax.py <run> > docs/softmax.md\n"
+  "```\n")
 
-# ---- headline --------------------------------------------------------------
-w("## The issue's targets\n")
-w("| shape | kernel (dispatch) | GB/s | % of `cuMemcpyDtoD` | % of our copy kernel | PyTorch | vs PyTorch | target | met |")
-w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+# ---- headline ---------------------------------------------------------------
+w("## At the benchmark shapes\n")
+w("`softmax::softmax` picks the kernel by row length (the dispatch, below).\n")
+w("| shape | kernel the dispatch picks | GB/s | % of `cuMemcpyDtoD` | % of our copy kernel | PyTorch | vs PyTorch |")
+w("| --- | --- | --- | --- | --- | --- | --- |")
 for s in SHAPES:
-    d, roof, ck, t = c(s, "dispatch"), c(s, "roof_cuMemcpyDtoD"), c(s, "roof_copy_kernel"), torch_gbs(s)
-    g = d["gb_per_s"]
-    tgt = TARGETS.get(s)
-    ratio = g / t
-    if tgt:
-        met = ratio >= tgt[0] and pct(g, roof["gb_per_s"]) >= tgt[1]
-        tcell, mcell = f">= {tgt[0]:.1f}x PyTorch, >= {tgt[1]}% of copy", "yes" if met else "**no**"
-    else:
-        tcell, mcell = "-", "-"
-    w(f"| {s[0]}x{s[1]} | `{DISPATCH.get(s, '?')}` | {g:,.0f} | {pct(g, roof['gb_per_s']):.1f}% | {pct(g, ck['gb_per_s']):.1f}% "
-      f"| {t:,.0f} GB/s | {ratio:.2f}x | {tcell} | {mcell} |")
-w("\nRatios and percentages compare figures taken in the same device call. Our copy kernel (a 16-byte grid-stride loop) "
-  f"reaches {min(pct(c(s, 'roof_copy_kernel')['gb_per_s'], c(s, 'roof_cuMemcpyDtoD')['gb_per_s']) for s in SHAPES):.0f}-"
-  f"{max(pct(c(s, 'roof_copy_kernel')['gb_per_s'], c(s, 'roof_cuMemcpyDtoD')['gb_per_s']) for s in SHAPES):.0f}% of "
-  "`cuMemcpyDtoD`, less than the softmax kernels themselves (we have not looked into why), so `cuMemcpyDtoD` is the "
-  "stricter roof and the one the targets are read against. "
+    d, ck, t = c(s, "dispatch")["gb_per_s"], c(s, "roof_copy_kernel")["gb_per_s"], torch_gbs(s)
+    w(f"| {sh(s)} | `{DISPATCH[s]}` | {d:,.0f} | {pct(d, roof(s)):.1f}% | {pct(d, ck):.1f}% | {t:,.0f} GB/s | {d / t:.2f}x |")
+copy_pcts = [pct(c(s, "roof_copy_kernel")["gb_per_s"], roof(s)) for s in SHAPES]
+w(f"\nRatios and percentages compare figures taken in the same device call. Our copy kernel (a 16-byte grid-stride "
+  f"loop) reaches {min(copy_pcts):.0f}-{max(copy_pcts):.0f}% of `cuMemcpyDtoD`, less than the softmax kernels themselves "
+  "(we have not looked into why), so `cuMemcpyDtoD` is the stricter roof, and the percentages are of it. "
   f"PyTorch's own device copy (1 GiB) in the same call: {torch['copy_GBs']:,.0f} GB/s.\n")
 
-# ---- every kernel ----------------------------------------------------------
-w("## Every strategy at every shape\n")
-w("GB/s, and % of `cuMemcpyDtoD` in the same group; `dispatch` is `softmax::softmax`, which picks by row length. "
-  "`-`: the kernel does not take that row length, or was not benchmarked there.\n")
-w("| kernel | " + " | ".join(f"{r}x{cc}" for r, cc in SHAPES) + " |")
+# ---- every kernel -----------------------------------------------------------
+benched = [s["name"] for s in STEPS if any(c(x, s["name"]) for x in SHAPES)]
+unbenched = [s["name"] for s in STEPS if s["name"] not in benched]
+w("## Every kernel at every shape\n")
+w("GB/s, and % of `cuMemcpyDtoD` in the same group; `dispatch` is `softmax::softmax`. "
+  "`-`: the kernel does not take that row length, or the bench does not run it there."
+  + (f" Not in the bench: {', '.join(f'`{k}`' for k in unbenched)} (the tests run them: accuracy, below)." if unbenched else "")
+  + "\n")
+w("| kernel | " + " | ".join(sh(s) for s in SHAPES) + " |")
 w("|" + " --- |" * (len(SHAPES) + 1))
-for k in ["roof_cuMemcpyDtoD", "roof_copy_kernel", "dispatch"] + KERNELS:
-    cells = []
-    for s in SHAPES:
-        v, roof = c(s, k), c(s, "roof_cuMemcpyDtoD")
-        cells.append("-" if not v else f"{v['gb_per_s']:,.0f} ({pct(v['gb_per_s'], roof['gb_per_s']):.1f}%)")
-    w(f"| {k} | " + " | ".join(cells) + " |")
-w("| PyTorch `torch.softmax` | " + " | ".join(f"{torch_gbs(s):,.0f} ({pct(torch_gbs(s), c(s, 'roof_cuMemcpyDtoD')['gb_per_s']):.1f}%)" for s in SHAPES) + " |")
+for k in ["roof_cuMemcpyDtoD", "roof_copy_kernel", "dispatch"] + benched:
+    cells = ["-" if not c(s, k) else f"{c(s, k)['gb_per_s']:,.0f} ({pct(c(s, k)['gb_per_s'], roof(s)):.1f}%)" for s in SHAPES]
+    w(f"| {k if k.startswith('roof') or k == 'dispatch' else f'`{k}`'} | " + " | ".join(cells) + " |")
+w("| PyTorch `torch.softmax` | " + " | ".join(f"{torch_gbs(s):,.0f} ({pct(torch_gbs(s), roof(s)):.1f}%)" for s in SHAPES) + " |")
 w("")
-w("| median time (us) | " + " | ".join(f"{r}x{cc}" for r, cc in SHAPES) + " |")
+w("| median time (us) | " + " | ".join(sh(s) for s in SHAPES) + " |")
 w("|" + " --- |" * (len(SHAPES) + 1))
 for k in ["roof_cuMemcpyDtoD", "dispatch"]:
     w(f"| {k} | " + " | ".join(f"{c(s, k)['median_ns'] / 1e3:.1f}" for s in SHAPES) + " |")
-w("| PyTorch | " + " | ".join(f"{torch[f'torch_softmax_{s[0]}x{s[1]}_ms'] * 1e3:.1f}" for s in SHAPES) + " |")
+w("| PyTorch | " + " | ".join(f"{torch[f'torch_softmax_{sh(s)}_ms'] * 1e3:.1f}" for s in SHAPES) + " |")
 w("")
 
-# ---- the ladder ------------------------------------------------------------
-def r(k):
-    return regs.get(f"softmax_{k}", "?")
+# ---- the strategies ---------------------------------------------------------
+# Which row lengths each strategy takes (Strategy::for_cols, Strategy::kernel), from the kernels'
+# constants and each step's floats per thread.
+def reach(label):
+    ks = GROUPS[label]
+    kind = strategy(ks[0])
+    if kind == "warp per row":
+        return [WARP * floats(k) for k in ks]
+    if kind == "block per row":
+        return [BLOCK_TARGET_THREADS * floats(k) for k in ks[:-1]] + [MAX_BLOCK_THREADS * floats(ks[-1])]
+    return [STASH_MAX_COLS] if "stash" in ks[0]["name"] else [None]
 
 
-def g(s, k):
-    v, roof = c(s, k), c(s, "roof_cuMemcpyDtoD")
-    return f"{v['gb_per_s']:,.0f} GB/s ({pct(v['gb_per_s'], roof['gb_per_s']):.1f}% of `cuMemcpyDtoD`)" if v else "-"
+lo, RANGE = 1, {}
+for label in sorted(GROUPS, key=lambda l: (reach(l)[-1] is None, reach(l)[-1] or 0)):
+    top = reach(label)[-1]
+    RANGE[label] = f"{lo}-{top}" if top else f"{lo}- (or a GPU with less shared memory)"
+    lo = (top or 0) + 1
 
 
-w("## The strategies, and which row lengths get which\n")
-w("Every kernel computes `exp(x - max)` as `2^((x - max) * log2 e)` with one `ex2.approx.ftz.f32`, on `x - max` rounded once, so "
-  "nothing overflows whatever the magnitudes; divides once per row (`1 / sum`, IEEE) and multiplies. Each thread holds its floats "
-  "as *slots* of four (a float4 group; consecutive threads take consecutive groups), moved with 16-byte `ld/st.global.v4` when both "
-  "buffers are 16-byte aligned and `cols % 4 == 0`, else with four 4-byte accesses; the last `cols % 4` floats of a row are a "
-  "separate 1-3 float tail. The dispatch (`Kernel::for_cols`):\n")
-w("| columns | strategy | kernel (floats per thread) | registers (`ptxas -v`) | why |")
+def picks(label):
+    ks, tops = GROUPS[label], reach(label)
+    if len(ks) == 1:
+        return f"`{ks[0]['name']}` ({floats(ks[0])} floats per thread per chunk, up to {MAX_BLOCK_THREADS} threads)"
+    return ", ".join(f"`{k['name']}` up to {t}" for k, t in zip(ks, tops)) + " (the smallest register budget that fits)"
+
+
+# What each strategy is for, keyed by step number.
+FOR = {
+    "1": "the row fits one warp's registers; two 5-shuffle reductions, no barrier, no shared memory",
+    "2": f"the row fits one block's registers ({reach('2')[-1]} floats = {reach('2')[-1] * 4 // 1024} KiB, half an SM's "
+         "register file); each warp reduces its part, one barrier merges the warps' (max, sum) pairs",
+    "3": "the row does not fit on chip: one pass keeps a running max and a rescaled sum, a second pass re-reads the row "
+         "backwards and writes",
+    "3b": f"the row no longer fits registers but fits the 227 KiB of shared memory a block may opt in to on an H100 "
+          f"(4 bytes per column): copied there once with `cp.async`, then both passes read it there",
+}
+w("## The strategies, one idea per step\n")
+w("Every kernel computes `exp(x - max)` as `2^((x - max) * log2 e)` with one `ex2.approx.ftz.f32`, on `x - max` rounded "
+  "once, so nothing overflows whatever the magnitudes; divides once per row (`1 / sum`, IEEE) and multiplies. Each thread "
+  "holds its floats as *slots* of four (a float4 group; consecutive threads take consecutive groups), moved with 16-byte "
+  "`ld/st.global.v4` when both buffers are 16-byte aligned and `cols % 4 == 0`, else with four 4-byte accesses; the last "
+  "`cols % 4` floats of a row are a separate 1-3 float tail. The dispatch (`Kernel::for_cols`):\n")
+w("| columns | step | kernels | registers (`ptxas -v`) | why |")
 w("| --- | --- | --- | --- | --- |")
-w(f"| 1-1024 | warp per row | `warp4` .. `warp32` (4-32 per lane: the smallest that holds the row) | {r('warp4')}, {r('warp8')}, {r('warp16')}, {r('warp32')} | the row fits one warp's registers; two 5-shuffle reductions, no barrier, no shared memory |")
-w(f"| 1025-32768 | block per row | `block8` up to 2048, `block16` up to 4096, `block32` beyond (the smallest budget whose block stays within 256 threads; `block32` takes up to 1024 threads) | {r('block8')}, {r('block16')}, {r('block32')} | the row fits one block's registers (32768 floats = 128 KiB, half an SM's register file); each warp reduces its part, one barrier merges the warps' (max, sum) pairs |")
-w(f"| 32769-57344 | online, row in shared memory | `online_stash` (16 floats per chunk, up to 1024 threads, 4 bytes of shared memory per column) | {r('online_stash')} | the row no longer fits registers but fits the 227 KiB of shared memory a block may opt in to on an H100: copied there once with `cp.async`, every chunk in flight, then both passes read it there |")
-w(f"| 57345- (or a GPU with less shared memory) | online | `online` (16 floats per chunk, up to 1024 threads) | {r('online')} | the row does not fit on chip: one pass keeps a running max and a rescaled sum, a second pass re-reads the row backwards and writes |")
-w(f"\n`ptxas -v`: {'0 bytes of stack and spills for every kernel' if stack_ok else 'SPILLS: see ptxas.txt'}. "
-  "`block32` needs at most 64 registers to launch 1024 threads (65536 per SM) and uses exactly 64; a test keeps it there. "
-  "The scalar fallback, not the vector path, sets these counts (ptxas reports the maximum over both paths; compiling the "
-  "vector path alone, outside this run, gave 53 for the 32-float kernels).\n")
-w("**1. Warp per row** (`kernels/src/softmax/01_warp_per_row.rs`). At 65536x1024: "
-  f"{g((65536, 1024), 'warp32')}; at 262144x128: {g((262144, 128), 'warp4')}; at 32768x1000: {g((32768, 1000), 'warp32')}. "
-  "A lane loads its 8 float4 at once (4 KB in flight per warp), the warp reduces max and sum by butterfly shuffles, and every "
-  "warp is independent of every other, so an SM overlaps one warp's arithmetic with others' loads.\n")
-w(f"Why not a block for short rows: at 262144x128 `block8` gets {g((262144, 128), 'block8')} and `online` "
-  f"{g((262144, 128), 'online')}. With 128 columns their block is one warp of 32 threads per row, 262144 blocks: an SM holds at "
-  "most 32 blocks, so 32 warps, where `warp4`'s 128-thread blocks (4 rows each) fill 64; and each block pays a barrier and a "
-  "shared-memory round for 512 bytes of row. (Our reading of the geometry; we did not collect counters at this shape.) "
-  f"At 1024 columns the difference is small: `block8` {g((65536, 1024), 'block8')}.\n")
-w("**2. Block per row** (`02_block_per_row.rs`). At 16384x4096: "
-  f"`block8` {g((16384, 4096), 'block8')}, `block16` {g((16384, 4096), 'block16')}, `block32` {g((16384, 4096), 'block32')}: "
-  "the register budget hardly matters at this length. At 4096x32768 `block32` (1024 threads of 32 floats: one row per SM at a "
-  f"time) gets {g((4096, 32768), 'block32')}. Instead of two block reductions (two barriers), each warp reduces its part to a "
-  "state (m_w, s_w), its max and its sum of exp(x - m_w), while the values sit in registers; one barrier publishes the pairs, "
-  "and every warp merges them with shuffles by the rule of online softmax, `S = sum_w s_w exp(m_w - M)`, then writes "
-  "`exp(x - m_w) * exp(m_w - M) / S`.\n")
-w(f"**3. Online** (`03_online.rs`). At 1024x50000: {g((1024, 50000), 'online')}; forced onto shorter rows: "
-  f"{g((4096, 32768), 'online')} at 32768, {g((16384, 4096), 'online')} at 4096. See the next section.\n")
-w(f"**3b. Online, row in shared memory** (`online_stash`, same file). At 1024x50000: {g((1024, 50000), 'online_stash')}; "
-  f"at 4096x32768: {g((4096, 32768), 'online_stash')}. The row is copied to shared memory once with `cp.async` (global to "
-  "shared without registers, 16 bytes per copy, all of a thread's copies in flight before it waits), and both passes read it "
-  "there, so DRAM sees each element once. Staging the same copy through registers keeps one 16-float chunk per thread in "
-  "flight, 64 KiB per SM: measured in an earlier call (docs/measurements/2026-11-22-h100-softmax-stash/) it reached 87% of "
-  "the copy at 1024x50000, where the asynchronous copies reach 93.5%. One block per SM either way (the stash takes 200 KB of "
-  "the SM's 228), so each SM alternates between reading a row and writing it.\n")
-
-# ---- online ----------------------------------------------------------------
-def n(kernel, shape):
-    return next((k for k in ncu if k["kernel"] == f"softmax_{kernel}" and k.get("shape") == shape), None)
+for label in sorted(GROUPS, key=lambda l: int(RANGE[l].split("-")[0])):
+    w(f"| {RANGE[label]} | {label}. {title(label)} | {picks(label)} | "
+      f"{', '.join(str(r(k['name'])) for k in GROUPS[label])} | {FOR[label]} |")
+w(f"\n`ptxas -v`: {'0 bytes of stack and spills for every kernel' if no_spills else 'stack or spills: see ptxas.txt'}. "
+  f"A block of {MAX_BLOCK_THREADS} threads may use at most {65536 // MAX_BLOCK_THREADS} registers per thread (65536 per "
+  f"SM); `block32` uses {r('block32')}, and a test (`kernels_launched_with_1024_threads_fit_the_register_file`) keeps "
+  "every kernel launched with that many threads within it.\n")
 
 
+def figures(k):
+    """What this run measured for kernel k: where the dispatch picks it, else that it is benched, else the tests."""
+    picked = [s for s in SHAPES if DISPATCH.get(s) == k]
+    if picked:
+        out = "The dispatch's pick at " + ", ".join(f"{sh(s)}: **{g(s, k)}**" for s in picked)
+    elif any(c(s, k) for s in SHAPES):
+        out = "Benched at " + ", ".join(sh(s) for s in SHAPES if c(s, k)) + ", the dispatch's pick at none of them"
+    else:
+        out = "Not in the bench; the tests check it at " + ", ".join(sorted({a[1] for a in acc if a[0] == k}))
+    return f"{out}. {r(k)} registers."
+
+
+def kernel_line(step):
+    file = step["file"].removeprefix("kernels/src/")
+    return f"- `{step['name']}` ([`{file}`](../{step['file']})): {step['idea']}. {figures(step['name'])}"
+
+
+shortest = min(SHAPES, key=lambda s: s[1])
+longest = max(SHAPES, key=lambda s: s[1])
+reg_top = max((s for s in SHAPES if s[1] <= reach("2")[-1]), key=lambda s: s[1])  # the longest row the registers hold
+mid = max((s for s in SHAPES if DISPATCH[s] in [k["name"] for k in GROUPS["2"]] and s != reg_top), key=lambda s: s[1])
+
+
+def spread(s, ks):
+    v = [c(s, k["name"])["gb_per_s"] for k in ks if c(s, k["name"])]
+    return max(v) / min(v) - 1
+
+
+def bytes_per_warp(step):
+    return WARP * floats(step) * 4
+
+
+WHY = {
+    "1": lambda: f"A lane loads all its float4 groups at once ({bytes_per_warp(GROUPS['1'][-1]) // 1024} KB in flight per "
+    f"warp for `{GROUPS['1'][-1]['name']}`), the warp reduces max and sum by butterfly shuffles, and every warp is independent "
+    "of every other, so an SM overlaps one warp's arithmetic with others' loads.\n\n"
+    f"Why not a block for short rows: at {sh(shortest)} `block8` gets {g(shortest, 'block8')} and `online` "
+    f"{g(shortest, 'online')}. With {shortest[1]} columns their block is one warp of {WARP} threads per row, "
+    f"{shortest[0]:,} blocks: an SM holds at most 32 blocks, so 32 warps, where the warp kernels' 128-thread blocks (4 rows "
+    "each) fill 64; and each block pays a barrier and a shared-memory round for "
+    f"{4 * shortest[1]} bytes of row. (Our reading of the geometry; the probe collects no counters at this shape.)",
+    "2": lambda: f"At {sh(mid)}: " + ", ".join(f"`{k['name']}` {g(mid, k['name'])}" for k in GROUPS["2"] if c(mid, k["name"]))
+    + (": the register budget hardly matters at this length" if spread(mid, GROUPS["2"]) < 0.01 else "")
+    + f". At {sh(reg_top)} `block32` ({n('block32', reg_top)['block']:.0f} threads of {floats(GROUPS['2'][-1])} floats: one row "
+    f"per SM at a time) gets {g(reg_top, 'block32')}. Instead of two block reductions (two barriers), each warp reduces its "
+    "part to a state (m_w, s_w), its max and its sum of exp(x - m_w), while the values sit in registers; one barrier "
+    "publishes the pairs, and every warp merges them with shuffles by the rule of online softmax, "
+    "`S = sum_w s_w exp(m_w - M)`, then writes `exp(x - m_w) * exp(m_w - M) / S`.",
+    "3": lambda: f"Each thread updates its state once per chunk of {ONLINE_FLOATS} floats (four float4 loads in flight), so "
+    f"the rescale costs one `exp` per {ONLINE_FLOATS} elements. At {sh(longest)} it gets {g(longest, 'online')}; on the rows "
+    "the block kernels hold in registers: " + ", ".join(f"{g(s, 'online')} at {sh(s)}" for s in SHAPES
+                                                        if DISPATCH[s] in [k["name"] for k in GROUPS["2"]])
+    + ". Why it reads the row only about once from DRAM, and where it does not: the next section.",
+    "3b": lambda: f"At {sh(reg_top)}, where `block32` holds the row in registers, it gets {g(reg_top, 'online_stash')} "
+    f"(`block32`: {g(reg_top, 'block32')}). "
+    "The row is copied to shared memory once with `cp.async` (global to shared without registers, 16 bytes per copy, all of "
+    "a thread's copies in flight before it waits), and both passes read it there, so DRAM sees each element once "
+    f"(ncu at {sh(longest)}: {n('online_stash', longest)['dram__bytes_read.sum']:,.0f} MB read for "
+    f"{4 * longest[0] * longest[1] / 1e6:,.0f} MB of input). One block per SM (a {longest[1]}-column row takes "
+    f"{4 * longest[1] / 1e3:.0f} KB of the SM's {SM_SHARED_KB}), so each SM alternates between reading a row and writing it.",
+}
+for label, ks in GROUPS.items():
+    w(f"### {label}. {title(label)}\n")
+    for k in ks:
+        w(kernel_line(k))
+    w("\n" + WHY[label]() + "\n")
+
+# ---- online -----------------------------------------------------------------
 w("## Why online softmax wins on long rows\n")
+top_rows = torch["sms"] * reach("2")[-1] * 4 / 1e6
 w("The textbook safe softmax reads a row three times: once for the max, once for the sum of `exp(x - max)` (which needs the "
   "max), once more to write. That is what PyTorch's `cunn_SoftMaxForward` (`aten/src/ATen/native/cuda/SoftMax.cu`) does for "
   "rows too long for the 48 KB of shared memory it allows itself (rows up to 1024 take its warp-per-row kernel, rows that fit "
@@ -211,49 +331,52 @@ w("The textbook safe softmax reads a row three times: once for the max, once for
   "a running max `m` and a sum `s` of `exp(x - m)`, rescaled by `exp(m_old - m_new)` whenever the max grows, so one read yields "
   "both reductions; states merge by the same rule, so threads, warps and the block combine theirs. Then one more pass re-reads "
   "and writes: 2 reads and a write.\n")
-w("And the second read mostly does not reach DRAM. A block of 1024 threads per row means the GPU works on only ~132 rows at a "
-  "time (one per SM; 17 MB of 32768-column rows), pass 2 walks the row backwards so it meets the most recently read data first, "
-  "and the last chunk is still in registers. `ncu` (`gpu_ncu_probe`, one launch each):\n")
+w(f"And the second read mostly does not reach DRAM. A block of {MAX_BLOCK_THREADS} threads per row means the GPU works on "
+  f"only {torch['sms']} rows at a time (one per SM; {top_rows:.0f} MB of {reach('2')[-1]}-column rows, against the {L2_MB} MB "
+  "L2), pass 2 walks the row backwards so it meets the most recently read data first, and the last chunk is still in "
+  "registers. `ncu` (`gpu_ncu_probe`, one launch each):\n")
 w("| kernel | shape | DRAM read MB | input MB (one read) | DRAM write MB | time (us) |")
 w("| --- | --- | --- | --- | --- | --- |")
 for k in ncu:
-    s = k.get("shape")
-    if not s:
-        continue
-    w(f"| {k['kernel']} | {s[0]}x{s[1]} | {k.get('dram__bytes_read.sum', 0):,.1f} | {4 * s[0] * s[1] / 1e6:,.1f} "
-      f"| {k.get('dram__bytes_write.sum', 0):,.1f} | {k.get('gpu__time_duration.sum', 0):,.1f} |")
+    s = k["shape"]
+    w(f"| `{k['kernel']}` | {sh(s)} | {k['dram__bytes_read.sum']:,.1f} | {4 * s[0] * s[1] / 1e6:,.1f} "
+      f"| {k['dram__bytes_write.sum']:,.1f} | {k['gpu__time_duration.sum']:,.1f} |")
 w("\nDRAM writes come out below the output size because dirty lines still in L2 when a single launch ends are written back "
   "later; in the back-to-back criterion runs that cost lands in the next launch and is counted.\n")
-o32, b32, o50 = n("online", (4096, 32768)), n("block32", (4096, 32768)), n("online", (1024, 50000))
-if o32 and o50:
-    in32, in50 = 4 * 4096 * 32768 / 1e6, 4 * 1024 * 50000 / 1e6
-    reread32 = in32 / 2  # two chunks of 16384 floats per row; the last stays in registers
-    reread50 = 4 * 1024 * 3 * 16384 / 1e6  # three full chunks re-read per row
-    w(f"- At 4096x32768, `online` re-reads one of its two chunks per row ({reread32:,.0f} MB in all); DRAM saw "
-      f"{o32['dram__bytes_read.sum'] - in32:,.0f} MB beyond one read of the input, so L2 served "
-      f"{100 * (1 - (o32['dram__bytes_read.sum'] - in32) / reread32):.0f}% of the re-read. It runs at "
-      f"{c((4096, 32768), 'online')['gb_per_s']:,.0f} GB/s, {c((4096, 32768), 'online')['gb_per_s'] / torch_gbs((4096, 32768)):.2f}x PyTorch's "
-      f"three-read kernel ({torch_gbs((4096, 32768)):,.0f} GB/s).")
-    w(f"- Holding the row on chip is better still where it fits: `block32` reads "
-      f"{b32['dram__bytes_read.sum']:,.0f} MB (the input, once) and gets {c((4096, 32768), 'block32')['gb_per_s']:,.0f} GB/s, "
-      "which is why the dispatch keeps the block strategy up to 32768 columns and online starts beyond.")
-    w(f"- At 1024x50000 (200 KB rows), `online` re-reads three chunks per row ({reread50:,.0f} MB); DRAM saw "
-      f"{o50['dram__bytes_read.sum'] - in50:,.0f} MB extra, so L2 served {100 * (1 - (o50['dram__bytes_read.sum'] - in50) / reread50):.0f}%: "
-      "the chunks read first have been evicted by the time pass 2 gets back to them. DRAM moved "
-      f"{(o50['dram__bytes_read.sum'] + o50['dram__bytes_write.sum']) / o50['gpu__time_duration.sum']:.2f} TB/s in that launch "
-      "(MB per us), "
-      f"about the copy's rate, so those misses are what separates {c((1024, 50000), 'online')['gb_per_s']:,.0f} GB/s "
-      f"({pct(c((1024, 50000), 'online')['gb_per_s'], c((1024, 50000), 'roof_cuMemcpyDtoD')['gb_per_s']):.0f}% of the copy) from the roof. "
-      f"PyTorch: {torch_gbs((1024, 50000)):,.0f} GB/s, so online is {c((1024, 50000), 'online')['gb_per_s'] / torch_gbs((1024, 50000)):.2f}x.")
-os50 = n("online_stash", (1024, 50000))
-if os50:
-    w(f"- So at 1024x50000 the dispatch takes `online_stash`: DRAM read {os50['dram__bytes_read.sum']:,.0f} MB for "
-      f"{4 * 1024 * 50000 / 1e6:,.0f} MB of input (once), and it runs at {c((1024, 50000), 'online_stash')['gb_per_s']:,.0f} GB/s "
-      f"({pct(c((1024, 50000), 'online_stash')['gb_per_s'], c((1024, 50000), 'roof_cuMemcpyDtoD')['gb_per_s']):.0f}% of the copy), "
-      f"{c((1024, 50000), 'online_stash')['gb_per_s'] / torch_gbs((1024, 50000)):.2f}x PyTorch.")
+for k in ncu:
+    if k["kernel"] != "online":
+        continue
+    s, chunk = k["shape"], ONLINE_FLOATS * k["block"]
+    chunks = math.ceil(s[1] / chunk)
+    if chunks < 2:
+        continue
+    inp = 4 * s[0] * s[1] / 1e6
+    reread = 4 * s[0] * (chunks - 1) * chunk / 1e6  # every chunk but the last, which stays in registers
+    extra = k["dram__bytes_read.sum"] - inp
+    dram = (k["dram__bytes_read.sum"] + k["dram__bytes_write.sum"]) / k["gpu__time_duration.sum"]
+    online = c(s, "online")["gb_per_s"]
+    w(f"- At {sh(s)} (rows of {chunks} chunks of {chunk} floats), `online` re-reads {chunks - 1} chunk"
+      f"{'s' if chunks > 2 else ''} per row ({reread:,.0f} MB in all); DRAM saw {extra:,.0f} MB beyond one read of the "
+      f"input, so L2 served {100 * (1 - extra / reread):.0f}% of the re-read. DRAM moved "
+      f"{dram:.2f} TB/s in that launch (MB per us), {pct(dram * 1e3, roof(s)):.0f}% of the copy's rate"
+      + (", so the re-reads that miss L2 are what separate" if pct(dram * 1e3, roof(s)) >= 90 else "; at")
+      + f" its {online:,.0f} GB/s ({pct(online, roof(s)):.0f}% of the copy)"
+      + (" from the roof" if pct(dram * 1e3, roof(s)) >= 90 else "")
+      + f". That is {online / torch_gbs(s):.2f}x PyTorch's three-read kernel ({torch_gbs(s):,.0f} GB/s).")
+    b = n("block32", s)
+    if b:
+        w(f"- Holding the row on chip is better still where it fits: at {sh(s)} `block32` reads "
+          f"{b['dram__bytes_read.sum']:,.0f} MB (the input, once) and gets {c(s, 'block32')['gb_per_s']:,.0f} GB/s, which is "
+          f"why the dispatch keeps the block strategy up to {reach('2')[-1]} columns.")
+    st = n("online_stash", s)
+    if st and DISPATCH[s] == "online_stash":
+        gs = c(s, "online_stash")["gb_per_s"]
+        w(f"- So at {sh(s)} the dispatch takes `online_stash`: DRAM read {st['dram__bytes_read.sum']:,.0f} MB for "
+          f"{inp:,.0f} MB of input (once), and it runs at {gs:,.0f} GB/s ({pct(gs, roof(s)):.1f}% of the copy), "
+          f"{gs / torch_gbs(s):.2f}x PyTorch.")
 w("")
 
-# ---- accuracy --------------------------------------------------------------
+# ---- accuracy ---------------------------------------------------------------
 w("## Accuracy against float64\n")
 w("Every GPU test compares every element with a float64 softmax (`tests/softmax.rs`), within "
   "`|want| * 2^-23 * (16 + 2|x - max|) + 1e-37`: relative, and growing with `|x - max|` because `x - max` and the scaling by "
@@ -263,33 +386,36 @@ w("Every GPU test compares every element with a float64 softmax (`tests/softmax.
 w("| kernel | shape | max error within 1 of the row max (ulp) | max abs(row sum - 1) |")
 w("| --- | --- | --- | --- |")
 for k, s, u, e in acc:
-    w(f"| {k} | {s} | {u:.2f} | {e:.2e} |")
+    w(f"| `{k}` | {s} | {u:.2f} | {e:.2e} |")
 w(f"\nWorst case: {max(a[2] for a in acc):.2f} ulp near the max, rows summing to 1 within {max(a[3] for a in acc):.1e}.\n")
 
-# ---- special values --------------------------------------------------------
+# ---- special values ---------------------------------------------------------
 w("## Special values: what PyTorch does, and so what we do\n")
-w("`torch.softmax` on the GPU, in the same device call (`torch_softmax.json`); our kernels give the same, checked by the hard-case "
-  "tests on the emulator and the GPU at 1, 33, 1000, 4096, 32768 and 50000 columns (a causal mask, random half `-inf`, all "
-  "`-inf`, +-1e30 and small values, all 1e30, a constant row, one NaN, one +inf, `-inf` last):\n")
+w("`torch.softmax` on the GPU, in the same device call (`torch_softmax.json`); our kernels give the same, checked by the "
+  "hard-case tests on the emulator and the GPU (a causal mask, random half `-inf`, all `-inf`, +-1e30 and small values, all "
+  "1e30, a constant row, one NaN, one +inf, `-inf` last):\n")
 w("| row | `torch.softmax` |")
 w("| --- | --- |")
-for name, v in torch["semantics"].items():
-    w(f"| `[{', '.join(v['input'])}]` ({name}) | `[{', '.join(v['output'])}]` |")
+for label, v in torch["semantics"].items():
+    w(f"| `[{', '.join(v['input'])}]` ({label}) | `[{', '.join(v['output'])}]` |")
 w("\nSo: `-inf` entries get 0 (a mask); a row of only `-inf` is NaN (0/0: we use 0 instead of a `-inf` max as the exponent base, "
   "so a warp or chunk holding only masked entries adds 0, and the row's sum is 0); a NaN anywhere makes the whole row NaN (it "
   "enters the sum; `max` skips NaN); a `+inf` makes the row NaN (`inf - inf`); +-1e30 are handled by subtracting the max.\n")
 
-# ---- checks ----------------------------------------------------------------
+# ---- checks -----------------------------------------------------------------
 w("## Checks in the same device call\n")
 w("```")
 for l in summary.splitlines():
-    if l.startswith("=="):
+    if l.startswith("== "):
         w(re.sub(r"^== \[\d+s\] ", "", l))
+for tool in ("memcheck", "racecheck"):
+    part = sanitizer.split(f"### {tool}", 1)[1].split("### ", 1)[0]
+    w(f"{tool} over the GPU tests: " + next(l for l in part.splitlines() if l.startswith("test result")))
 w("```\n")
 w("The sanitizers ran the GPU tests at their odd shapes, hard cases and misaligned buffers (the benchmark shapes are skipped "
-  "under them). Emulator tests (`cargo test`, no GPU needed) run every kernel at 1, 3, 33, 128, 130, 255, 1000, 1023, 1024, "
-  "2050, 4100, 5000, 20000 and 20001 columns, misaligned buffers, the hard cases, the dispatch thresholds and the launch "
-  "geometry for every row length.\n")
+  "under them). Emulator tests (`cargo test`, no GPU needed) run every kernel at the odd row lengths it takes, misaligned "
+  "buffers, rows of several online chunks and the hard cases, and check the dispatch on both sides of every threshold and "
+  "the launch geometry for every row length.\n")
 
 w("## Machine\n")
 w("```")
