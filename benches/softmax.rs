@@ -13,9 +13,8 @@ mod common;
 
 use coalesce::softmax::{self, Kernel, Strategy};
 use coalesce::{MatrixShape, Stream, copy};
-use common::{GpuTime, gpu_criterion};
+use common::{GpuTime, gpu_criterion, poisoned_run};
 use criterion::{BenchmarkId, Criterion, Throughput};
-use cust::memory::{CopyDestination, DeviceBuffer};
 use std::time::Duration;
 
 /// The three shapes torch_peers.py measures, then rows of 128,
@@ -51,12 +50,11 @@ fn bench_softmax(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
         let dispatch = Kernel::for_cols(cols as u32);
         let timed: Vec<Kernel> = kernels(cols as u32)
             .into_iter()
-            .filter(|&k| match validate(stream, k, &input, &mut output, shape, &host) {
-                Ok(()) => true,
-                Err(e) => {
-                    eprintln!("NOT TIMED: {} on {shape}: {e}", k.name());
-                    false
-                }
+            .filter(|&k| {
+                poisoned_run(stream, &mut output, |out| softmax::launch(stream, k, &input, out, shape))
+                    .inspect(|got| validate(k, shape, &host, got))
+                    .inspect_err(|e| eprintln!("NOT TIMED: {} on {shape}: {e}", k.name()))
+                    .is_ok()
             })
             .collect();
         let mut group = c.benchmark_group(format!("softmax_{rows}x{cols}"));
@@ -78,22 +76,11 @@ fn bench_softmax(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
     }
 }
 
-/// Correct before fast: poison, run once, then every row must sum to 1
-/// within 1e-5 and every 61st row must match an f64 softmax within 1e-5
-/// relative + 1e-12 (the test suite checks every element, tighter).
-fn validate(
-    stream: &Stream<'_>,
-    k: Kernel,
-    input: &DeviceBuffer<f32>,
-    output: &mut DeviceBuffer<f32>,
-    shape: MatrixShape,
-    host: &[f32],
-) -> coalesce::Result<()> {
-    output.copy_from(&vec![f32::NAN; shape.len()][..]).unwrap();
-    softmax::launch(stream, k, input, output, shape)?;
-    stream.synchronize()?;
-    let mut got = vec![0.0f32; shape.len()];
-    output.copy_to(&mut got[..]).unwrap();
+/// Correct before fast: in `got`, the output of one poisoned run of `k`,
+/// every row must sum to 1 within 1e-5 and every 61st row must match an f64
+/// softmax within 1e-5 relative + 1e-12 (the test suite checks every
+/// element, tighter).
+fn validate(k: Kernel, shape: MatrixShape, host: &[f32], got: &[f32]) {
     let cols = shape.cols();
     for (r, (y, x)) in got.chunks(cols).zip(host.chunks(cols)).enumerate() {
         let sum: f64 = y.iter().map(|&v| v as f64).sum();
@@ -111,7 +98,6 @@ fn validate(
             }
         }
     }
-    Ok(())
 }
 
 fn main() {

@@ -11,9 +11,8 @@ mod common;
 
 use coalesce::transpose::Variant;
 use coalesce::{MatrixShape, Stream, copy, transpose};
-use common::{GpuTime, gpu_criterion};
+use common::{GpuTime, gpu_criterion, poisoned_run};
 use criterion::{BenchmarkId, Criterion, Throughput};
-use cust::memory::CopyDestination;
 
 const SHAPES: [(usize, usize); 4] = [(4096, 4096), (8192, 8192), (16384, 16384), (8192, 2048)];
 
@@ -25,7 +24,9 @@ fn bench_transposes(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
         let input = gpu.upload(&host).unwrap();
         let mut output = gpu.alloc::<f32>(shape.len()).unwrap();
         for v in Variant::ALL {
-            validate(stream, v, &input, &mut output, shape, &host);
+            let got =
+                poisoned_run(stream, &mut output, |out| transpose::launch(stream, v, &input, out, shape)).unwrap();
+            validate(v, shape, &host, &got);
         }
         let mut group = c.benchmark_group(format!("transpose_{rows}x{cols}"));
         group.throughput(Throughput::Bytes(2 * 4 * shape.len() as u64));
@@ -42,7 +43,7 @@ fn bench_transposes(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
 
 /// A transpose as 4096 launches of a column copy, against one kernel: launch
 /// overhead made visible.
-fn bench_puzzler(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
+fn bench_launch_per_column(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
     let gpu = stream.gpu();
     let shape = MatrixShape::new(4096, 4096).unwrap();
     let input = gpu.upload(&vec![1.5f32; shape.len()]).unwrap();
@@ -59,20 +60,9 @@ fn bench_puzzler(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
     group.finish();
 }
 
-/// Correct before fast: poison, run once, compare every element.
-fn validate(
-    stream: &Stream<'_>,
-    v: Variant,
-    input: &cust::memory::DeviceBuffer<f32>,
-    output: &mut cust::memory::DeviceBuffer<f32>,
-    shape: MatrixShape,
-    host: &[f32],
-) {
-    output.copy_from(&vec![f32::NAN; shape.len()][..]).unwrap();
-    transpose::launch(stream, v, input, output, shape).unwrap();
-    stream.synchronize().unwrap();
-    let mut got = vec![0.0f32; shape.len()];
-    output.copy_to(&mut got[..]).unwrap();
+/// Correct before fast: `got`, the output of one poisoned run of `v`, must
+/// be the transpose of `host` in every element.
+fn validate(v: Variant, shape: MatrixShape, host: &[f32], got: &[f32]) {
     let (rows, cols) = (shape.rows(), shape.cols());
     for (i, g) in got.iter().enumerate() {
         let (c, r) = (i / rows, i % rows);
@@ -83,6 +73,6 @@ fn validate(
 fn main() {
     let Some((mut c, stream)) = gpu_criterion() else { return };
     bench_transposes(&mut c, stream);
-    bench_puzzler(&mut c, stream);
+    bench_launch_per_column(&mut c, stream);
     c.final_summary();
 }

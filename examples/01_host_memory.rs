@@ -43,15 +43,12 @@ fn main() -> coalesce::Result<()> {
     }
 
     println!("\npeak resident memory to hold 1 GiB of data in pinned memory (fresh process each):");
-    let exe = std::env::current_exe().expect("own path");
     for (mode, what) in [
         ("alloc-pinned", "pinned at allocation (cuMemHostAlloc), filled in place"),
         ("pin-later-copy", "pageable, then copied into new pinned memory (PyTorch's pin_memory())"),
         ("register", "pageable, then registered in place (cuMemHostRegister)"),
     ] {
-        let out = std::process::Command::new(&exe).args(["--rss", mode]).output().expect("child");
-        let peak = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        println!("  {peak:>9} MiB  {what}");
+        println!("  {:>9} MiB  {what}", common::rerun_self(&["--rss", mode], &[]));
     }
     Ok(())
 }

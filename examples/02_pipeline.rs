@@ -1,4 +1,4 @@
-//! Lesson 2 (seeds 000, 004): overlapping copies with compute.
+//! Lesson 2: overlapping copies with compute.
 //!
 //!     cargo run --release --example 02_pipeline
 //!

@@ -1,4 +1,4 @@
-//! Lesson 4 (seeds 002, 003): what one launch costs, and where it goes.
+//! Lesson 4: what one launch costs, and where it goes.
 //!
 //!     cargo run --release --example 04_launch_overhead
 //!
@@ -26,6 +26,7 @@
 mod common;
 
 use coalesce::{Gpu, Result, Stream, graph, probe, time_on_stream};
+use cust::function::Function;
 use cust::memory::{CopyDestination, DeviceBuffer};
 use std::ffi::c_void;
 use std::time::Instant;
@@ -101,40 +102,28 @@ fn median(v: &[f64]) -> f64 {
 }
 
 /// `probe_increment` launched by hand: the launch the typed launcher
-/// makes, minus its checks, with the handle looked up once.
-struct RawLauncher {
-    function: cust::sys::CUfunction,
+/// makes, minus its checks, with the handle looked up once. cust's
+/// `Stream::launch` is `cuLaunchKernel` and nothing else.
+struct RawLauncher<'g> {
+    function: Function<'g>,
 }
 
-impl RawLauncher {
-    fn new(gpu: &Gpu) -> Result<RawLauncher> {
-        let f = gpu.module().get_function("probe_increment").map_err(common::cuda("cuModuleGetFunction"))?;
-        Ok(RawLauncher { function: f.to_raw() })
+impl<'g> RawLauncher<'g> {
+    fn new(gpu: &'g Gpu) -> Result<RawLauncher<'g>> {
+        let function = gpu.module().get_function("probe_increment").map_err(common::cuda("cuModuleGetFunction"))?;
+        Ok(RawLauncher { function })
     }
 
     fn launch(&self, stream: &Stream<'_>, x: &mut DeviceBuffer<f32>) -> Result<()> {
         let (mut p, mut n) = (x.as_device_ptr(), ELEMENTS);
-        let mut args =
-            [(&mut p as *mut cust::memory::DevicePointer<f32>).cast::<c_void>(), (&mut n as *mut u32).cast()];
+        let args = [(&mut p as *mut cust::memory::DevicePointer<f32>).cast::<c_void>(), (&mut n as *mut u32).cast()];
         let dims = coalesce::kernels::probe::increment_dims(n);
         let (g, b) = (dims.grid, dims.block);
         // SAFETY: probe_increment(f32*, u32) with a live buffer of ELEMENTS floats.
         let r = unsafe {
-            cust::sys::cuLaunchKernel(
-                self.function,
-                g.x,
-                g.y,
-                g.z,
-                b.x,
-                b.y,
-                b.z,
-                dims.shared_bytes,
-                stream.as_cust().as_inner(),
-                args.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
+            stream.as_cust().launch(&self.function, (g.x, g.y, g.z), (b.x, b.y, b.z), dims.shared_bytes, &args)
         };
-        coalesce::error::check("cuLaunchKernel", r)
+        r.map_err(common::cuda("cuLaunchKernel"))
     }
 }
 

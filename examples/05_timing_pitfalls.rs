@@ -52,18 +52,15 @@ fn main() -> coalesce::Result<()> {
     println!("  {events:>8.4} ms  CUDA events (GPU time)");
 
     println!("\ncold start, each in a fresh process:");
-    let exe = std::env::current_exe().expect("own path");
     for (cache, what) in [
         ("1", "JIT cache disabled (CUDA_CACHE_DISABLE=1): PTX compiled now"),
         ("0", "JIT cache allowed (second run of the same PTX)"),
     ] {
         if cache == "0" {
             // Fill the cache once so the next child finds it.
-            let _ = std::process::Command::new(&exe).arg("--cold").env("CUDA_CACHE_DISABLE", "0").output();
+            common::rerun_self(&["--cold"], &[("CUDA_CACHE_DISABLE", "0")]);
         }
-        let out =
-            std::process::Command::new(&exe).arg("--cold").env("CUDA_CACHE_DISABLE", cache).output().expect("child");
-        println!("  {}  [{what}]", String::from_utf8_lossy(&out.stdout).trim());
+        println!("  {}  [{what}]", common::rerun_self(&["--cold"], &[("CUDA_CACHE_DISABLE", cache)]));
     }
     Ok(())
 }

@@ -305,9 +305,7 @@ fn run_gpu(stream: &coalesce::Stream<'_>, v: Variant, case: &Case, bufs: &GpuBuf
     )
     .unwrap();
     stream.synchronize().unwrap();
-    let mut out = poison(len);
-    c.index(offset..).copy_to(&mut out[..]).unwrap();
-    out
+    download(&c.index(offset..))
 }
 
 struct GpuBufs {

@@ -28,7 +28,6 @@ use coalesce::kernels::nested_sin::math::{libdevice_sinf_port, sin_approx};
 use coalesce::nested_sin::{self, Variant};
 use coalesce::{Error, graph};
 use common::*;
-use cust::memory::CopyDestination;
 use rand::seq::SliceRandom;
 use rand::{Rng, rngs::StdRng};
 
@@ -225,24 +224,44 @@ fn host_expected(variant: Variant, x: f32) -> f32 {
     }
 }
 
+/// `len` of [`inputs`] in random order: the special values mixed in among
+/// the uniform ones.
+fn shuffled_inputs(rng: &mut StdRng, len: usize) -> Vec<f32> {
+    let mut xs = inputs(rng, len);
+    xs.shuffle(rng);
+    xs.truncate(len);
+    xs
+}
+
+/// `xs` after `offset` poisoned elements.
+fn at_offset(xs: &[f32], offset: usize) -> Vec<f32> {
+    let mut v = poison(offset + xs.len());
+    v[offset..].copy_from_slice(xs);
+    v
+}
+
+/// `buffer[offset..offset + want.len()]` holds `want`'s bits, and every
+/// element around that window still holds the poison.
+fn assert_window(what: &str, xs: &[f32], buffer: &[f32], offset: usize, want: &[f32]) {
+    let end = offset + want.len();
+    assert_bits(what, xs, &buffer[offset..end], want);
+    let guards = buffer[..offset].iter().chain(&buffer[end..]);
+    assert!(guards.into_iter().all(|g| g.to_bits() == POISON_BITS), "{what}: wrote outside the output");
+}
+
 #[test]
 fn every_variant_on_the_emulator_at_odd_lengths_and_offsets() {
     let mut rng = rng("emulator nested_sin");
     for len in LENGTHS {
-        let mut xs = inputs(&mut rng, len);
-        xs.shuffle(&mut rng);
-        xs.truncate(len);
+        let xs = shuffled_inputs(&mut rng, len);
         for (in_off, out_off) in OFFSETS {
-            let mut input = poison(in_off + len);
-            input[in_off..].copy_from_slice(&xs);
+            let input = at_offset(&xs, in_off);
             for variant in Variant::ALL {
                 let mut output = poison(out_off + len + GUARD);
                 nested_sin::emu::launch(variant, &input[in_off..], &mut output[out_off..out_off + len]).unwrap();
                 let want: Vec<f32> = xs.iter().map(|&x| host_expected(variant, x)).collect();
                 let what = format!("{} len {len} offsets {in_off}/{out_off}", variant.name());
-                assert_bits(&what, &xs, &output[out_off..out_off + len], &want);
-                let guards = output[..out_off].iter().chain(&output[out_off + len..]);
-                assert!(guards.into_iter().all(|g| g.to_bits() == POISON_BITS), "{what}: wrote outside the output");
+                assert_window(&what, &xs, &output, out_off, &want);
             }
         }
     }
@@ -318,14 +337,9 @@ fn libdevice_sinf_port_meets_the_bounds_on_the_cpu() {
 }
 
 /// Runs `variant` on the GPU over `xs` and returns the output.
-fn on_gpu(gpu: &coalesce::Gpu, stream: &coalesce::Stream<'_>, variant: Variant, xs: &[f32]) -> Vec<f32> {
-    let d_in = gpu.upload(xs).unwrap();
-    let mut d_out = gpu.upload(&poison(xs.len())).unwrap();
-    nested_sin::launch(stream, variant, &d_in, &mut d_out).unwrap();
-    stream.synchronize().unwrap();
-    let mut got = poison(xs.len());
-    d_out.copy_to(&mut got[..]).unwrap();
-    got
+fn on_gpu(stream: &coalesce::Stream<'_>, variant: Variant, xs: &[f32]) -> Vec<f32> {
+    let d_in = stream.gpu().upload(xs).unwrap();
+    run_poisoned(stream, xs.len(), |out| nested_sin::launch(stream, variant, &d_in, out))
 }
 
 /// The accuracy bounds, measured on the GPU: 2^24 uniform inputs in
@@ -350,11 +364,7 @@ fn gpu_accuracy_of_every_variant_against_f64() {
 
     // One sine (step 1's kernel, one launch).
     let d_in = gpu.upload(&xs).unwrap();
-    let mut d_out = gpu.upload(&poison(xs.len())).unwrap();
-    nested_sin::sin(&stream, &d_in, &mut d_out).unwrap();
-    stream.synchronize().unwrap();
-    let mut one = poison(xs.len());
-    d_out.copy_to(&mut one[..]).unwrap();
+    let one = run_poisoned(&stream, xs.len(), |out| nested_sin::sin(&stream, &d_in, out));
     let w_one = worst(&xs, &one, &one_ref, |_| true);
     let port_mismatch = first_bit_mismatch(&one, &port);
     println!(
@@ -366,7 +376,7 @@ fn gpu_accuracy_of_every_variant_against_f64() {
         port_mismatch.map_or("bit-identical".into(), |i| format!("first difference at x = {:e}", xs[i]))
     );
 
-    let results: Vec<(Variant, Vec<f32>)> = Variant::ALL.iter().map(|&v| (v, on_gpu(&gpu, &stream, v, &xs))).collect();
+    let results: Vec<(Variant, Vec<f32>)> = Variant::ALL.iter().map(|&v| (v, on_gpu(&stream, v, &xs))).collect();
     let unfused = &results[0].1;
     let moderate = |x: f32| x.abs() <= 100.0 * std::f32::consts::PI;
     let mut summary = serde_json::Map::new();
@@ -433,7 +443,7 @@ fn gpu_accuracy_of_every_variant_against_f64() {
         }
     }
     // fast: an absolute bound only, growing with |x| (the SFU's own range
-    // reduction); the H100 measured 3.7e-5 for |x| <= 100 pi (2026-11-22).
+    // reduction); an H100 gives 3.7e-5 for |x| <= 100 pi.
     let fast = &results[3].1;
     let fast_abs = xs
         .iter()
@@ -452,19 +462,11 @@ fn gpu_every_variant_at_odd_lengths_and_offsets() {
     let Some(gpu) = gpu_or_skip("gpu nested_sin shapes") else { return };
     let stream = gpu.stream().unwrap();
     let mut rng = rng("gpu nested_sin shapes");
-    let mut lengths = LENGTHS.to_vec();
-    if !under_sanitizer() {
-        lengths.extend([(1 << 20) + 3, (1 << 22) + 1]);
-    }
-    for len in lengths {
-        let mut xs = inputs(&mut rng, len);
-        xs.shuffle(&mut rng);
-        xs.truncate(len);
+    for len in with_large(&LENGTHS, [(1 << 20) + 3, (1 << 22) + 1]) {
+        let xs = shuffled_inputs(&mut rng, len);
         let want: Vec<f32> = par_map(&xs, port4);
         for (in_off, out_off) in OFFSETS {
-            let mut host_in = poison(in_off + len);
-            host_in[in_off..].copy_from_slice(&xs);
-            let d_in = gpu.upload(&host_in).unwrap();
+            let d_in = gpu.upload(&at_offset(&xs, in_off)).unwrap();
             for variant in Variant::ALL {
                 if variant == Variant::Fast {
                     continue; // no host twin of sin.approx; measured in the accuracy test
@@ -474,12 +476,8 @@ fn gpu_every_variant_at_odd_lengths_and_offsets() {
                 let mut window = d_out.index(out_off..out_off + len);
                 nested_sin::launch(&stream, variant, &input, &mut window).unwrap();
                 stream.synchronize().unwrap();
-                let mut got = poison(out_off + len + GUARD);
-                d_out.copy_to(&mut got[..]).unwrap();
                 let what = format!("gpu {} len {len} offsets {in_off}/{out_off}", variant.name());
-                assert_bits(&what, &xs, &got[out_off..out_off + len], &want);
-                let guards = got[..out_off].iter().chain(&got[out_off + len..]);
-                assert!(guards.into_iter().all(|g| g.to_bits() == POISON_BITS), "{what}: wrote outside the output");
+                assert_window(&what, &xs, &download(&d_out), out_off, &want);
             }
         }
     }
@@ -527,9 +525,8 @@ fn gpu_unfused_as_a_graph_and_in_place() {
         let mut data = gpu.upload(&xs).unwrap();
         nested_sin::launch_in_place(&stream, variant, &mut data).unwrap();
         stream.synchronize().unwrap();
-        let mut got = poison(xs.len());
-        data.copy_to(&mut got[..]).unwrap();
-        let out_of_place = on_gpu(&gpu, &stream, variant, &xs);
+        let got = download(&data);
+        let out_of_place = on_gpu(&stream, variant, &xs);
         assert_bits(&format!("{} in place vs out of place", variant.name()), &xs, &got, &out_of_place);
         if variant != Variant::Fast {
             assert_bits(&format!("{} in place", variant.name()), &xs, &got, &want);

@@ -15,7 +15,6 @@ mod common;
 use coalesce::softmax::{self, Kernel, Strategy, emu};
 use coalesce::{Error, MatrixShape};
 use common::*;
-use cust::memory::{CopyDestination, DeviceBuffer};
 use rand::{Rng, rngs::StdRng};
 
 /// The reference, in f64, with torch.softmax's special values: a NaN or
@@ -138,6 +137,32 @@ fn kernels_for(cols: usize) -> Vec<Kernel> {
     Kernel::ALL.into_iter().filter(|k| cols <= k.max_cols() as usize).collect()
 }
 
+/// Runs every kernel that takes `shape`'s rows through `run`, checks each
+/// output against the f64 reference (failures name the kernel's entry point
+/// followed by `label`), and hands `each` the kernel, its output and what
+/// the check measured.
+fn check_every_kernel(
+    shape: MatrixShape,
+    input: &[f32],
+    label: &str,
+    run: impl Fn(Kernel) -> Vec<f32>,
+    mut each: impl FnMut(Kernel, &[f32], Stats),
+) {
+    let want = reference(input, shape.rows(), shape.cols());
+    for kernel in kernels_for(shape.cols()) {
+        let output = run(kernel);
+        let stats = check(&format!("{}{label}", kernel.entry_point()), shape, input, &output, &want);
+        each(kernel, &output, stats);
+    }
+}
+
+/// `kernel` on the emulator, into a poisoned output.
+fn on_emulator(kernel: Kernel, input: &[f32], shape: MatrixShape) -> Vec<f32> {
+    let mut output = poison(shape.len());
+    emu::launch(kernel, input, &mut output, shape).unwrap();
+    output
+}
+
 /// Every kernel on the emulator at the shapes it takes: a few rows each of
 /// 1 column, 3 (less than a group), 33 (neither 32 nor 4 divides it), 128,
 /// 130, 255, 1000, 1023, 1024, 2050, 4100 and 5000 columns (the last
@@ -163,12 +188,7 @@ fn every_kernel_on_the_emulator_at_odd_shapes() {
         let shape = MatrixShape::new(rows, cols).unwrap();
         for wide in [false, true] {
             let input = if wide { random_matrix(&mut rng, shape.len()) } else { logits(&mut rng, shape.len()) };
-            let want = reference(&input, rows, cols);
-            for kernel in kernels_for(cols) {
-                let mut output = poison(shape.len());
-                emu::launch(kernel, &input, &mut output, shape).unwrap();
-                check(kernel.entry_point(), shape, &input, &output, &want);
-            }
+            check_every_kernel(shape, &input, "", |k| on_emulator(k, &input, shape), |_, _, _| {});
         }
     }
 }
@@ -183,12 +203,12 @@ fn misaligned_buffers_and_multi_chunk_rows_on_the_emulator() {
         let shape = MatrixShape::new(rows, cols).unwrap();
         let storage = logits(&mut rng, shape.len() + 1);
         let input = &storage[1..];
-        let want = reference(input, rows, cols);
-        for kernel in kernels_for(cols) {
+        let run = |kernel| {
             let mut output = poison(shape.len() + 1);
             emu::launch(kernel, input, &mut output[1..], shape).unwrap();
-            check(&format!("{} (misaligned)", kernel.entry_point()), shape, input, &output[1..], &want);
-        }
+            output.split_off(1)
+        };
+        check_every_kernel(shape, input, " (misaligned)", run, |_, _, _| {});
     }
     for cols in [20000, 20001] {
         let shape = MatrixShape::new(2, cols).unwrap();
@@ -275,26 +295,28 @@ fn hard_cases_on_the_emulator() {
     for cols in [1, 33, 1000, 5000] {
         let (input, names) = hard_rows(&mut rng, cols);
         let shape = MatrixShape::new(names.len(), cols).unwrap();
-        let want = reference(&input, shape.rows(), cols);
-        for kernel in kernels_for(cols) {
-            let mut output = poison(shape.len());
-            emu::launch(kernel, &input, &mut output, shape).unwrap();
-            check(kernel.entry_point(), shape, &input, &output, &want);
-            // Spelled out, beyond the reference: NaN rows are NaN everywhere.
-            for (r, name) in names.iter().enumerate() {
-                let row = &output[r * cols..(r + 1) * cols];
-                let nan_row = name.starts_with("all -inf") || name.starts_with("one ");
-                assert!(
-                    !nan_row || row.iter().all(|v| v.is_nan()),
-                    "{}: row '{name}' should be NaN",
-                    kernel.entry_point()
-                );
-                if name.starts_with("all 1e30") || name.starts_with("constant") {
-                    let u = 1.0 / cols as f32;
-                    assert!(row.iter().all(|&v| (v - u).abs() <= 4.0 * f32::EPSILON * u), "{name}: {row:?}");
+        check_every_kernel(
+            shape,
+            &input,
+            "",
+            |k| on_emulator(k, &input, shape),
+            |kernel, output, _| {
+                // Spelled out, beyond the reference: NaN rows are NaN everywhere.
+                for (r, name) in names.iter().enumerate() {
+                    let row = &output[r * cols..(r + 1) * cols];
+                    let nan_row = name.starts_with("all -inf") || name.starts_with("one ");
+                    assert!(
+                        !nan_row || row.iter().all(|v| v.is_nan()),
+                        "{}: row '{name}' should be NaN",
+                        kernel.entry_point()
+                    );
+                    if name.starts_with("all 1e30") || name.starts_with("constant") {
+                        let u = 1.0 / cols as f32;
+                        assert!(row.iter().all(|&v| (v - u).abs() <= 4.0 * f32::EPSILON * u), "{name}: {row:?}");
+                    }
                 }
-            }
-        }
+            },
+        );
     }
 }
 
@@ -442,14 +464,18 @@ fn ptxas() -> Option<std::path::PathBuf> {
 
 // ---------------------------------------------------------------- GPU ----
 
-fn run_gpu(stream: &coalesce::Stream<'_>, kernel: Kernel, input: &DeviceBuffer<f32>, shape: MatrixShape) -> Vec<f32> {
-    let gpu = stream.gpu();
-    let mut d_out = gpu.upload(&poison(shape.len())).unwrap();
-    softmax::launch(stream, kernel, input, &mut d_out, shape).unwrap();
-    stream.synchronize().unwrap();
-    let mut out = poison(shape.len());
-    d_out.copy_to(&mut out[..]).unwrap();
-    out
+/// Every kernel that takes `shape`'s rows on the GPU over `input`, checked
+/// as [`check_every_kernel`] does.
+fn check_every_kernel_on_gpu(
+    stream: &coalesce::Stream<'_>,
+    shape: MatrixShape,
+    input: &[f32],
+    label: &str,
+    each: impl FnMut(Kernel, &[f32], Stats),
+) {
+    let d_in = stream.gpu().upload(input).unwrap();
+    let run = |kernel| run_poisoned(stream, shape.len(), |out| softmax::launch(stream, kernel, &d_in, out, shape));
+    check_every_kernel(shape, input, label, run, each);
 }
 
 #[test]
@@ -461,22 +487,12 @@ fn every_kernel_on_the_gpu_at_odd_shapes_and_hard_cases() {
     for (rows, cols) in shapes {
         let shape = MatrixShape::new(rows, cols).unwrap();
         let input = logits(&mut rng, shape.len());
-        let want = reference(&input, rows, cols);
-        let d_in = gpu.upload(&input).unwrap();
-        for kernel in kernels_for(cols) {
-            let out = run_gpu(&stream, kernel, &d_in, shape);
-            check(kernel.entry_point(), shape, &input, &out, &want);
-        }
+        check_every_kernel_on_gpu(&stream, shape, &input, "", |_, _, _| {});
     }
     for cols in [1, 33, 1000, 4096, 32768, 50000] {
         let (input, names) = hard_rows(&mut rng, cols);
         let shape = MatrixShape::new(names.len(), cols).unwrap();
-        let want = reference(&input, shape.rows(), cols);
-        let d_in = gpu.upload(&input).unwrap();
-        for kernel in kernels_for(cols) {
-            let out = run_gpu(&stream, kernel, &d_in, shape);
-            check(&format!("{} (hard cases)", kernel.entry_point()), shape, &input, &out, &want);
-        }
+        check_every_kernel_on_gpu(&stream, shape, &input, " (hard cases)", |_, _, _| {});
     }
 }
 
@@ -489,19 +505,16 @@ fn misaligned_buffers_on_the_gpu() {
     for (rows, cols) in [(3, 128), (3, 1000), (2, 4096), (2, 32768), (2, 40000)] {
         let shape = MatrixShape::new(rows, cols).unwrap();
         let storage = logits(&mut rng, shape.len() + 1);
-        let input = &storage[1..];
-        let want = reference(input, rows, cols);
         let d_storage = gpu.upload(&storage).unwrap();
-        for kernel in kernels_for(cols) {
+        let run = |kernel| {
             let d_out = gpu.upload(&poison(shape.len() + 1)).unwrap();
             // Views one float in: 4 bytes past the allocation's alignment.
             let (d_in, mut d_out_view) = (d_storage.index(1..), d_out.index(1..));
             softmax::launch(&stream, kernel, &d_in, &mut d_out_view, shape).unwrap();
             stream.synchronize().unwrap();
-            let mut out = poison(shape.len() + 1);
-            d_out.copy_to(&mut out[..]).unwrap();
-            check(&format!("{} (misaligned)", kernel.entry_point()), shape, input, &out[1..], &want);
-        }
+            download(&d_out).split_off(1)
+        };
+        check_every_kernel(shape, &storage[1..], " (misaligned)", run, |_, _, _| {});
     }
 }
 
@@ -519,11 +532,7 @@ fn every_kernel_on_the_gpu_at_the_benchmark_shapes() {
     for (rows, cols) in [(65536, 1024), (16384, 4096), (4096, 32768), (262144, 128), (32768, 1000), (1024, 50000)] {
         let shape = MatrixShape::new(rows, cols).unwrap();
         let input = logits(&mut rng, shape.len());
-        let want = reference(&input, rows, cols);
-        let d_in = gpu.upload(&input).unwrap();
-        for kernel in kernels_for(cols) {
-            let out = run_gpu(&stream, kernel, &d_in, shape);
-            let st = check(kernel.entry_point(), shape, &input, &out, &want);
+        check_every_kernel_on_gpu(&stream, shape, &input, "", |kernel, _, st| {
             let auto = if kernel == Kernel::for_cols(cols as u32) { " (dispatch)" } else { "" };
             eprintln!(
                 "accuracy: {} {rows}x{cols} max_ulp_near_max {:.2} max_row_sum_err {:.3e}{auto}",
@@ -531,7 +540,7 @@ fn every_kernel_on_the_gpu_at_the_benchmark_shapes() {
                 st.ulp_near_max,
                 st.row_sum
             );
-        }
+        });
     }
 }
 
@@ -540,10 +549,7 @@ fn bad_input_is_an_error_on_the_gpu() {
     let Some(gpu) = gpu_or_skip("gpu softmax bad input") else { return };
     let stream = gpu.stream().unwrap();
     let shape = MatrixShape::new(3, 40).unwrap();
-    let input = gpu.upload(&vec![1.0f32; shape.len()]).unwrap();
-    let mut short = gpu.alloc::<f32>(shape.len() - 1).unwrap();
-    let e = softmax::softmax(&stream, &input, &mut short, shape).unwrap_err();
-    assert!(matches!(e, Error::LengthMismatch { buffer: "output", .. }), "{e}");
+    short_output_is_an_error(&gpu, shape, |input, short| softmax::softmax(&stream, input, short, shape));
     let long = MatrixShape::new(1, 2000).unwrap();
     let a = gpu.alloc::<f32>(long.len()).unwrap();
     let mut b = gpu.alloc::<f32>(long.len()).unwrap();

@@ -4,9 +4,9 @@
 //! The stress test runs every op from 8 threads at once, 200 iterations
 //! each, and requires every output to be bit-identical to a run on one
 //! thread. Half the threads share one `Gpu`, half make their own. Each
-//! iteration mixes the calls that used to break other threads' graph
-//! captures (cust's synchronous copies on the legacy default stream) with a
-//! capture and replays on a non-blocking stream.
+//! iteration mixes calls that can break another thread's graph capture
+//! (cust's synchronous copies, on the legacy default stream) with a capture
+//! and replays on a non-blocking stream.
 
 mod common;
 

@@ -9,39 +9,10 @@ mod common;
 use coalesce::view::{self, StridedLayout};
 use coalesce::{Error, MatrixShape, MatrixView};
 use common::*;
-use cust::memory::{CopyDestination, DeviceSlice};
 
 /// Odd shapes: a single element, a single row, a single column, and sizes
 /// that are not multiples of the 32x32 tile in either direction.
 const SHAPES: [(usize, usize); 5] = [(1, 1), (1, 1000), (1000, 1), (33, 65), (1023, 517)];
-
-/// The row-major transpose of the row-major `rows x cols` `input`, in f64.
-fn reference_t(input: &[f32], rows: usize, cols: usize) -> Vec<f64> {
-    let mut out = vec![0.0f64; rows * cols];
-    for r in 0..rows {
-        for c in 0..cols {
-            out[c * rows + r] = input[r * cols + c] as f64;
-        }
-    }
-    out
-}
-
-/// Fails with the first mismatching (row, col) of a `shape` row-major result.
-fn check(what: &str, shape: MatrixShape, got: &[f32], want: &[f64]) {
-    assert_eq!(got.len(), want.len(), "{what} on {shape}: length");
-    if let Some(i) = got.iter().zip(want).position(|(&g, &w)| g as f64 != w || g.to_bits() == POISON_BITS) {
-        let bad = got.iter().zip(want).filter(|&(&g, &w)| g as f64 != w).count();
-        panic!(
-            "{what} on {shape}: output[{}][{}] = {} (bits {:#x}), expected {}; {bad} of {} elements wrong",
-            i / shape.cols(),
-            i % shape.cols(),
-            got[i],
-            got[i].to_bits(),
-            want[i],
-            got.len(),
-        );
-    }
-}
 
 fn exact(input: &[f32]) -> Vec<f64> {
     input.iter().map(|&x| x as f64).collect()
@@ -68,9 +39,8 @@ fn t_swaps_shape_and_strides_and_is_an_involution() {
 #[test]
 fn offsets_agree_with_the_logical_element() {
     let mut rng = rng("view offsets");
-    for (rows, cols) in SHAPES {
-        let shape = MatrixShape::new(rows, cols).unwrap();
-        let data = random_matrix(&mut rng, shape.len());
+    for (shape, data) in random_matrices(&mut rng, &SHAPES) {
+        let (rows, cols) = (shape.rows(), shape.cols());
         let (a, t) = (StridedLayout::row_major(shape), StridedLayout::row_major(shape).t());
         for r in 0..rows {
             for c in 0..cols {
@@ -90,19 +60,18 @@ fn offsets_agree_with_the_logical_element() {
 #[test]
 fn contiguous_on_the_emulator_matches_reference_at_odd_shapes() {
     let mut rng = rng("emulator contiguous");
-    for (rows, cols) in SHAPES {
-        let shape = MatrixShape::new(rows, cols).unwrap();
-        let input = random_matrix(&mut rng, shape.len());
+    for (shape, input) in random_matrices(&mut rng, &SHAPES) {
         let a = StridedLayout::row_major(shape);
 
+        let want_t = transpose_reference(&input, shape.rows(), shape.cols());
         let mut output = poison(shape.len());
         view::emu::contiguous(a.t(), &input, &mut output).unwrap();
-        check("emu contiguous of .t()", shape.t(), &output, &reference_t(&input, rows, cols));
+        check_exact("emu contiguous of .t()", shape.t(), &output, &want_t);
 
         for (what, layout) in [("row-major", a), (".t().t()", a.t().t())] {
             let mut output = poison(shape.len());
             view::emu::contiguous(layout, &input, &mut output).unwrap();
-            check(&format!("emu contiguous of {what}"), shape, &output, &exact(&input));
+            check_exact(&format!("emu contiguous of {what}"), shape, &output, &exact(&input));
         }
     }
 }
@@ -126,19 +95,10 @@ fn contiguous_on_the_gpu_matches_reference() {
     let Some(gpu) = gpu_or_skip("gpu contiguous") else { return };
     let stream = gpu.stream().unwrap();
     let mut rng = rng("gpu contiguous");
-    let mut shapes = SHAPES.to_vec();
-    if !under_sanitizer() {
-        shapes.push((8191, 2049));
-    }
-    let download = |d: &DeviceSlice<f32>| {
-        let mut host = poison(d.len());
-        d.copy_to(&mut host[..]).unwrap();
-        host
-    };
-    for (rows, cols) in shapes {
-        let shape = MatrixShape::new(rows, cols).unwrap();
-        let input = random_matrix(&mut rng, shape.len());
-        let want_t = reference_t(&input, rows, cols);
+    let shapes = with_large(&SHAPES, [(8191, 2049)]);
+    for (shape, input) in random_matrices(&mut rng, &shapes) {
+        let (rows, cols) = (shape.rows(), shape.cols());
+        let want_t = transpose_reference(&input, rows, cols);
         let d_in = gpu.upload(&input).unwrap();
         let a = MatrixView::new(&d_in, shape).unwrap();
         let t = a.t();
@@ -147,24 +107,24 @@ fn contiguous_on_the_gpu_matches_reference() {
         let materialised = t.contiguous(&stream).unwrap();
         assert_eq!(materialised.is_owned(), !(rows == 1 || cols == 1), "{shape}");
         stream.synchronize().unwrap();
-        check("gpu .t().contiguous()", shape.t(), &download(&materialised), &want_t);
+        check_exact("gpu .t().contiguous()", shape.t(), &download(&materialised), &want_t);
 
         let mut into = gpu.upload(&poison(shape.len())).unwrap();
         t.contiguous_into(&stream, &mut into).unwrap();
         stream.synchronize().unwrap();
-        check("gpu .t().contiguous_into()", shape.t(), &download(&into), &want_t);
+        check_exact("gpu .t().contiguous_into()", shape.t(), &download(&into), &want_t);
 
         let back = t.t().contiguous(&stream).unwrap();
         assert!(!back.is_owned(), "{shape}: a row-major view needs no kernel");
         assert_eq!(back.as_device_ptr(), d_in.as_device_ptr());
-        check("gpu .t().t().contiguous()", shape, &download(&back), &exact(&input));
+        check_exact("gpu .t().t().contiguous()", shape, &download(&back), &exact(&input));
 
         let mut copy = gpu.upload(&poison(shape.len())).unwrap();
         a.contiguous_into(&stream, &mut copy).unwrap();
         let owned = back.into_owned(&stream).unwrap();
         stream.synchronize().unwrap();
-        check("gpu contiguous_into of a row-major view", shape, &download(&copy), &exact(&input));
-        check("gpu into_owned", shape, &download(&owned), &exact(&input));
+        check_exact("gpu contiguous_into of a row-major view", shape, &download(&copy), &exact(&input));
+        check_exact("gpu into_owned", shape, &download(&owned), &exact(&input));
     }
 }
 

@@ -6,6 +6,7 @@ use coalesce::{Error, Gpu, Stream};
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{Criterion, Throughput};
 use cust::event::{Event, EventFlags};
+use cust::memory::{CopyDestination, DeviceBuffer};
 use std::time::Duration;
 
 /// GPU time between two CUDA events recorded on the benchmark's stream.
@@ -103,4 +104,21 @@ pub fn gpu_criterion() -> Option<(Criterion<GpuTime>, &'static Stream<'static>)>
             .configure_from_args(),
         stream,
     ))
+}
+
+/// Correct before fast, the run half of it: fills `output` with NaN, runs
+/// `launch` into it once, waits for `stream`, and returns what `output`
+/// holds (a NaN left there is an element the launch never wrote).
+pub fn poisoned_run(
+    stream: &Stream<'_>,
+    output: &mut DeviceBuffer<f32>,
+    launch: impl FnOnce(&mut DeviceBuffer<f32>) -> coalesce::Result<()>,
+) -> coalesce::Result<Vec<f32>> {
+    let len = output.len();
+    output.copy_from(&vec![f32::NAN; len][..]).expect("cuMemcpyHtoD");
+    launch(output)?;
+    stream.synchronize()?;
+    let mut got = vec![0.0f32; len];
+    output.copy_to(&mut got[..]).expect("cuMemcpyDtoH");
+    Ok(got)
 }

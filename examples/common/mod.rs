@@ -49,3 +49,12 @@ pub fn peak_rss_mib() -> f64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
+
+/// Runs this example again in a fresh process with `args` and `envs` added,
+/// and returns what it printed, trimmed: a measurement that must not share
+/// the parent's state (its memory peak, a warm context or JIT cache).
+pub fn rerun_self(args: &[&str], envs: &[(&str, &str)]) -> String {
+    let exe = std::env::current_exe().expect("own path");
+    let out = std::process::Command::new(exe).args(args).envs(envs.iter().copied()).output().expect("child");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}

@@ -2,6 +2,7 @@
 scripts/gpu/torch_peers.py: only the GEMM figures, more repetitions).
 Writes $OUT/torch_gemm.json. Median of CUDA-event timings after warm-up."""
 import torch, json, os
+from torch_timing import event_times_ms
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 torch.set_float32_matmul_precision("highest")
@@ -12,13 +13,8 @@ res = {"gpu": p.name, "sms": p.multi_processor_count, "torch": torch.__version__
 print("GPU", p.name, p.multi_processor_count, "SMs, torch", torch.__version__, flush=True)
 
 def bench(fn, iters, warm=5):
-    for _ in range(warm): fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(iters):
-        s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
-    ts.sort(); return ts[len(ts)//2], ts[0], ts[-1]
+    ts = event_times_ms(fn, iters, warm)
+    return ts[len(ts)//2], ts[0], ts[-1]
 
 for N in (4096, 8192):
     g = torch.Generator(device=dev); g.manual_seed(N)

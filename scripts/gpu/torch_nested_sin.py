@@ -3,20 +3,12 @@ scripts/gpu/torch_peers.py: only the figures docs/nested_sin.md compares against
     OUT=dir python3 scripts/gpu/torch_nested_sin.py   # prints lines, writes $OUT/torch_peers.json
 Medians of CUDA-event timings after warm-up, fp32."""
 import json, os, time, torch
+from torch_timing import bench, compile_timed
 dev = torch.device("cuda")
 res = {}
 p = torch.cuda.get_device_properties(0)
 res["gpu"] = p.name; res["sms"] = p.multi_processor_count; res["torch"] = torch.__version__
 print("GPU", p.name, p.multi_processor_count, "SMs, torch", torch.__version__, flush=True)
-
-def bench(fn, iters=20, warm=3):
-    for _ in range(warm): fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(iters):
-        s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
-    ts.sort(); return ts[len(ts) // 2]
 
 def wall_us(fn, iters=2000, warm=50):
     for _ in range(warm): fn(); torch.cuda.synchronize()
@@ -38,7 +30,7 @@ ms_u = bench(lambda: ns(x))
 res["torch_nested_sin_unfused_ms"] = ms_u
 print(f"nested sin, four torch.sin, 2^28: {ms_u:.4f} ms (eff {2*n*4/ms_u/1e6:.0f} GB/s)", flush=True)
 try:
-    t0 = time.time(); cns = torch.compile(ns); cns(x); torch.cuda.synchronize(); ct = time.time() - t0
+    cns, ct = compile_timed(ns, x)
     ms_c = bench(lambda: cns(x))
     res["torch_nested_sin_compiled_ms"] = ms_c; res["compile_s"] = ct
     print(f"nested sin, torch.compile, 2^28: {ms_c:.4f} ms (eff {2*n*4/ms_c/1e6:.0f} GB/s; compile {ct:.1f} s)", flush=True)

@@ -10,25 +10,12 @@ after warm-up, fp32), and torch's own answers on the special values (all
 -inf, NaN, +inf, +-1e30) that docs/softmax.md documents."""
 import json, os
 import torch
+from torch_timing import bench, copy_roof_ms
 
 dev = torch.device("cuda")
 p = torch.cuda.get_device_properties(0)
 res = {"gpu": p.name, "sms": p.multi_processor_count, "torch": torch.__version__, "cuda": torch.version.cuda}
 print("GPU", p.name, p.multi_processor_count, "SMs, torch", torch.__version__, flush=True)
-
-
-def bench(fn, iters=50, warm=5):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(iters):
-        s = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize()
-        ts.append(s.elapsed_time(e))
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 # Special values: what torch.softmax returns, row by row, on the GPU.
@@ -53,15 +40,13 @@ for name, row in {"1 column, -inf": [-inf], "1 column, 3.0": [3.0]}.items():
     print(f"torch.softmax({row}) = {out}", flush=True)
 
 n = 1 << 28
-x = torch.randn(n, device=dev); y = torch.empty_like(x)
-ms = bench(lambda: y.copy_(x))
+ms = copy_roof_ms(n, iters=50, warm=5)
 res["copy_GBs"] = 2 * n * 4 / ms / 1e6
 print(f"copy 1 GiB: {ms:.3f} ms {res['copy_GBs']:.0f} GB/s", flush=True)
-del x, y
 
 for (R, C) in ((65536, 1024), (16384, 4096), (4096, 32768), (262144, 128), (32768, 1000), (1024, 50000)):
     a = torch.randn(R, C, device=dev)
-    ms = bench(lambda: torch.softmax(a, dim=-1))
+    ms = bench(lambda: torch.softmax(a, dim=-1), iters=50, warm=5)
     g = 2 * R * C * 4 / ms / 1e6
     res[f"torch_softmax_{R}x{C}_ms"] = ms
     res[f"torch_softmax_{R}x{C}_GBs"] = g

@@ -1,7 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use coalesce::{Error, Gpu};
+use coalesce::{Error, Gpu, MatrixShape, Stream};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
 /// Bits of the NaN every output is filled with before a kernel runs: an
@@ -45,4 +46,90 @@ pub fn rng(test: &str) -> StdRng {
 /// or unwritten element cannot pass by accident.
 pub fn random_matrix(rng: &mut StdRng, len: usize) -> Vec<f32> {
     (0..len).map(|_| rng.random_range(-1.0e3f32..1.0e3) + 1.0e-3).collect()
+}
+
+/// The base cases, and the large ones too unless the tests run under
+/// compute-sanitizer (see [`under_sanitizer`]).
+pub fn with_large<T: Clone>(base: &[T], large: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut cases = base.to_vec();
+    if !under_sanitizer() {
+        cases.extend(large);
+    }
+    cases
+}
+
+/// Each `(rows, cols)` as a shape, with random values (see
+/// [`random_matrix`]) to fill it, drawn in order.
+pub fn random_matrices<'a>(
+    rng: &'a mut StdRng,
+    shapes: &'a [(usize, usize)],
+) -> impl Iterator<Item = (MatrixShape, Vec<f32>)> + 'a {
+    shapes.iter().map(|&(rows, cols)| {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        (shape, random_matrix(rng, shape.len()))
+    })
+}
+
+/// The row-major transpose of the row-major `rows x cols` `input`, in f64
+/// as every reference here (exact for a transpose).
+pub fn transpose_reference(input: &[f32], rows: usize, cols: usize) -> Vec<f64> {
+    let mut out = vec![0.0f64; rows * cols];
+    for r in 0..rows {
+        for c in 0..cols {
+            out[c * rows + r] = input[r * cols + c] as f64;
+        }
+    }
+    out
+}
+
+/// Fails with the first mismatching (row, col) of a `shape` row-major
+/// result that must equal `want` exactly (and never hold the poison).
+pub fn check_exact(what: &str, shape: MatrixShape, got: &[f32], want: &[f64]) {
+    assert_eq!(got.len(), want.len(), "{what} on {shape}: length");
+    assert_eq!(got.len(), shape.len(), "{what} on {shape}: length");
+    if let Some(i) = got.iter().zip(want).position(|(&g, &w)| g as f64 != w || g.to_bits() == POISON_BITS) {
+        let bad = got.iter().zip(want).filter(|&(&g, &w)| g as f64 != w).count();
+        panic!(
+            "{what} on {shape}: output[{}][{}] = {} (bits {:#x}), expected {}; {bad} of {} elements wrong",
+            i / shape.cols(),
+            i % shape.cols(),
+            got[i],
+            got[i].to_bits(),
+            want[i],
+            got.len(),
+        );
+    }
+}
+
+/// What `buffer` holds, read into a poisoned host vector.
+pub fn download(buffer: &DeviceSlice<f32>) -> Vec<f32> {
+    let mut host = poison(buffer.len());
+    buffer.copy_to(&mut host[..]).unwrap();
+    host
+}
+
+/// Runs `launch` into a fresh poisoned device buffer of `len` floats, waits
+/// for `stream`, and returns what the buffer holds.
+pub fn run_poisoned(
+    stream: &Stream<'_>,
+    len: usize,
+    launch: impl FnOnce(&mut DeviceBuffer<f32>) -> coalesce::Result<()>,
+) -> Vec<f32> {
+    let mut out = stream.gpu().upload(&poison(len)).unwrap();
+    launch(&mut out).unwrap();
+    stream.synchronize().unwrap();
+    download(&out)
+}
+
+/// Asserts that `launch`, given an input of ones in `shape` and an output
+/// one float short of it, fails with a length mismatch of the output.
+pub fn short_output_is_an_error(
+    gpu: &Gpu,
+    shape: MatrixShape,
+    launch: impl FnOnce(&DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> coalesce::Result<()>,
+) {
+    let input = gpu.upload(&vec![1.0f32; shape.len()]).unwrap();
+    let mut short = gpu.alloc::<f32>(shape.len() - 1).unwrap();
+    let e = launch(&input, &mut short).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { buffer: "output", .. }), "{e}");
 }

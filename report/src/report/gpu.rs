@@ -129,9 +129,11 @@ pub fn transpose(ctx: &mut Ctx<'_>, shapes: &[(usize, usize)]) -> Result<Vec<Row
             coalesce::copy::copy(s, &input, &mut output)
         })?);
         for v in Variant::ALL {
-            validate_transpose(&ctx.stream, v, &input, &mut output, shape, &host)?;
+            let got = poisoned_run(s, &mut output, shape.len(), |out| transpose::launch(s, v, &input, out, shape))?;
+            if let Some((i, j)) = reference::transpose_mismatch(&host, &got, r, c) {
+                bail!("transpose {} on {shape} is wrong at output[{i}][{j}]", v.name());
+            }
             let peer = (r == c).then(|| format!("torch_transpose_{r}_GBs"));
-            let s = &ctx.stream;
             rows.push(ctx.measure("transpose", v.name(), &name, bytes, 0, Bound::Memory, peer, || {
                 transpose::launch(s, v, &input, &mut output, shape)
             })?);
@@ -140,27 +142,26 @@ pub fn transpose(ctx: &mut Ctx<'_>, shapes: &[(usize, usize)]) -> Result<Vec<Row
     Ok(rows)
 }
 
-/// Correct before fast: poison the output, run once, compare every element.
-fn validate_transpose(
+/// Correct before fast, the run half of it: fills `output` with NaN, runs
+/// `launch` into it once, waits for `stream`, and returns the first `keep`
+/// elements of `output` (a NaN among them was never written).
+fn poisoned_run(
     stream: &Stream<'_>,
-    v: Variant,
-    input: &DeviceBuffer<f32>,
     output: &mut DeviceBuffer<f32>,
-    shape: MatrixShape,
-    host: &[f32],
-) -> Result<()> {
-    output.copy_from(&vec![f32::NAN; shape.len()][..])?;
-    transpose::launch(stream, v, input, output, shape)?;
+    keep: usize,
+    launch: impl FnOnce(&mut DeviceBuffer<f32>) -> coalesce::Result<()>,
+) -> Result<Vec<f32>> {
+    let len = output.len();
+    output.copy_from(&vec![f32::NAN; len][..])?;
+    launch(output)?;
     stream.synchronize()?;
-    let mut got = vec![0.0f32; shape.len()];
-    output.copy_to(&mut got[..])?;
-    if let Some((c, r)) = reference::transpose_mismatch(host, &got, shape.rows(), shape.cols()) {
-        bail!("transpose {} on {shape} is wrong at output[{c}][{r}]", v.name());
-    }
-    Ok(())
+    let mut got = vec![0.0f32; keep];
+    output.index(..keep).copy_to(&mut got[..])?;
+    Ok(got)
 }
 
-/// Elements of the nested-sin measurements: 2^28, the size of the seed.
+/// Elements of the nested-sin measurements: 2^28 f32, 1 GiB each way, far
+/// past the L2.
 pub const NESTED_SIN_LEN: usize = 1 << 28;
 
 /// How many measurements [`nested_sin`] makes.
@@ -179,17 +180,13 @@ pub fn nested_sin(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
     let mut output = ctx.gpu.alloc::<f32>(n)?;
     let mut rows = Vec::new();
     for v in Sin::ALL {
-        output.copy_from(&vec![f32::NAN; n][..])?;
-        nested_sin::launch(&ctx.stream, v, &input, &mut output)?;
-        ctx.stream.synchronize()?;
-        let mut got = vec![0.0f32; 1 << 16];
-        output.index(..1 << 16).copy_to(&mut got[..])?;
+        let s = &ctx.stream;
+        let got = poisoned_run(s, &mut output, 1 << 16, |out| nested_sin::launch(s, v, &input, out))?;
         if let Some(i) = (0..got.len()).find(|&i| !reference::nested_sin_ok(v, host[i], got[i])) {
             bail!("nested sin {} is wrong at {i}: sin^4({}) gave {}", v.name(), host[i], got[i]);
         }
         let peer =
             Some(if v == Sin::Unfused { "torch_nested_sin_unfused_ms" } else { "torch_nested_sin_compiled_ms" }.into());
-        let s = &ctx.stream;
         rows.push(ctx.measure("nested_sin", v.name(), "2^28", 8 * n as u64, 0, Bound::Memory, peer, || {
             nested_sin::launch(s, v, &input, &mut output)
         })?);
@@ -224,11 +221,8 @@ pub fn softmax(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
             kernels.push(Kernel::Online);
         }
         for k in kernels {
-            output.copy_from(&vec![f32::NAN; shape.len()][..])?;
-            softmax::launch(&ctx.stream, k, &input, &mut output, shape)?;
-            ctx.stream.synchronize()?;
-            let mut got = vec![0.0f32; 8 * c];
-            output.index(..8 * c).copy_to(&mut got[..])?;
+            let s = &ctx.stream;
+            let got = poisoned_run(s, &mut output, 8 * c, |out| softmax::launch(s, k, &input, out, shape))?;
             for row in 0..8 {
                 let x = &host[row * c..(row + 1) * c];
                 let max = x.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
@@ -243,7 +237,6 @@ pub fn softmax(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
             }
             let name = format!("{r}x{c}");
             let peer = Some(format!("torch_softmax_{r}x{c}_GBs"));
-            let s = &ctx.stream;
             let label =
                 if k == Kernel::for_cols(c as u32) { format!("auto: {}", k.name()) } else { k.name().to_string() };
             rows.push(ctx.measure(
@@ -280,11 +273,8 @@ pub fn gemm(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
         let (a, b) = (ctx.gpu.upload(&ha)?, ctx.gpu.upload(&hb)?);
         let mut c = ctx.gpu.alloc::<f32>(n * n)?;
         for v in G::ALL {
-            c.copy_from(&vec![f32::NAN; n * n][..])?;
-            gemm::launch(&ctx.stream, v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)?;
-            ctx.stream.synchronize()?;
-            let mut got = vec![0.0f32; n * n];
-            c.copy_to(&mut got[..])?;
+            let s = &ctx.stream;
+            let got = poisoned_run(s, &mut c, n * n, |out| gemm::launch(s, v, &a, &b, out, shape, AlphaBeta::PRODUCT))?;
             for t in 0..64usize {
                 let (i, j) = ((t * 977 + 13) % n, (t * 3571 + 7) % n);
                 if !reference::gemm_element_ok(v, &ha, &hb, (n, n), (i, j), got[i * n + j]) {
@@ -294,7 +284,6 @@ pub fn gemm(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
             let peer = Some(format!("torch_{}gemm_{n}_TFLOPs", if v.is_tf32() { "tf32" } else { "s" }));
             let flops = 2 * (n as u64).pow(3);
             let bytes = 3 * 4 * (n * n) as u64;
-            let s = &ctx.stream;
             rows.push(ctx.measure("gemm", v.name(), &format!("{n}^3"), bytes, flops, Bound::Compute, peer, || {
                 gemm::launch(s, v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)
             })?);
