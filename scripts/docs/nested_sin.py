@@ -4,15 +4,17 @@
     python3 scripts/docs/nested_sin.py docs/measurements/<run> > docs/nested_sin.md
 
 The steps (order, names, entries, files, ideas, launches) come from
-docs/registry.json. The run folder holds one device call's files: tests.log
-(tests/nested_sin.rs with --nocapture: the ACCURACY lines and ACCURACY_JSON),
-criterion_medians.json (scripts/gpu/criterion_medians.py over criterion's
-folder), bench.log (criterion's output of benches/nested_sin.rs), torch_peers.json
-(scripts/gpu/torch_nested_sin.py, same call), end_to_end.json
+docs/registry.json. The run folder holds the eight files of one device call
+of scripts/gpu/nested_sin.sh (it says how each is made): tests.log (the
+machine, up to its first blank line: commit, date, nvidia-smi, CPU, nvcc;
+then tests/nested_sin.rs with --nocapture: the ACCURACY lines and
+ACCURACY_JSON), criterion_medians.json (scripts/gpu/criterion_medians.py over
+criterion's folder), bench.log (criterion's output of benches/nested_sin.rs),
+torch_peers.json (scripts/gpu/torch_nested_sin.py), end_to_end.json
 (examples/nested_sin_end_to_end.rs --json), ncu.txt (ncu over that example's
 --profile: each kernel once at 2^28), sanitizer.log (compute-sanitizer
-memcheck and racecheck over the GPU tests), machine.txt, and ptxas.txt
-(`ptxas -v` of the same PTX). Every number in the page comes from those files."""
+memcheck and racecheck over the GPU tests) and ptxas.txt (`ptxas -v` of the
+PTX that ran). Every number in the page comes from those files."""
 import json, pathlib, re, sys
 
 run = pathlib.Path(sys.argv[1])
@@ -27,7 +29,7 @@ torch = json.loads(read("torch_peers.json"))
 e2e = json.loads(read("end_to_end.json"))
 tests = read("tests.log")
 acc = json.loads(next(l.split(" ", 1)[1] for l in tests.splitlines() if l.startswith("ACCURACY_JSON ")))
-machine = read("machine.txt").strip()
+machine = tests.split("\n\n", 1)[0].strip()  # the lines before the test output
 commit = next(l.split()[1] for l in machine.splitlines() if l.startswith("commit "))
 date = run.name[:10]
 ptxas_txt = read("ptxas.txt")
@@ -73,7 +75,6 @@ for line in read("ncu.txt").splitlines():
         if m.group(1) == "gpu__time_duration.sum":
             val *= UNIT[m.group(2)]
         cur[m.group(1)] = val
-ncu_metrics = sorted({m for k in ncu_launches for m in k if "__" in m})
 
 
 def ncu_row(entry):
@@ -127,19 +128,9 @@ w(f"GPU: **{e2e['gpu']}** ({e2e['sms']} SMs), PTX for {ptx_arch}, commit `{commi
   f"`scripts/gpu/torch_nested_sin.py`, run in the same device call.\n")
 w("Reproduce:\n")
 w("```sh")
-w("scripts/gpu/build.sh      # here: release binaries -> .gpu/")
-w("# on the GPU machine, .gpu/ carried, files in $OUT: sanitizers and bench, then the tests with their ACCURACY lines")
-w("TESTS=nested_sin BENCHES=nested_sin SKIP=tests,stress,report,consumer,examples,ncu,torch bash scripts/gpu/run.sh")
-w("#   (its first lines, commit, nvidia-smi and nvcc, are machine.txt)")
-w(".gpu/bin/test-nested_sin --nocapture > $OUT/tests.log 2>&1")
-w(".gpu/bin/example-nested_sin_end_to_end --json $OUT/end_to_end.json")
-w("OUT=$OUT python3 scripts/gpu/torch_nested_sin.py")
-w("ncu --clock-control none --metrics " + ",".join(ncu_metrics) + " \\")
-w("    .gpu/bin/example-nested_sin_end_to_end --profile > $OUT/ncu.txt 2>&1")
-w("# here, with $OUT's files in <run> and extras.tgz unpacked:")
-w(f"ptxas -arch={ptx_arch} -v ptx/{ptx_arch}.ptx -o /dev/null 2> <run>/ptxas.txt")
-w("python3 scripts/gpu/criterion_medians.py extras/criterion > <run>/criterion_medians.json")
-w("python3 scripts/docs/nested_sin.py <run> > docs/nested_sin.md")
+w("scripts/gpu/build.sh                     # here: release binaries and the PTX -> .gpu/")
+w("bash scripts/gpu/nested_sin.sh           # on the GPU machine, .gpu/ carried: its eight files land in $OUT")
+w("python3 scripts/docs/nested_sin.py <run> > docs/nested_sin.md   # here, with $OUT's files in <run>")
 w("```\n")
 w("On any machine with a GPU, `cargo bench --bench nested_sin`, `cargo run --release --example nested_sin_end_to_end` "
   "and `cargo test --release --test nested_sin -- --nocapture` give the bench, the end-to-end table and the accuracy "

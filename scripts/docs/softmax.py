@@ -5,17 +5,18 @@
 
 The steps (order, names, files, ideas, floats per thread) come from
 docs/registry.json; the page has one section per strategy (a step number),
-listing every kernel of it. The run folder holds one device call's files:
-summary.txt (commit, nvidia-smi, nvcc, and one status line per part of the
-call), tests.log (tests/softmax.rs on the GPU with --nocapture: the
-`accuracy:` lines, `(dispatch)` marking the kernel the dispatch picks),
-bench.log (criterion's output of benches/softmax.rs),
+listing every kernel of it. The run folder holds the eight files of one
+device call of scripts/gpu/softmax.sh (it says how each is made):
+summary.txt (commit, nvidia-smi, nvcc, and one `== [Ns] part: status` line
+per part of the call), tests.log (tests/softmax.rs on the GPU with
+--nocapture: the `accuracy:` lines, `(dispatch)` marking the kernel the
+dispatch picks), bench.log (criterion's output of benches/softmax.rs),
 criterion_medians.json (scripts/gpu/criterion_medians.py over criterion's
-folder), torch_softmax.json (scripts/gpu/torch_softmax.py, same call),
-ncu.txt (ncu over the `gpu_ncu_probe` test, which names each launch's shape),
-sanitizer.log (compute-sanitizer memcheck and racecheck over the GPU tests)
-and ptxas.txt (`ptxas -v` of the PTX that ran). Every number in the page
-comes from those files; the constants below are the kernels' and the H100's."""
+folder), torch_softmax.json (scripts/gpu/torch_softmax.py), ncu.txt (ncu over
+the `gpu_ncu_probe` test, which names each launch's shape), sanitizer.log
+(compute-sanitizer memcheck and racecheck over the GPU tests) and ptxas.txt
+(`ptxas -v` of the PTX that ran). Every number in the page comes from those
+files; the constants below are the kernels' and the H100's."""
 import json, math, pathlib, re, sys
 
 run = pathlib.Path(sys.argv[1])
@@ -112,7 +113,6 @@ probe_shapes = [(int(a), int(b)) for a, b in re.findall(r"ncu probe: \w+ on (\d+
 assert len(probe_shapes) == len(ncu), "ncu.txt: one `ncu probe:` line per profiled launch"
 for k, s in zip(ncu, probe_shapes):
     k["shape"] = s
-ncu_metrics = sorted({m for k in ncu for m in k if "__" in m})
 
 
 def n(kernel, s):
@@ -150,18 +150,9 @@ w(f"GPU: **{torch['gpu']}** ({torch['sms']} SMs), PTX for {ptx_arch}, commit `{c
   "`scripts/gpu/torch_softmax.py` (median of CUDA-event timings after warm-up).\n")
 w("Reproduce:\n")
 w("```sh\n"
-  "scripts/gpu/build.sh      # here: release test and bench binaries -> .gpu/\n"
-  "# on the GPU machine, .gpu/ carried, files in $OUT: sanitizers and bench, then the tests with their accuracy: lines\n"
-  "TESTS=softmax BENCHES=softmax SKIP=tests,stress,report,consumer,examples,ncu,torch \\\n"
-  "    bash scripts/gpu/run.sh | tee $OUT/summary.txt\n"
-  ".gpu/bin/test-softmax --nocapture > $OUT/tests.log 2>&1\n"
-  "OUT=$OUT python3 scripts/gpu/torch_softmax.py\n"
-  "ncu --clock-control none --metrics " + ",".join(ncu_metrics) + " \\\n"
-  "    .gpu/bin/test-softmax gpu_ncu_probe --ignored --nocapture > $OUT/ncu.txt 2>&1\n"
-  "# here, with $OUT's files in <run> and extras.tgz unpacked:\n"
-  f"ptxas -arch={ptx_arch} -v ptx/{ptx_arch}.ptx -o /dev/null 2> <run>/ptxas.txt\n"
-  "python3 scripts/gpu/criterion_medians.py extras/criterion > <run>/criterion_medians.json\n"
-  "python3 scripts/docs/softmax.py <run> > docs/softmax.md\n"
+  "scripts/gpu/build.sh                  # here: release binaries and the PTX -> .gpu/\n"
+  "bash scripts/gpu/softmax.sh           # on the GPU machine, .gpu/ carried: its eight files land in $OUT\n"
+  "python3 scripts/docs/softmax.py <run> > docs/softmax.md   # here, with $OUT's files in <run>\n"
   "```\n")
 
 # ---- headline ---------------------------------------------------------------

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The run docs/nested_sin.md is generated from, in one device call on the GPU
+# machine (no Rust there): scripts/gpu/build.sh first, here; then
+#   run(command="bash scripts/gpu/nested_sin.sh", carry=[".gpu"])
+# and, here, with $OUT's eight files in docs/measurements/<date>-h100-nested_sin:
+#   python3 scripts/docs/nested_sin.py docs/measurements/<date>-h100-nested_sin > docs/nested_sin.md
+#
+# Writes exactly the eight files scripts/docs/nested_sin.py reads (the device
+# call returns at most eight) into $OUT:
+#   tests.log              the machine (commit, date, nvidia-smi, CPU, nvcc), a blank line, then
+#                          test-nested_sin --nocapture: every test, with the ACCURACY lines and ACCURACY_JSON
+#   ptxas.txt              ptxas -v of the sm_90 module, the nested-sin kernels' entries
+#   bench.log              criterion's nested_sin groups (benches/nested_sin.rs)
+#   criterion_medians.json scripts/gpu/criterion_medians.py over criterion's folder
+#   end_to_end.json        example-nested_sin_end_to_end --json (H2D + kernel + D2H vs every CPU core)
+#   torch_peers.json       scripts/gpu/torch_nested_sin.py: four torch.sin, torch.compile, CUDA graph
+#   sanitizer.log          compute-sanitizer memcheck, then racecheck, over the GPU tests
+#   ncu.txt                ncu over example-nested_sin_end_to_end --profile: each kernel once at 2^28
+# The end-to-end table, PyTorch's lines and a status line per part go to the console.
+#
+# Time on an H100 (from the 2026-11-22-h100-nested_sin run's status lines and
+# bench.log; the bench now spends 0.3 s warm-up + 1.5 s per case, 12 cases):
+# tests 16 s, bench 40 s, end to end 11 s, torch 30 s (torch.compile alone
+# 14 s), ncu 3 s (8 launches, 1 pass each), memcheck and racecheck a few
+# seconds each: about 2 minutes with unpacking. Each part has a timeout
+# (90+120+60+100+60+60+60 s) so that a hang cannot pass 9 minutes.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+B=.gpu/bin
+[[ -d $B || ! -f .gpu/bin.tgz ]] || tar -C .gpu -xzf .gpu/bin.tgz   # build.sh packs the binaries
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/scripts/gpu${PYTHONPATH:+:$PYTHONPATH}
+CRIT=/tmp/criterion-nested_sin # this script's own: medians from this run only
+rm -rf "$CRIT"
+
+status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
+note() { echo "== [${SECONDS}s] $*"; }
+
+# The machine heads tests.log (the page's Machine section: everything before
+# the first blank line), so that the eight files hold it.
+{
+    echo "commit $(cat .gpu/commit 2>/dev/null)"
+    date
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.current.sm,clocks.max.sm,clocks.current.memory,power.limit --format=csv
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"
+    nvcc --version | tail -1
+} >"$OUT/tests.log" 2>&1
+cat "$OUT/tests.log"
+echo >>"$OUT/tests.log"
+
+# Every test, GPU tests included, cargo test's parallel threads; --nocapture
+# keeps the ACCURACY lines (2^24 inputs against f64).
+timeout 90 "$B/test-nested_sin" --nocapture >>"$OUT/tests.log" 2>&1
+note "tests: $(status $?); $(grep '^test result' "$OUT/tests.log" | tail -1)"
+
+# Registers and stack of the nested-sin kernels, as the H100 compiles the PTX that ran.
+ptxas -arch=sm_90 -v .gpu/sm_90.ptx -o /dev/null 2>&1 \
+    | grep -A3 -E "Compiling entry function '(sin_f32|nested_sin_[a-z_]+)'" | grep -v '^--$' >"$OUT/ptxas.txt"
+note "ptxas: $(grep -c 'entry function' "$OUT/ptxas.txt") entries"
+
+CRITERION_HOME=$CRIT timeout 120 "$B/bench-nested_sin" --bench >"$OUT/bench.log" 2>&1
+note "bench: $(status $?)"
+python3 scripts/gpu/criterion_medians.py "$CRIT" >"$OUT/criterion_medians.json"
+
+timeout 60 "$B/example-nested_sin_end_to_end" --json "$OUT/end_to_end.json" 2>&1
+note "end to end: $(status $?)"
+
+# PyTorch in the same call: writes $OUT/torch_peers.json, prints its lines.
+timeout 100 python3 scripts/gpu/torch_nested_sin.py 2>&1
+note "torch: $(status $?)"
+
+# The GPU tests (their names hold "gpu") under each tool; COALESCE_SANITIZER=1
+# takes 2^12 accuracy inputs instead of 2^24 and skips the large lengths.
+: >"$OUT/sanitizer.log"
+for tool in memcheck racecheck; do
+    COALESCE_SANITIZER=1 timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        $([[ $tool == racecheck ]] && echo --racecheck-report all) \
+        "$B/test-nested_sin" gpu --test-threads=1 >/tmp/sanitizer-$tool.log 2>&1
+    rc=$?
+    { echo "### $tool"; cat /tmp/sanitizer-$tool.log; } >>"$OUT/sanitizer.log"
+    note "compute-sanitizer $tool: $(status $rc); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/sanitizer-$tool.log | tail -1)"
+done
+
+# Instructions, issue slots and DRAM per kernel: --profile launches the copy
+# kernel, the four sin_f32 of unfused, and each fused version once at 2^28.
+# Clock control off: leave the GPU as found.
+METRICS=dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,launch__grid_size,launch__occupancy_limit_registers,launch__registers_per_thread,sm__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active
+timeout 60 ncu --clock-control none --kernel-name regex:'^(copy_f32|sin_f32|nested_sin_)' --metrics "$METRICS" \
+    "$B/example-nested_sin_end_to_end" --profile >"$OUT/ncu.txt" 2>&1
+note "ncu: $(status $?); $(grep -cE '^  [a-z_0-9]+ \(' "$OUT/ncu.txt") launches profiled"
+
+echo
+grep -E '^ACCURACY [a-z_]+:|^test result' "$OUT/tests.log" | cut -c1-160
+grep -E 'thrpt|time:' -B1 "$OUT/bench.log" | grep -E '^nested_sin|time:|thrpt' | cut -c1-100
+ls -l "$OUT"
+exit 0

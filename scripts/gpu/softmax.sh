@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The run docs/softmax.md is generated from, in one device call on the GPU
+# machine (no Rust there): scripts/gpu/build.sh first, here; then
+#   run(command="bash scripts/gpu/softmax.sh", carry=[".gpu"])
+# and, here, with $OUT's eight files in docs/measurements/<date>-h100-softmax:
+#   python3 scripts/docs/softmax.py docs/measurements/<date>-h100-softmax > docs/softmax.md
+#
+# Writes exactly the eight files scripts/docs/softmax.py reads (the device
+# call returns at most eight) into $OUT:
+#   summary.txt            commit, nvidia-smi, nvcc; then one `== [Ns] part: status` line per part
+#   tests.log              test-softmax --nocapture: every test, with the `accuracy:` lines
+#   ptxas.txt              ptxas -v of the sm_90 module (every kernel's registers and stack)
+#   bench.log              criterion's softmax groups (benches/softmax.rs)
+#   criterion_medians.json scripts/gpu/criterion_medians.py over criterion's folder
+#   torch_softmax.json     scripts/gpu/torch_softmax.py: torch.softmax at the bench's shapes
+#   sanitizer.log          compute-sanitizer memcheck, then racecheck, over the GPU tests
+#   ncu.txt                ncu over the gpu_ncu_probe test: one launch per kernel and shape
+# PyTorch's table and a summary go to the console.
+#
+# Time on an H100 (from the 2026-11-22-h100-softmax-2 run's summary.txt
+# timestamps and bench.log: 40 criterion cases of 0.2 s warm-up + 0.9 s):
+# tests 16 s, bench 65 s, torch 5-15 s, memcheck 2 s, racecheck 6 s, ncu 6 s
+# (12 launches, 3 passes each): about 2 minutes with unpacking. Each part has
+# a timeout (90+180+90+60+60+60 s) so that a hang cannot pass 9 minutes.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+B=.gpu/bin
+[[ -d $B || ! -f .gpu/bin.tgz ]] || tar -C .gpu -xzf .gpu/bin.tgz   # build.sh packs the binaries
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/scripts/gpu${PYTHONPATH:+:$PYTHONPATH}
+CRIT=/tmp/criterion-softmax # this script's own: medians from this run only
+rm -rf "$CRIT"
+
+status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
+note() { echo "== [${SECONDS}s] $*" | tee -a "$OUT/summary.txt"; }
+
+{
+    echo "commit $(cat .gpu/commit 2>/dev/null)"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.current.sm,clocks.current.memory,clocks.max.sm --format=csv
+    nvcc --version | tail -2
+} >"$OUT/summary.txt" 2>&1
+cat "$OUT/summary.txt"
+
+# Every test, GPU tests included, cargo test's parallel threads; --nocapture
+# keeps the accuracy: lines (one per kernel and benchmark shape).
+timeout 90 "$B/test-softmax" --nocapture >"$OUT/tests.log" 2>&1
+note "tests: $(status $?); $(grep '^test result' "$OUT/tests.log" | tail -1)"
+
+# Registers and stack of every kernel, as the H100 compiles the PTX that ran.
+ptxas -arch=sm_90 -v .gpu/sm_90.ptx -o /dev/null >"$OUT/ptxas.txt" 2>&1
+echo "ptxas: exit $?; $(grep -c 'entry function' "$OUT/ptxas.txt") entries"
+
+CRITERION_HOME=$CRIT timeout 180 "$B/bench-softmax" --bench >"$OUT/bench.log" 2>&1
+note "bench: $(status $?)"
+python3 scripts/gpu/criterion_medians.py "$CRIT" >"$OUT/criterion_medians.json"
+
+# PyTorch in the same call: writes $OUT/torch_softmax.json, prints its table.
+timeout 90 python3 scripts/gpu/torch_softmax.py 2>&1
+note "torch: $(status $?)"
+
+# The GPU tests (their names hold "gpu") under each tool, at the odd shapes:
+# COALESCE_SANITIZER=1 skips the benchmark shapes.
+: >"$OUT/sanitizer.log"
+for tool in memcheck racecheck; do
+    COALESCE_SANITIZER=1 timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        $([[ $tool == racecheck ]] && echo --racecheck-report all) \
+        "$B/test-softmax" gpu --test-threads=1 >/tmp/sanitizer-$tool.log 2>&1
+    rc=$?
+    { echo "### $tool"; cat /tmp/sanitizer-$tool.log; } >>"$OUT/sanitizer.log"
+    note "compute-sanitizer $tool: $(status $rc); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/sanitizer-$tool.log | tail -1)"
+done
+
+# DRAM bytes per launch: the probe launches each strategy's pick and the
+# online kernel once per shape and prints `ncu probe: <kernel> on <shape>`
+# before each (the page pairs them in order). Clock control off: leave the
+# GPU as found.
+METRICS=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,launch__block_size,launch__grid_size,launch__registers_per_thread,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active
+timeout 60 ncu --clock-control none --kernel-name regex:'^softmax_' --metrics "$METRICS" \
+    "$B/test-softmax" gpu_ncu_probe --ignored --nocapture >"$OUT/ncu.txt" 2>&1
+note "ncu: $(status $?); $(grep -c '^  softmax_' "$OUT/ncu.txt") launches profiled"
+
+echo
+grep -E '^softmax_|thrpt: +\[[0-9]' "$OUT/bench.log" | cut -c1-100   # GB/s per case
+ls -l "$OUT"
+exit 0
