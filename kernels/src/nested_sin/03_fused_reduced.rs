@@ -14,10 +14,12 @@
 //!
 //! **What it costs:** nothing. The shortcuts perform the same IEEE
 //! operations `__nv_sinf` performs on those arguments, so every output is
-//! bit-identical to step 2's and to the unfused four launches; 66
-//! instructions per element instead of 98 (ncu on an H100), which moves the
-//! kernel from issue-bound (step 2: 78% issue-active, 62% of DRAM peak) to
-//! memory-bound (70% and 82%).
+//! bit-identical to step 2's and to the unfused four launches, with two
+//! `sin_unit` and one `sin_quarter` in place of three full `__nv_sinf`
+//! (about 25 instructions each): fewer instructions per element, which
+//! moves the kernel from issue-bound (step 2) to memory-bound
+//! (`docs/nested_sin.md` has ncu's instruction counts, issue-slot use and
+//! DRAM throughput for both).
 
 use super::math::{libdevice_sinf, sin_quarter, sin_unit};
 

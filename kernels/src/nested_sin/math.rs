@@ -208,9 +208,9 @@ pub fn sin_quarter(x: f32) -> f32 {
 
 /// The SFU's `sin.approx.f32` (CUDA's `__sinf`): an absolute error that
 /// grows with |x| (the unit's own range reduction is short), no relative
-/// bound near the zeros of sine. Measured on an H100 for four in a row:
-/// 3.7e-5 absolute for |x| <= 100 pi, 3.8e-4 near |x| = 3.6e3, garbage for
-/// |x| >= 1e30. On the host, where no such unit exists, `f32::sin`.
+/// bound near the zeros of sine, no correct bits for huge |x| (1e30 and
+/// beyond); `docs/nested_sin.md` has the errors measured on the GPU. On the
+/// host, where no such unit exists, `f32::sin`.
 #[inline(always)]
 pub fn sin_approx(x: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]

@@ -12,29 +12,31 @@
 //! float4 loads in flight), so the rescale costs one `exp` per 16 elements.
 //!
 //! **Why the second read is mostly free:** a block is one row and up to
-//! 1024 threads, and at 47 registers an SM holds one such block, so the
-//! whole GPU works on ~132 rows at a time (17 MB at 32768 columns), less
-//! than the 50 MB L2. Pass 2 walks the row *backwards*, so it starts with
-//! what pass 1 read last (the last chunk is even still in registers). On
-//! the H100 (docs/softmax.md, ncu) L2 served 75% of the re-read at 32768
-//! columns and 61% at 50000: DRAM reads each element 1.13 and 1.38 times
-//! there, and writes it once, where the textbook kernel reads three times.
+//! 1024 threads, and at more than 32 registers per thread an SM holds one
+//! such block (its 65536 registers hold one 1024-thread block, not two), so
+//! the whole GPU works on one row per SM at a time (132 on an H100: 17 MB
+//! at 32768 columns), less than the 50 MB L2. Pass 2 walks the row
+//! *backwards*, so it starts with what pass 1 read last (the last chunk is
+//! even still in registers). So DRAM reads each element little more than
+//! once, and writes it once, where the textbook kernel reads three times;
+//! the share of the re-read that L2 serves falls as rows grow
+//! (`docs/softmax.md` has ncu's DRAM bytes per launch).
 //!
 //! **What it costs:** two passes over the row through L1/L2 instead of one,
 //! and the rescale `exp` per chunk; no limit on the row length.
 //!
-//! **Step 3b, [`online_stash`]:** at 50000 columns L2 missed 39% of the
-//! re-read. A row of up to [`STASH_MAX_COLS`] floats fits in the shared
-//! memory one block may opt in to on an H100 (227 KiB), so the row goes to
-//! shared memory once and both passes read it there: every element comes
-//! from DRAM once. The copy is asynchronous (`cp.async`, global to shared
-//! without registers), every chunk in flight at once: staged through
-//! registers instead, one chunk per thread in flight (64 KiB per SM) reached
-//! 87% of the copy roof at 1024x50000, the copies 93.5% (online: 79%). Each
-//! thread reads back only what it copied, in the same mapping, so the stash
-//! needs no barrier of its own. It costs the SM's shared memory (one such
-//! block per SM, as the registers already allowed). Unaligned rows stage
-//! through registers.
+//! **Step 3b, [`online_stash`]:** for rows long enough that L2 misses part
+//! of the re-read. A row of up to [`STASH_MAX_COLS`] floats fits in the
+//! shared memory one block may opt in to on an H100 (227 KiB), so the row
+//! goes to shared memory once and both passes read it there: every element
+//! comes from DRAM once. The copy is asynchronous (`cp.async`, global to
+//! shared without registers), so every chunk of the row is in flight at
+//! once; loads staged through registers would keep only one chunk per thread
+//! in flight, too few bytes to keep DRAM busy while each SM alternates
+//! between reading its row and writing it. Each thread reads back only what
+//! it copied, in the same mapping, so the stash needs no barrier of its own.
+//! It costs the SM's shared memory (one such block per SM, as the registers
+//! already allowed). Unaligned rows stage through registers.
 
 use super::{
     ONLINE_FLOATS, PAIRS_SHARED_BYTES, Part, STASH_MAX_COLS, Span, base_of, block_combine, exp_minus, vector_rows,

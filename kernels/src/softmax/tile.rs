@@ -22,10 +22,11 @@ pub(crate) fn vector_rows(input: *const f32, output: *mut f32, cols: usize) -> b
 // (unaligned buffers or `cols % 4 != 0`) with four 4-byte ones at the same
 // addresses.
 //
-// (Checking every float against the row's end instead made ptxas keep one
-// predicate per float alive from the loads to the stores, `P2R`-saved in a
-// register each: 96 registers at 32 floats per thread, where the vector path
-// needs 53.)
+// Slots are checked against the row's end whole, not float by float: a
+// check per float makes ptxas keep one predicate per float alive from the
+// loads to the stores, each `P2R`-saved in a register of its own, which at
+// 32 floats per thread passes the 64 registers a 1024-thread block may use
+// (`docs/softmax.md` lists each kernel's registers).
 
 /// Which of a thread's slots lie inside the row, and how much tail it holds.
 #[derive(Clone, Copy)]
