@@ -443,7 +443,8 @@ fn gpu_accuracy_of_every_variant_against_f64() {
         }
     }
     // fast: an absolute bound only, growing with |x| (the SFU's own range
-    // reduction); an H100 gives 3.7e-5 for |x| <= 100 pi.
+    // reduction), with room above the error the GPU gives (docs/nested_sin.md,
+    // "Accuracy").
     let fast = &results[3].1;
     let fast_abs = xs
         .iter()
