@@ -4,7 +4,7 @@
 # Writes into $OUT:
 #   machine.txt           commit, GPU, driver, toolkit
 #   tests.log             test-gemm (every step against f64 at odd shapes and 4096^3)
-#   ptxas.txt             ptxas -v of every module's GEMM kernels
+#   ptxas.txt             ptxas -v of the GEMM kernels in the module an H100 loads
 #   torch_gemm.json       cuBLAS SGEMM and TF32 through PyTorch (scripts/gpu/torch_gemm.py)
 #   bench.log             criterion's gemm groups, then PyTorch at the off-tile shapes
 #   criterion_medians.json (scripts/gpu/criterion_medians.py)
@@ -31,11 +31,11 @@ smi=$!
 "$B/test-gemm" >"$OUT/tests.log" 2>&1
 echo "== tests: exit $?; $(grep '^test result' "$OUT/tests.log")"
 
-for m in .gpu/sm_*.ptx; do
-    arch=$(basename "$m" .ptx)
-    echo "### $arch" >>"$OUT/ptxas.txt"
-    ptxas -arch="$arch" -v "$m" -o /dev/null 2>&1 | grep -A2 "entry function 'gemm_" >>"$OUT/ptxas.txt"
-done
+# The module an H100 loads: the newest of sm_90a and sm_90 in the bundle.
+module=$(ls .gpu/sm_90a.ptx .gpu/sm_90.ptx 2>/dev/null | head -1)
+arch=$(basename "$module" .ptx)
+echo "### $arch" >"$OUT/ptxas.txt"
+ptxas -arch="$arch" -v "$module" -o /dev/null 2>&1 | grep -A3 "entry function 'gemm_" >>"$OUT/ptxas.txt"
 
 timeout 300 python3 scripts/gpu/torch_gemm.py >"$OUT/torch.log" 2>&1
 echo "== torch: exit $?"
