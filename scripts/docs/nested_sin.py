@@ -16,12 +16,12 @@ torch_peers.json (scripts/gpu/torch_nested_sin.py), end_to_end.json
 memcheck and racecheck over the GPU tests) and ptxas.txt (`ptxas -v` of the
 PTX that ran). Every number in the page comes from those files."""
 import json, pathlib, re, sys
+from common import NO_FRAME, step_sections, steps
+from common import ptxas as parse_ptxas
 
 run = pathlib.Path(sys.argv[1])
-root = pathlib.Path(__file__).resolve().parents[2]
-REGISTRY = json.loads((root / "docs/registry.json").read_text())
-STEPS = next(o["steps"] for o in REGISTRY if o["op"] == "nested_sin")
-COPY = next(s for o in REGISTRY if o["op"] == "copy" for s in o["steps"] if s["name"] == "copy")
+STEPS = steps("nested_sin")
+COPY = next(s for s in steps("copy") if s["name"] == "copy")
 NAMES = [s["name"] for s in STEPS]
 read = lambda name: (run / name).read_text()
 crit = json.loads(read("criterion_medians.json"))
@@ -96,17 +96,8 @@ def ncu_row(entry):
 NCU = {s["name"]: ncu_row(s["entry"]) for s in STEPS}
 
 # ---- ptxas.txt --------------------------------------------------------------
-ptxas, frames, name = {}, {}, None
-for line in ptxas_txt.splitlines():
-    m = re.search(r"entry function '([a-z_0-9]+)'", line)
-    if m:
-        name = m.group(1)
-    m = re.search(r"Used (\d+) registers", line)
-    if m and name:
-        ptxas[name] = int(m.group(1))
-    if "stack frame" in line and name:
-        frames[name] = line.strip()
-no_spills = all(frames[s["entry"]] == "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" for s in STEPS)
+ptxas, frames = parse_ptxas(ptxas_txt)
+no_spills = all(frames[s["entry"]] == NO_FRAME for s in STEPS)
 
 # ---- tests.log: the ACCURACY line of each version (worst input, what it returned)
 worst = {}
@@ -296,10 +287,7 @@ WHY = {
 }
 
 w("## The ladder, one idea per step\n")
-for s in STEPS:
-    file = s["file"].removeprefix("kernels/src/")
-    w(f"### {s['step']}. {s['name']}\n")
-    w(f"`{s['name']}` ([`{file}`](../{s['file']})): {s['idea']}. **{measured(s['name'])}.** {WHY[s['name']]()}\n")
+step_sections(w, STEPS, measured, WHY)
 w("All of them share `nested_sin::map`: a grid-stride loop over 16-byte vectors (`ld.global.v4`/`st.global.v4`), a "
   "scalar head when the input and output start equally misaligned, a scalar tail for lengths not a multiple of 4, "
   "and an all-scalar walk when their misalignments differ. In place (`launch_in_place`) is allowed.\n")

@@ -18,10 +18,10 @@ the `gpu_ncu_probe` test, which names each launch's shape), sanitizer.log
 (`ptxas -v` of the PTX that ran). Every number in the page comes from those
 files; the constants below are the kernels' and the H100's."""
 import json, math, pathlib, re, sys
+from common import NO_FRAME, ptxas, steps
 
 run = pathlib.Path(sys.argv[1])
-root = pathlib.Path(__file__).resolve().parents[2]
-STEPS = next(o["steps"] for o in json.loads((root / "docs/registry.json").read_text()) if o["op"] == "softmax")
+STEPS = steps("softmax")
 read = lambda name: (run / name).read_text()
 crit = json.loads(read("criterion_medians.json"))
 torch = json.loads(read("torch_softmax.json"))
@@ -120,17 +120,8 @@ def n(kernel, s):
 
 
 # ---- ptxas.txt: registers and stack per kernel ------------------------------
-regs, frames, name = {}, {}, None
-for line in ptxas_txt.splitlines():
-    m = re.search(r"Compiling entry function '(\w+)'", line)
-    if m:
-        name = m.group(1)
-    m = re.search(r"Used (\d+) registers", line)
-    if m and name:
-        regs[name] = int(m.group(1))
-    if "stack frame" in line and name:
-        frames[name] = line.strip()
-no_spills = all(frames[s["entry"]] == "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" for s in STEPS)
+regs, frames = ptxas(ptxas_txt)
+no_spills = all(frames[s["entry"]] == NO_FRAME for s in STEPS)
 r = lambda name: regs[next(s["entry"] for s in STEPS if s["name"] == name)]
 
 acc = [(m.group(1), m.group(2), float(m.group(3)), float(m.group(4)))

@@ -10,10 +10,10 @@ CUDA-event timings per kernel and shape), criterion_medians.json
 8192x8192), torch_peers.json (PyTorch, same call), machine.txt. Every number
 in the page comes from those files."""
 import json, pathlib, re, sys
+from common import step_sections, steps
 
 run = pathlib.Path(sys.argv[1])
-root = pathlib.Path(__file__).resolve().parents[2]
-STEPS = next(o["steps"] for o in json.loads((root / "docs/registry.json").read_text()) if o["op"] == "transpose")
+STEPS = steps("transpose")
 report = json.loads((run / "report.json").read_text())
 torch = json.loads((run / "torch_peers.json").read_text())
 crit = json.loads((run / "criterion_medians.json").read_text())
@@ -165,10 +165,7 @@ WHY = {
 }
 
 w("## The ladder, one idea per step\n")
-for s in STEPS:
-    file = s["file"].removeprefix("kernels/src/")
-    w(f"### {s['step']}. {s['name']}\n")
-    w(f"`{s['name']}` ([`{file}`](../{s['file']})): {s['idea']}. **{gbs(s['name'])}.** {WHY[s['name']]()}\n")
+step_sections(w, STEPS, gbs, WHY)
 
 pz = {k.split("/")[1]: v for k, v in crit.items() if "launches" in k}
 one, per = pz["one_kernel"], pz["one_launch_per_column"]
