@@ -34,7 +34,8 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/scripts/gpu${PYTHONPATH:+:$PYTHONPATH}
 CRIT=/tmp/criterion-nested_sin # this script's own: medians from this run only
 rm -rf "$CRIT"
 
-status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
+# shellcheck source=scripts/gpu/lib.sh
+source scripts/gpu/lib.sh
 note() { echo "== [${SECONDS}s] $*"; }
 
 # The machine heads tests.log (the page's Machine section: everything before
@@ -72,15 +73,7 @@ note "torch: $(status $?)"
 
 # The GPU tests (their names hold "gpu") under each tool; COALESCE_SANITIZER=1
 # takes 2^12 accuracy inputs instead of 2^24 and skips the large lengths.
-: >"$OUT/sanitizer.log"
-for tool in memcheck racecheck; do
-    COALESCE_SANITIZER=1 timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 99 \
-        $([[ $tool == racecheck ]] && echo --racecheck-report all) \
-        "$B/test-nested_sin" gpu --test-threads=1 >/tmp/sanitizer-$tool.log 2>&1
-    rc=$?
-    { echo "### $tool"; cat /tmp/sanitizer-$tool.log; } >>"$OUT/sanitizer.log"
-    note "compute-sanitizer $tool: $(status $rc); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/sanitizer-$tool.log | tail -1)"
-done
+sanitize "$B/test-nested_sin"
 
 # Instructions, issue slots and DRAM per kernel: --profile launches the copy
 # kernel, the four sin_f32 of unfused, and each fused version once at 2^28.

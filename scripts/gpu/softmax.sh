@@ -32,7 +32,8 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/scripts/gpu${PYTHONPATH:+:$PYTHONPATH}
 CRIT=/tmp/criterion-softmax # this script's own: medians from this run only
 rm -rf "$CRIT"
 
-status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
+# shellcheck source=scripts/gpu/lib.sh
+source scripts/gpu/lib.sh
 note() { echo "== [${SECONDS}s] $*" | tee -a "$OUT/summary.txt"; }
 
 {
@@ -61,15 +62,7 @@ note "torch: $(status $?)"
 
 # The GPU tests (their names hold "gpu") under each tool, at the odd shapes:
 # COALESCE_SANITIZER=1 skips the benchmark shapes.
-: >"$OUT/sanitizer.log"
-for tool in memcheck racecheck; do
-    COALESCE_SANITIZER=1 timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 99 \
-        $([[ $tool == racecheck ]] && echo --racecheck-report all) \
-        "$B/test-softmax" gpu --test-threads=1 >/tmp/sanitizer-$tool.log 2>&1
-    rc=$?
-    { echo "### $tool"; cat /tmp/sanitizer-$tool.log; } >>"$OUT/sanitizer.log"
-    note "compute-sanitizer $tool: $(status $rc); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/sanitizer-$tool.log | tail -1)"
-done
+sanitize "$B/test-softmax"
 
 # DRAM bytes per launch: the probe launches each strategy's pick and the
 # online kernel once per shape and prints `ncu probe: <kernel> on <shape>`
