@@ -35,7 +35,11 @@
 //! ```
 //!
 //! about 1e-3 relative, independent of `K` to first order: TF32 results are
-//! good to about three significant digits.
+//! good to about three significant digits. The first term is the TF32 unit
+//! at work: each operand carries a relative error up to `2^-11`, each
+//! product up to `2^-10 + 2^-22`; the `gamma` term, the accumulation's, is
+//! what grows with `K`. Steps 8 (`mma.sync`) and 9 (`wgmma`) both round
+//! their operands so (`cvt.rna.tf32.f32`) before the tensor cores read them.
 
 mod common;
 
@@ -69,6 +73,13 @@ const EDGE_SHAPES: [(usize, usize, usize); 9] = [
     (33, 5, 44),
     (12, 263, 11),
 ];
+
+/// Shapes for step 9 (`wgmma`, 128x256 tiles, 32 deep): `K = 1`, `N < 4`
+/// (checked loads of `B` everywhere), `K` below, at and past one tile with
+/// residues, `M` and `N` just past a tile (a second block row and column that
+/// is almost empty), and a shape whose interior blocks take the vector paths.
+const WGMMA_SHAPES: [(usize, usize, usize); 8] =
+    [(1, 1, 1), (5, 3, 1), (9, 1, 40), (3, 2, 33), (130, 259, 33), (129, 257, 64), (64, 300, 7), (256, 512, 96)];
 
 /// GPU shapes: the emulator's and large odd ones.
 const GPU_SHAPES: [(usize, usize, usize); 7] =
@@ -217,6 +228,41 @@ fn double_buffered_at_every_kind_of_edge_on_the_emulator() {
     }
 }
 
+#[test]
+fn wgmma_at_every_kind_of_edge_on_the_emulator() {
+    let mut rng = rng("emulator gemm wgmma");
+    for (i, dims) in WGMMA_SHAPES.into_iter().enumerate() {
+        let s = if i % 2 == 0 { AlphaBeta::new(1.5, -0.5) } else { AlphaBeta::PRODUCT };
+        let case = Case::new(&mut rng, dims, s);
+        let (want, bound) = reference(&case, None);
+        let mut c = case.c0.clone();
+        gemm::emu::gemm(Variant::Wgmma, &case.a, &case.b, &mut c, case.shape, s).unwrap();
+        let worst = check(Variant::Wgmma, &case, None, &c, &want, &bound);
+        eprintln!("emulator wgmma {:>12}: max error / bound {worst:.2e}", case.shape.to_string());
+    }
+}
+
+/// The descriptor the kernel builds, read back as the emulator's tensor
+/// cores read it, lands on the bytes the kernel's swizzled stores wrote:
+/// chunk `c` of row `r` at `128 r + 16 (c ^ (r % 8))`, for every `k` step.
+#[test]
+fn wgmma_descriptor_addresses_the_128_byte_swizzle() {
+    use coalesce::kernels::emu::descriptor_address;
+    use coalesce::kernels::gemm::k_major_128b;
+    for base in [0u32, 1024, 49152] {
+        for step in 0..4usize {
+            let desc = k_major_128b(base + 32 * step as u32);
+            for row in 0..256usize {
+                for kb in 0..32usize {
+                    let (k, chunk) = (8 * step + kb / 4, (32 * step + kb) / 16);
+                    let want = base as usize + 128 * row + 16 * (chunk ^ (row % 8)) + (4 * k + kb % 4) % 16;
+                    assert_eq!(descriptor_address(desc, row, kb), want, "base {base} step {step} row {row} byte {kb}");
+                }
+            }
+        }
+    }
+}
+
 /// Buffers one float past a 16-byte boundary: the vector steps must notice
 /// and take their scalar paths (a misaligned `ld.global.v4` would fault).
 #[test]
@@ -227,7 +273,7 @@ fn misaligned_buffers_on_the_emulator() {
     let (want, bound) = reference(&case, None);
     let shift = |v: &[f32]| -> Vec<f32> { std::iter::once(0.0).chain(v.iter().copied()).collect() };
     let (a, b) = (shift(&case.a), shift(&case.b));
-    for v in [Variant::Vectorized, Variant::Warptile, Variant::DoubleBuffered, Variant::Tf32] {
+    for v in [Variant::Vectorized, Variant::Warptile, Variant::DoubleBuffered, Variant::Tf32, Variant::Wgmma] {
         let mut c = shift(&case.c0);
         gemm::emu::gemm(v, &a[1..], &b[1..], &mut c[1..], case.shape, s).unwrap();
         check(v, &case, None, &c[1..], &want, &bound);
@@ -424,6 +470,53 @@ fn bad_input_is_an_error_on_the_gpu() {
         let e = gemm::launch(&stream, v, &a, &one, &mut c, tall, AlphaBeta::PRODUCT).unwrap_err();
         assert!(matches!(e, Error::GridTooLarge { .. }), "{}: {e}", v.name());
     }
+}
+
+/// Step 9 at its edge shapes and at large ones on the GPU (an H100: the
+/// `sm_90a` module), C poisoned.
+#[test]
+fn wgmma_at_every_kind_of_edge_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu gemm wgmma") else { return };
+    if !gpu.has_kernel(Variant::Wgmma.entry_point()) {
+        eprintln!("skipping gpu gemm wgmma: {} loaded {:?}, not sm_90a", gpu.name(), gpu.module_name());
+        return;
+    }
+    let stream = gpu.stream().unwrap();
+    let mut rng = rng("gpu gemm wgmma");
+    let large = [(300, 3, 1000), (1000, 1001, 1003), (1030, 1028, 1032), (513, 4095, 1025), (2048, 2048, 8192)];
+    let shapes = WGMMA_SHAPES.iter().chain(if under_sanitizer() { &large[..1] } else { &large[..] });
+    for &dims in shapes {
+        let s = AlphaBeta::new(1.5, -0.5);
+        let case = Case::new(&mut rng, dims, s);
+        let (want, bound) = reference(&case, None);
+        let bufs = GpuBufs::new(&gpu, &case, 0);
+        let got = run_gpu(&stream, Variant::Wgmma, &case, &bufs, 0);
+        let worst = check(Variant::Wgmma, &case, None, &got, &want, &bound);
+        eprintln!("gpu wgmma {:>16}: max error / bound {worst:.2e}", case.shape.to_string());
+    }
+}
+
+/// A kernel that only the sm_90a module has, launched with another module
+/// loaded (here the sm_90 one, forced on whatever GPU this is): a clear
+/// error, no launch.
+#[test]
+fn wgmma_without_the_sm_90a_module_is_an_error_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu gemm wgmma without sm_90a") else { return };
+    drop(gpu);
+    let sm_90: Vec<coalesce::Ptx> = coalesce::MODULES.iter().copied().filter(|m| !m.arch_specific).collect();
+    let gpu = coalesce::Gpu::open(0, &sm_90).unwrap();
+    assert!(!gpu.has_kernel(Variant::Wgmma.entry_point()));
+    let stream = gpu.stream().unwrap();
+    let shape = GemmShape::new(64, 64, 64).unwrap();
+    let a = gpu.upload(&vec![1.0f32; shape.a().len()]).unwrap();
+    let b = gpu.upload(&vec![1.0f32; shape.b().len()]).unwrap();
+    let mut c = gpu.alloc::<f32>(shape.c().len()).unwrap();
+    let e = gemm::wgmma(&stream, &a, &b, &mut c, shape, AlphaBeta::PRODUCT).unwrap_err();
+    assert!(matches!(e, Error::ArchitectureRequired { needs: "sm_90a", .. }), "{e}");
+    eprintln!("wgmma on {:?}: {e}", gpu.module_name());
+    // The rest of the ladder runs on that module.
+    gemm::tf32(&stream, &a, &b, &mut c, shape, AlphaBeta::PRODUCT).unwrap();
+    stream.synchronize().unwrap();
 }
 
 /// The emulator's TF32 rounding is `cvt.rna.tf32.f32`: to nearest, ties

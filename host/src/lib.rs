@@ -37,7 +37,8 @@ macro_rules! launchers {
                 file: $file:literal,
                 body: $body:expr,
                 geometry: $geometry:expr,
-                idea: $idea:literal $(,)?
+                idea: $idea:literal
+                $(, needs: $needs:literal)? $(,)?
             }
         )*
     ) => {

@@ -16,23 +16,25 @@
 //! Launch geometry (tile sizes, threads, shared bytes) is defined here and
 //! read by the host through [`Variant::launch_dims`].
 
-#[path = "01_naive.rs"]
-mod naive_kernel;
-#[path = "02_smem_tiled.rs"]
-mod smem_tiled_kernel;
 #[path = "03_blocktile_1d.rs"]
 mod blocktile_1d_kernel;
 #[path = "04_blocktile_2d.rs"]
 mod blocktile_2d_kernel;
+#[path = "07_double_buffered.rs"]
+mod double_buffered_kernel;
+#[path = "01_naive.rs"]
+mod naive_kernel;
+#[path = "02_smem_tiled.rs"]
+mod smem_tiled_kernel;
+#[path = "08_tf32.rs"]
+mod tf32_kernel;
+mod tiles;
 #[path = "05_vectorized.rs"]
 mod vectorized_kernel;
 #[path = "06_warptile.rs"]
 mod warptile_kernel;
-#[path = "07_double_buffered.rs"]
-mod double_buffered_kernel;
-#[path = "08_tf32.rs"]
-mod tf32_kernel;
-mod tiles;
+#[path = "09_wgmma.rs"]
+mod wgmma_kernel;
 
 pub use blocktile_1d_kernel::{BT1_BK, BT1_BM, BT1_BN, BT1_THREADS, BT1_TM, blocktile_1d};
 pub use blocktile_2d_kernel::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, blocktile_2d};
@@ -42,10 +44,11 @@ pub use smem_tiled_kernel::{SMEM_TILE, smem_tiled};
 pub use tf32_kernel::{TF32_BK, TF32_BM, TF32_BN, TF32_SHARED_FLOATS, TF32_STRIDE, TF32_THREADS, tf32, to_tf32};
 pub use vectorized_kernel::vectorized;
 pub use warptile_kernel::{WT, WarpTiling, warptile, warptile_with};
+pub use wgmma_kernel::{WG_BK, WG_BM, WG_BN, WG_SHARED_BYTES, WG_STAGES, WG_THREADS, k_major_128b, wgmma};
 
 // The steps name it `super::F4`.
-pub use crate::vector::F4;
 use crate::registry::ladder;
+pub use crate::vector::F4;
 use crate::{Dim3, LaunchDims};
 
 /// The scalars of one GEMM: the shape and the epilogue's `alpha`, `beta`.
@@ -70,7 +73,8 @@ macro_rules! gemm_steps {
         $then! {
             $($pass)*
             op: "gemm";
-            /// The GEMM versions, in teaching order: the FP32 ladder, then TF32.
+            /// The GEMM versions, in teaching order: the FP32 ladder, then TF32
+            /// on the tensor cores (step 9 only on `sm_90a`, the H100's).
             pub enum Variant, geometry Geometry;
             unsafe fn run<C>(ctx, a: *const f32, b: *const f32, c: *mut f32, p: Problem);
 
@@ -147,6 +151,17 @@ macro_rules! gemm_steps {
                 geometry: Geometry { tile: (TF32_BM, TF32_BN), block: Dim3::xy(TF32_THREADS, 1), shared_floats: TF32_SHARED_FLOATS },
                 idea: "tensor cores: TF32 `mma.sync.m16n8k8` with f32 accumulation; inputs rounded to 10 mantissa bits",
             }
+            /// Step 9: Hopper's warpgroup MMA, operands read from shared
+            /// memory by the tensor cores. TF32, as step 8; `sm_90a` only.
+            Wgmma => wgmma {
+                step: "9",
+                entry: "gemm_wgmma",
+                file: "gemm/09_wgmma.rs",
+                body: wgmma,
+                geometry: Geometry { tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: WG_SHARED_BYTES / 4 },
+                idea: "TF32 `wgmma.mma_async.m64n256k8` by two warpgroups, operands K-major in 128-byte-swizzled shared memory staged by the threads, three buffers",
+                needs: "sm_90a",
+            }
         }
     };
 }
@@ -177,7 +192,7 @@ impl Variant {
 
     /// Whether this version rounds its inputs to TF32 (tensor cores).
     pub const fn is_tf32(self) -> bool {
-        matches!(self, Variant::Tf32)
+        matches!(self, Variant::Tf32 | Variant::Wgmma)
     }
 
     /// The fastest FP32 version: what `gemm::sgemm` launches.
