@@ -12,7 +12,7 @@
 //! and each step's `C` as raw little-endian f32 (`a_4096.bin`,
 //! `c_wgmma_4096.bin`, ...), which `scripts/gpu/torch_gemm_tc.py` compares
 //! with cuBLAS against an f64 product on the GPU; `STEPS` (default
-//! `double_buffered,tf32,wgmma`) names the steps. Prints one line per step
+//! `double_buffered,tf32,wgmma,wgmma_3xtf32`) names the steps. Prints one line per step
 //! and size: median, min and max ms, TFLOP/s.
 
 use coalesce::gemm::{self, AlphaBeta, GemmShape, Variant};
@@ -27,7 +27,7 @@ fn main() -> coalesce::Result<()> {
     let dump = args.get(2).filter(|s| !s.is_empty()).map(std::path::PathBuf::from);
     let steps: Vec<Variant> = args
         .get(3)
-        .map_or("double_buffered,tf32,wgmma", String::as_str)
+        .map_or("double_buffered,tf32,wgmma,wgmma_3xtf32", String::as_str)
         .split(',')
         .filter_map(|name| Variant::ALL.into_iter().find(|v| v.name() == name))
         .collect();
@@ -86,12 +86,10 @@ fn main() -> coalesce::Result<()> {
 }
 
 /// 4096 sampled elements against f64: the largest `|err| / bound` and how
-/// many exceed the bound (TF32: `2^-10 + 2^-22 + 2 gamma_K` times the sum of
-/// `|a b|`, as tests/gemm.rs; FP32: `gamma_K`).
+/// many exceed the bound (`Variant::error_bound` times the sum of `|a b|`,
+/// as tests/gemm.rs).
 fn spot_check(v: Variant, a: &[f32], b: &[f32], n: usize, got: &[f32]) -> (f64, usize) {
-    let u = f64::powi(2.0, -24);
-    let gamma = (n + 3) as f64 * u / (1.0 - (n + 3) as f64 * u);
-    let factor = if v.is_tf32() { f64::powi(2.0, -10) + f64::powi(2.0, -22) + 2.0 * gamma } else { gamma };
+    let factor = v.error_bound(n);
     let (mut worst, mut bad) = (0.0f64, 0);
     for t in 0..4096usize {
         let (i, j) = ((t * 977 + 13) % n, (t * 3571 + 7) % n);

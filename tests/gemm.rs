@@ -40,6 +40,19 @@
 //! product up to `2^-10 + 2^-22`; the `gamma` term, the accumulation's, is
 //! what grows with `K`. Steps 8 (`mma.sync`) and 9 (`wgmma`) both round
 //! their operands so (`cvt.rna.tf32.f32`) before the tensor cores read them.
+//!
+//! Step 10 (3xTF32) splits each input `x` into `hi = tf32(x)` and `lo =
+//! tf32(x - hi)`, so `|x - hi - lo| <= 2^-22 |x|`, and sums `a_hi b_hi + a_hi
+//! b_lo + a_lo b_hi`: each product's relative error is below `3 * 2^-22 (1 +
+//! 2^-20)` (the dropped `a_lo b_lo` and the two split residues), the products
+//! of TF32 values are exact in f32, and `3 K` of them are accumulated:
+//!
+//! ```text
+//! |c - ref| <= (3 * 2^-22 (1 + 2^-20) + 2 gamma_{3K+3}) * (|alpha| * sum_k |a_ik b_kj| + |beta * c0|)
+//! ```
+//!
+//! the FP32 bound's order (six times it, for the tensor cores' accumulation
+//! and the three products per term).
 
 mod common;
 
@@ -115,8 +128,14 @@ impl Case {
 
 /// The factor of the error bound (module doc) for version `v` and depth `k`.
 fn bound_factor(v: Variant, k: usize) -> f64 {
-    let gamma = (k + 3) as f64 * U / (1.0 - (k + 3) as f64 * U);
-    if v.is_tf32() { f64::powi(2.0, -10) + f64::powi(2.0, -22) + 2.0 * gamma } else { gamma }
+    let gamma = |n: usize| n as f64 * U / (1.0 - n as f64 * U);
+    let want = match v {
+        Variant::Wgmma3xTf32 => 3.0 * f64::powi(2.0, -22) * (1.0 + f64::powi(2.0, -20)) + 2.0 * gamma(3 * k + 3),
+        v if v.is_tf32() => f64::powi(2.0, -10) + f64::powi(2.0, -22) + 2.0 * gamma(k + 3),
+        _ => gamma(k + 3),
+    };
+    assert_eq!(v.error_bound(k), want, "{}: Variant::error_bound and the module doc disagree", v.name());
+    want
 }
 
 /// The exact result and the magnitude its error bound scales,
@@ -235,10 +254,48 @@ fn wgmma_at_every_kind_of_edge_on_the_emulator() {
         let s = if i % 2 == 0 { AlphaBeta::new(1.5, -0.5) } else { AlphaBeta::PRODUCT };
         let case = Case::new(&mut rng, dims, s);
         let (want, bound) = reference(&case, None);
+        for v in [Variant::Wgmma, Variant::Wgmma3xTf32] {
+            let mut c = case.c0.clone();
+            gemm::emu::gemm(v, &case.a, &case.b, &mut c, case.shape, s).unwrap();
+            let worst = check(v, &case, None, &c, &want, &bound);
+            eprintln!("emulator {:>12} {:>12}: max error / bound {worst:.2e}", v.name(), case.shape.to_string());
+        }
+    }
+}
+
+/// 3xTF32 is FP32-accurate where TF32 is not: on the emulator, its largest
+/// error at `K = 512` is within FP32's own bound (`gamma_{K+3}`, itself a
+/// worst case far above typical FP32 errors), and step 9's is over 20 times
+/// 3xTF32's.
+#[test]
+fn wgmma_3xtf32_is_fp32_accurate_on_the_emulator() {
+    let mut rng = rng("emulator gemm 3xtf32");
+    let case = Case::new(&mut rng, (64, 256, 512), AlphaBeta::PRODUCT);
+    let (want, mag) = reference(&case, None);
+    let fp32 = Variant::DoubleBuffered.error_bound(512);
+    let worst = |v: Variant| {
         let mut c = case.c0.clone();
-        gemm::emu::gemm(Variant::Wgmma, &case.a, &case.b, &mut c, case.shape, s).unwrap();
-        let worst = check(Variant::Wgmma, &case, None, &c, &want, &bound);
-        eprintln!("emulator wgmma {:>12}: max error / bound {worst:.2e}", case.shape.to_string());
+        gemm::emu::gemm(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+        c.iter().zip(&want).zip(&mag).map(|((&g, &w), &m)| (g as f64 - w).abs() / (fp32 * m)).fold(0.0, f64::max)
+    };
+    let (x3, tf32) = (worst(Variant::Wgmma3xTf32), worst(Variant::Wgmma));
+    eprintln!("max error / FP32 bound at K = 512: 3xTF32 {x3:.2e}, TF32 {tf32:.2e}");
+    assert!(x3 <= 1.0, "3xTF32 outside the FP32 bound: {x3}");
+    assert!(tf32 > 20.0 * x3, "TF32 ({tf32:.2e}) not far less accurate than 3xTF32 ({x3:.2e})");
+}
+
+/// The split is exact as far as it goes: `hi` and `lo` are TF32 values, and
+/// `x - hi - lo` is below `2^-22 |x|`.
+#[test]
+fn split_tf32_keeps_22_bits() {
+    use coalesce::kernels::gemm::{split_tf32, to_tf32};
+    let mut rng = rng("split tf32");
+    for _ in 0..100_000 {
+        let x: f32 = rng.random_range(-1.0e3f32..1.0e3);
+        let (hi, lo) = split_tf32(x);
+        assert_eq!((to_tf32(hi), to_tf32(lo)), (hi, lo), "{x}: halves not TF32");
+        let rest = x as f64 - hi as f64 - lo as f64;
+        assert!(rest.abs() <= f64::powi(2.0, -22) * (x as f64).abs(), "{x}: {hi} + {lo} leaves {rest}");
     }
 }
 
@@ -273,7 +330,14 @@ fn misaligned_buffers_on_the_emulator() {
     let (want, bound) = reference(&case, None);
     let shift = |v: &[f32]| -> Vec<f32> { std::iter::once(0.0).chain(v.iter().copied()).collect() };
     let (a, b) = (shift(&case.a), shift(&case.b));
-    for v in [Variant::Vectorized, Variant::Warptile, Variant::DoubleBuffered, Variant::Tf32, Variant::Wgmma] {
+    for v in [
+        Variant::Vectorized,
+        Variant::Warptile,
+        Variant::DoubleBuffered,
+        Variant::Tf32,
+        Variant::Wgmma,
+        Variant::Wgmma3xTf32,
+    ] {
         let mut c = shift(&case.c0);
         gemm::emu::gemm(v, &a[1..], &b[1..], &mut c[1..], case.shape, s).unwrap();
         check(v, &case, None, &c[1..], &want, &bound);
@@ -490,9 +554,11 @@ fn wgmma_at_every_kind_of_edge_on_the_gpu() {
         let case = Case::new(&mut rng, dims, s);
         let (want, bound) = reference(&case, None);
         let bufs = GpuBufs::new(&gpu, &case, 0);
-        let got = run_gpu(&stream, Variant::Wgmma, &case, &bufs, 0);
-        let worst = check(Variant::Wgmma, &case, None, &got, &want, &bound);
-        eprintln!("gpu wgmma {:>16}: max error / bound {worst:.2e}", case.shape.to_string());
+        for v in [Variant::Wgmma, Variant::Wgmma3xTf32] {
+            let got = run_gpu(&stream, v, &case, &bufs, 0);
+            let worst = check(v, &case, None, &got, &want, &bound);
+            eprintln!("gpu {:>12} {:>16}: max error / bound {worst:.2e}", v.name(), case.shape.to_string());
+        }
     }
 }
 

@@ -75,11 +75,11 @@ const STAGES: usize = WG_STAGES as usize;
 /// Floats of one buffer: the `A` tile, then the `B` tile.
 const STAGE_FLOATS: usize = (BM + BN) * BK;
 /// Bytes of one K-major row of a tile (before swizzling).
-const ROW_BYTES: usize = BK * 4;
+pub(super) const ROW_BYTES: usize = BK * 4;
 /// 16-byte vectors of the `A` tile per thread: `BM * BK / 4 / THREADS`.
-const NA: usize = BM * BK / 4 / THREADS;
+pub(super) const NA: usize = BM * BK / 4 / THREADS;
 /// 4x4 blocks of the `B` tile per thread.
-const NB: usize = BK * BN / 16 / THREADS;
+pub(super) const NB: usize = BK * BN / 16 / THREADS;
 
 const _: () = assert!(ROW_BYTES == 128 && NA * THREADS * 4 == BM * BK && NB * THREADS * 16 == BK * BN);
 const _: () = assert!((STAGE_FLOATS * 4).is_multiple_of(1024) && (BM * BK * 4).is_multiple_of(1024));
@@ -99,7 +99,7 @@ pub fn k_major_128b(addr: u32) -> u64 {
 /// Byte offset, in a tile of K-major 128-byte rows stored with the 128-byte
 /// swizzle, of the 16-byte chunk `chunk` (0..8) of row `row`.
 #[inline(always)]
-fn swizzled(row: usize, chunk: usize) -> usize {
+pub(super) fn swizzled(row: usize, chunk: usize) -> usize {
     row * ROW_BYTES + 16 * (chunk ^ (row % 8))
 }
 
@@ -126,7 +126,7 @@ unsafe fn store_tf32(dst: *mut f32, v: [f32; 4]) {
 /// `p` valid for `rows * cols` floats; when `fast`, the four are inside and
 /// 16-byte aligned.
 #[inline(always)]
-unsafe fn load4(p: *const f32, rows: usize, cols: usize, r: usize, c: usize, fast: bool) -> [f32; 4] {
+pub(super) unsafe fn load4(p: *const f32, rows: usize, cols: usize, r: usize, c: usize, fast: bool) -> [f32; 4] {
     if fast {
         // SAFETY: the caller's contract.
         unsafe { (*p.add(r * cols + c).cast::<F4>()).0 }
@@ -171,11 +171,10 @@ unsafe fn load4(p: *const f32, rows: usize, cols: usize, r: usize, c: usize, fas
 pub unsafe fn wgmma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     let tid = ctx.thread_idx().x as usize;
     let blk = ctx.block_idx();
-    let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
+    let (n, k) = (p.n as usize, p.k as usize);
     let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
     let a_vec = k.is_multiple_of(4) && aligned16(a, a, a);
     let b_vec = n.is_multiple_of(4) && aligned16(b, b, b);
-    let whole_mn = (m0 + BM <= m, n0 + BN <= n);
 
     // The buffers start at the first 1024-byte boundary of the shared window.
     let raw = ctx.shared_mem::<F4>().cast::<u8>();
@@ -188,20 +187,8 @@ pub unsafe fn wgmma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut
     let b_tile = |s: usize| unsafe { base.add(s * STAGE_FLOATS * 4 + BM * ROW_BYTES) };
 
     let load = |k0: usize, sa: &mut [[f32; 4]; NA], sb: &mut [[[f32; 4]; 4]; NB]| {
-        let whole_k = k0 + BK <= k;
-        let (fa, fb) = (whole_mn.0 && whole_k && a_vec, whole_mn.1 && whole_k && b_vec);
-        unroll!(i < NA, [0, 1, 2, 3], {
-            let v = tid + i * THREADS;
-            // SAFETY: fast only when the tile is inside A, rows vector-aligned.
-            sa[i] = unsafe { load4(a, m, k, m0 + v / 8, k0 + 4 * (v % 8), fa) };
-        });
-        unroll!(i < NB, [0, 1, 2, 3], {
-            let v = tid + i * THREADS;
-            unroll!(r < 4, [0, 1, 2, 3], {
-                // SAFETY: as above, for B.
-                sb[i][r] = unsafe { load4(b, k, n, k0 + 4 * (v % 8) + r, n0 + 4 * (v / 8), fb) };
-            });
-        });
+        // SAFETY: forwarded from the caller (A and B hold their matrices).
+        unsafe { load_tiles(a, b, &p, (m0, n0, k0), (a_vec, b_vec), tid, sa, sb) }
     };
     let stage = |s: usize, sa: &[[f32; 4]; NA], sb: &[[[f32; 4]; 4]; NB]| {
         unroll!(i < NA, [0, 1, 2, 3], {
@@ -254,27 +241,71 @@ pub unsafe fn wgmma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut
     }
     ctx.wgmma_wait::<0>(&mut acc);
 
-    let (warp, lane) = ((tid % 128) / 32, tid % 32);
+    // SAFETY: forwarded from the caller (C holds its matrix).
+    unsafe { store_fragment(c, &acc, &p, (m0, n0), tid) };
+}
+
+/// Loads the tiles at `k0` of `A` (this thread's [`NA`] vectors) and `B`
+/// (its [`NB`] 4x4 blocks) into registers, mapped as the kernel's doc says:
+/// 16-byte loads where the tile is whole and rows are vector-aligned
+/// (`vec`: `(A, B)`), checked loads with zeros elsewhere.
+///
+/// # Safety
+/// `a` and `b` valid for `m * k` and `k * n` floats.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(super) unsafe fn load_tiles(
+    a: *const f32,
+    b: *const f32,
+    p: &Problem,
+    (m0, n0, k0): (usize, usize, usize),
+    vec: (bool, bool),
+    tid: usize,
+    sa: &mut [[f32; 4]; NA],
+    sb: &mut [[[f32; 4]; 4]; NB],
+) {
+    let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
+    let whole_k = k0 + BK <= k;
+    let (fa, fb) = (m0 + BM <= m && whole_k && vec.0, n0 + BN <= n && whole_k && vec.1);
+    unroll!(i < NA, [0, 1, 2, 3], {
+        let v = tid + i * THREADS;
+        // SAFETY: fast only when the tile is inside A, rows vector-aligned.
+        sa[i] = unsafe { load4(a, m, k, m0 + v / 8, k0 + 4 * (v % 8), fa) };
+    });
+    unroll!(i < NB, [0, 1, 2, 3], {
+        let v = tid + i * THREADS;
+        unroll!(r < 4, [0, 1, 2, 3], {
+            // SAFETY: as above, for B.
+            sb[i][r] = unsafe { load4(b, k, n, k0 + 4 * (v % 8) + r, n0 + 4 * (v / 8), fb) };
+        });
+    });
+}
+
+/// Stores thread `tid`'s accumulator fragments (two warpgroups of 64 rows,
+/// the `wgmma` D layout) into the block's tile of `C` at `(m0, n0)`.
+///
+/// # Safety
+/// `c` valid for `m * n` floats.
+#[inline(always)]
+pub(super) unsafe fn store_fragment(c: *mut f32, acc: &[f32; 128], p: &Problem, (m0, n0): (usize, usize), tid: usize) {
+    let (m, n) = (p.m as usize, p.n as usize);
+    let (group, warp, lane) = (tid / 128, (tid % 128) / 32, tid % 32);
     let row0 = m0 + 64 * group + 16 * warp + lane / 4;
     let col0 = n0 + 2 * (lane % 4);
-    let fast = whole_mn.0 && whole_mn.1;
-    unroll!(
-        i < 128,
-        [
-            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
-            29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
-            56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82,
-            83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107,
-            108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127
-        ],
-        {
-            let (r, cc) = (row0 + 8 * ((i / 2) % 2), col0 + 8 * (i / 4) + i % 2);
-            if fast || (r < m && cc < n) {
-                // SAFETY: inside C (interior block, or checked).
-                unsafe { store_c(c.add(r * n + cc), acc[i], p.alpha, p.beta) };
-            }
+    let fast = m0 + BM <= m && n0 + BN <= n;
+    unroll!(i < 128, [
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
+        30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57,
+        58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85,
+        86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110,
+        111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127
+    ], {
+        let (r, cc) = (row0 + 8 * ((i / 2) % 2), col0 + 8 * (i / 4) + i % 2);
+        if fast || (r < m && cc < n) {
+            // SAFETY: inside C (interior block, or checked).
+            unsafe { store_c(c.add(r * n + cc), acc[i], p.alpha, p.beta) };
         }
-    );
+    });
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
