@@ -169,6 +169,43 @@ pub(super) unsafe fn load4(p: *const f32, rows: usize, cols: usize, r: usize, c:
 /// As [`super::naive`]; the GPU must run `sm_90a` code (compute capability 9.0).
 #[inline(always)]
 pub unsafe fn wgmma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    // SAFETY (both): forwarded.
+    if interior(a, b, &p, ctx.block_idx()) {
+        unsafe { wgmma_with::<C, true>(ctx, a, b, c, p) }
+    } else {
+        unsafe { wgmma_with::<C, false>(ctx, a, b, c, p) }
+    }
+}
+
+/// Whether every tile of block `blk` is whole and vector-readable: its `C`
+/// tile inside `C`, `K` a multiple of the tile depth, rows of `A` and `B`
+/// 16-byte aligned. Such a block runs the copy of the loop whose loads are
+/// unconditional 16-byte loads (`INTERIOR`): with a bounds branch per load,
+/// each load sits in its own basic block, and where the two paths join, the
+/// loaded registers are moved, which waits for the load, so the loads of a
+/// tile no longer fly together (step 7 met the same).
+#[inline(always)]
+pub(super) fn interior(a: *const f32, b: *const f32, p: &Problem, blk: crate::Dim3) -> bool {
+    let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
+    (blk.y as usize + 1) * BM <= m
+        && (blk.x as usize + 1) * BN <= n
+        && k.is_multiple_of(BK)
+        && n.is_multiple_of(4)
+        && aligned16(a, b, b)
+}
+
+/// [`wgmma`], with unconditional vector loads when `INTERIOR`.
+///
+/// # Safety
+/// As [`wgmma`]; `INTERIOR` only when [`interior`] says so.
+#[inline(always)]
+unsafe fn wgmma_with<C: ThreadCtx, const INTERIOR: bool>(
+    ctx: &C,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    p: Problem,
+) {
     let tid = ctx.thread_idx().x as usize;
     let blk = ctx.block_idx();
     let (n, k) = (p.n as usize, p.k as usize);
@@ -188,7 +225,7 @@ pub unsafe fn wgmma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut
 
     let load = |k0: usize, sa: &mut [[f32; 4]; NA], sb: &mut [[[f32; 4]; 4]; NB]| {
         // SAFETY: forwarded from the caller (A and B hold their matrices).
-        unsafe { load_tiles(a, b, &p, (m0, n0, k0), (a_vec, b_vec), tid, sa, sb) }
+        unsafe { load_tiles::<INTERIOR>(a, b, &p, (m0, n0, k0), (a_vec, b_vec), tid, sa, sb) }
     };
     let stage = |s: usize, sa: &[[f32; 4]; NA], sb: &[[[f32; 4]; 4]; NB]| {
         unroll!(i < NA, [0, 1, 2, 3], {
@@ -248,13 +285,15 @@ pub unsafe fn wgmma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut
 /// Loads the tiles at `k0` of `A` (this thread's [`NA`] vectors) and `B`
 /// (its [`NB`] 4x4 blocks) into registers, mapped as the kernel's doc says:
 /// 16-byte loads where the tile is whole and rows are vector-aligned
-/// (`vec`: `(A, B)`), checked loads with zeros elsewhere.
+/// (`vec`: `(A, B)`), checked loads with zeros elsewhere; only 16-byte loads,
+/// without a branch, when `INTERIOR` ([`interior`]).
 ///
 /// # Safety
-/// `a` and `b` valid for `m * k` and `k * n` floats.
+/// `a` and `b` valid for `m * k` and `k * n` floats; `INTERIOR` only when
+/// [`interior`] holds for this block.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(super) unsafe fn load_tiles(
+pub(super) unsafe fn load_tiles<const INTERIOR: bool>(
     a: *const f32,
     b: *const f32,
     p: &Problem,
@@ -266,7 +305,7 @@ pub(super) unsafe fn load_tiles(
 ) {
     let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
     let whole_k = k0 + BK <= k;
-    let (fa, fb) = (m0 + BM <= m && whole_k && vec.0, n0 + BN <= n && whole_k && vec.1);
+    let (fa, fb) = (INTERIOR || (m0 + BM <= m && whole_k && vec.0), INTERIOR || (n0 + BN <= n && whole_k && vec.1));
     unroll!(i < NA, [0, 1, 2, 3], {
         let v = tid + i * THREADS;
         // SAFETY: fast only when the tile is inside A, rows vector-aligned.

@@ -29,7 +29,7 @@
 //! **What it costs:** three times the tensor-core work and twice the shared
 //! memory traffic of step 9, and one barrier more per tile.
 
-use super::wgmma_kernel::{NA, NB, ROW_BYTES, load_tiles, store_fragment, swizzled};
+use super::wgmma_kernel::{NA, NB, ROW_BYTES, interior, load_tiles, store_fragment, swizzled};
 use super::{F4, Problem, aligned16, k_major_128b, to_tf32};
 use crate::ThreadCtx;
 
@@ -62,21 +62,35 @@ pub fn split_tf32(x: f32) -> (f32, f32) {
     (hi, to_tf32(x - hi))
 }
 
-/// Stores the split of four floats as one 16-byte shared store at `hi` and
-/// one at `lo`.
+/// Stores four floats as one 16-byte shared store.
+///
+/// # Safety
+/// `dst` 16-byte aligned, inside shared memory.
+#[inline(always)]
+unsafe fn store4(dst: *mut f32, v: [f32; 4]) {
+    // SAFETY: the caller guarantees the alignment; telling LLVM lets it
+    // merge the four stores into one `st.shared.v4.f32` (scalar stores of a
+    // quarter warp's 8 rows would meet in 8 banks: 4-way conflicts).
+    unsafe { core::hint::assert_unchecked((dst as usize).is_multiple_of(16)) };
+    unroll!(q < 4, [0, 1, 2, 3], {
+        // SAFETY: inside the vector at dst.
+        unsafe { *dst.add(q) = v[q] };
+    });
+}
+
+/// Stores the split of four floats: the `hi` halves as one 16-byte shared
+/// store at `hi`, the `lo` halves as one at `lo`.
 ///
 /// # Safety
 /// `hi` and `lo` 16-byte aligned, inside shared memory.
 #[inline(always)]
 unsafe fn store_split(hi: *mut f32, lo: *mut f32, v: [f32; 4]) {
-    // SAFETY: the caller guarantees the alignment; telling LLVM lets it
-    // merge each four stores into one `st.shared.v4.f32`.
-    unsafe { core::hint::assert_unchecked((hi as usize | lo as usize).is_multiple_of(16)) };
-    unroll!(q < 4, [0, 1, 2, 3], {
-        let (h, l) = split_tf32(v[q]);
-        // SAFETY: inside the vectors at hi and lo.
-        unsafe { (*hi.add(q), *lo.add(q)) = (h, l) };
-    });
+    let halves = v.map(split_tf32);
+    // SAFETY: forwarded.
+    unsafe {
+        store4(hi, halves.map(|h| h.0));
+        store4(lo, halves.map(|h| h.1));
+    }
 }
 
 /// `C = alpha * A * B + beta * C` to about FP32 accuracy, on the TF32
@@ -98,6 +112,20 @@ unsafe fn store_split(hi: *mut f32, lo: *mut f32, v: [f32; 4]) {
 /// As [`super::naive`]; the GPU must run `sm_90a` code (compute capability 9.0).
 #[inline(always)]
 pub unsafe fn wgmma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    // SAFETY (both): forwarded; step 9's interior test (its tile is ours).
+    if interior(a, b, &p, ctx.block_idx()) {
+        unsafe { wgmma_3xtf32_with::<C, true>(ctx, a, b, c, p) }
+    } else {
+        unsafe { wgmma_3xtf32_with::<C, false>(ctx, a, b, c, p) }
+    }
+}
+
+/// [`wgmma_3xtf32`], with unconditional vector loads when `INTERIOR`.
+///
+/// # Safety
+/// As [`wgmma_3xtf32`]; `INTERIOR` only when step 9's `interior` says so.
+#[inline(always)]
+unsafe fn wgmma_3xtf32_with<C: ThreadCtx, const INTERIOR: bool>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     let tid = ctx.thread_idx().x as usize;
     let blk = ctx.block_idx();
     let (n, k) = (p.n as usize, p.k as usize);
@@ -115,7 +143,7 @@ pub unsafe fn wgmma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
 
     let load = |k0: usize, sa: &mut [[f32; 4]; NA], sb: &mut [[[f32; 4]; 4]; NB]| {
         // SAFETY: forwarded from the caller (A and B hold their matrices).
-        unsafe { load_tiles(a, b, &p, (m0, n0, k0), vec, tid, sa, sb) }
+        unsafe { load_tiles::<INTERIOR>(a, b, &p, (m0, n0, k0), vec, tid, sa, sb) }
     };
     let stage = |s: usize, sa: &[[f32; 4]; NA], sb: &[[[f32; 4]; 4]; NB]| {
         unroll!(i < NA, [0, 1, 2, 3], {
