@@ -28,6 +28,13 @@
 //!
 //! **What it costs:** three times the tensor-core work and twice the shared
 //! memory traffic of step 9, and one barrier more per tile.
+//!
+//! **What it does not yet deliver:** on the H100 its error grows in
+//! proportion to `K` (10-15 times cuBLAS SGEMM's largest error at 4096^3 and
+//! 8192^3, docs/gemm.md), where an FP32 GEMM's grows like `sqrt(K)`; on the
+//! CPU emulator, whose accumulation rounds to nearest, the same kernel is
+//! within FP32's bound. The tensor cores' f32 accumulation over all of `K`
+//! in one register is the suspect, so `gemm::sgemm` does not use this step.
 
 use super::wgmma_kernel::{NA, NB, ROW_BYTES, interior, load_tiles, store_fragment, swizzled};
 use super::{F4, Problem, aligned16, k_major_128b, to_tf32};
@@ -125,7 +132,13 @@ pub unsafe fn wgmma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
 /// # Safety
 /// As [`wgmma_3xtf32`]; `INTERIOR` only when step 9's `interior` says so.
 #[inline(always)]
-unsafe fn wgmma_3xtf32_with<C: ThreadCtx, const INTERIOR: bool>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+unsafe fn wgmma_3xtf32_with<C: ThreadCtx, const INTERIOR: bool>(
+    ctx: &C,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    p: Problem,
+) {
     let tid = ctx.thread_idx().x as usize;
     let blk = ctx.block_idx();
     let (n, k) = (p.n as usize, p.k as usize);
