@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The tensor-core GEMM device call (docs/gemm.md, steps 9-10). Here: build the release
 # gemm test binary and examples/gemm_tensor_cores, strip them, pack them with ptx/sm_90a.ptx
-# into <dir>/bin.tgz beside this script and scripts/gpu/torch_gemm_tc.py; on the GPU machine:
-# `bash <dir>/run.sh` (SKIP_SAN=1, SKIP_NCU=1, STEPS=, TESTS=, REPS= trim it). Logs land in $OUT.
+# into <dir>/bin.tgz, and copy this script and scripts/gpu/torch_gemm_tc.py into <dir>; on the GPU machine:
+# `bash <dir>/tensor_cores.sh` (SKIP_SAN=1, SKIP_NCU=1, STEPS=, TESTS=, REPS= trim it). Logs land in $OUT.
 set -uo pipefail
 cd "$(dirname "$0")"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/tc /tmp/dump
