@@ -60,8 +60,11 @@ use std::process::{Command, Stdio, exit};
 const DEFAULT_TOOLCHAIN: &str = "nightly-2026-05-20";
 /// The architectures a module is built for, lowest first. PTX for `sm_XY`
 /// runs, JIT-compiled by the driver, on GPUs of compute capability X.Y and
-/// later: sm_80 opens the kernels to the A100, sm_90 is the H100's.
-const ARCHES: &[&str] = &["sm_80", "sm_90"];
+/// later: sm_80 opens the kernels to the A100, sm_90 is the H100's. PTX for
+/// `sm_XYa` (architecture-specific features: `wgmma`, `setmaxnreg`) runs on
+/// compute capability X.Y only; the kernels that need it are compiled into
+/// that module alone (`cfg(target_feature = "sm_90a")`).
+const ARCHES: &[&str] = &["sm_80", "sm_90", "sm_90a"];
 /// Version of the build steps: bump it when they change what they emit, so
 /// that the stamp changes and CI asks for a rebuilt `ptx/`.
 const RECIPE: u32 = 1;
@@ -197,10 +200,15 @@ fn main() {
     for (arch, text) in &modules {
         let file = format!("{arch}.ptx");
         write_if_changed(&out.join(&file), text).unwrap_or_else(|e| fail(&format!("writing {file} in OUT_DIR: {e}")));
-        let cc: u32 = arch.strip_prefix("sm_").and_then(|n| n.parse().ok()).expect("ARCHES are sm_<number>");
+        let number = arch.strip_prefix("sm_").expect("ARCHES are sm_<number>[a]");
+        let (number, specific) = match number.strip_suffix('a') {
+            Some(n) => (n, true),
+            None => (number, false),
+        };
+        let cc: u32 = number.parse().expect("ARCHES are sm_<number>[a]");
         writeln!(
             list,
-            "    coalesce_host::Ptx {{ arch: {cc}, text: include_str!(concat!(env!(\"OUT_DIR\"), \"/{file}\")) }},"
+            "    coalesce_host::Ptx {{ arch: {cc}, arch_specific: {specific}, text: include_str!(concat!(env!(\"OUT_DIR\"), \"/{file}\")) }},"
         )
         .unwrap();
     }

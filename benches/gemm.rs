@@ -106,9 +106,8 @@ fn validate(
 ) {
     let (n, k) = (shape.n(), shape.k());
     let got = poisoned_run(stream, out, |c| gemm::launch(stream, v, a, b, c, shape, AlphaBeta::PRODUCT)).unwrap();
-    let gamma = (k + 3) as f64 * f64::powi(2.0, -24);
-    // The bounds of tests/gemm.rs: FP32, or TF32 inputs (2^-10 + 2 gamma).
-    let bound = if v.is_tf32() { f64::powi(2.0, -10) + f64::powi(2.0, -22) + 2.0 * gamma } else { gamma };
+    // The bounds of tests/gemm.rs: FP32, TF32 inputs or 3xTF32.
+    let bound = v.error_bound(k);
     let mut x = 12345u64;
     for _ in 0..20_000 {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);

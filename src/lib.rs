@@ -31,7 +31,8 @@
 pub use coalesce_host::*;
 pub use coalesce_kernels as kernels;
 
-/// Every kernel as PTX, one module per GPU architecture (`sm_80`, `sm_90`),
+/// Every kernel as PTX, one module per GPU architecture (`sm_80`, `sm_90`,
+/// `sm_90a`: the one module with the kernels that need it, such as `wgmma`),
 /// lowest first: the modules shipped in `ptx/`, or rebuilt from `kernels/`
 /// by `build.rs` (see `COALESCE_PTX` in the README).
 pub const MODULES: &[coalesce_host::Ptx] = include!(concat!(env!("OUT_DIR"), "/modules.rs"));

@@ -35,7 +35,24 @@
 //! ```
 //!
 //! about 1e-3 relative, independent of `K` to first order: TF32 results are
-//! good to about three significant digits.
+//! good to about three significant digits. The first term is the TF32 unit
+//! at work: each operand carries a relative error up to `2^-11`, each
+//! product up to `2^-10 + 2^-22`; the `gamma` term, the accumulation's, is
+//! what grows with `K`. Steps 8 (`mma.sync`) and 9 (`wgmma`) both round
+//! their operands so (`cvt.rna.tf32.f32`) before the tensor cores read them.
+//!
+//! Step 10 (3xTF32) splits each input `x` into `hi = tf32(x)` and `lo =
+//! tf32(x - hi)`, so `|x - hi - lo| <= 2^-22 |x|`, and sums `a_hi b_hi + a_hi
+//! b_lo + a_lo b_hi`: each product's relative error is below `3 * 2^-22 (1 +
+//! 2^-20)` (the dropped `a_lo b_lo` and the two split residues), the products
+//! of TF32 values are exact in f32, and `3 K` of them are accumulated:
+//!
+//! ```text
+//! |c - ref| <= (3 * 2^-22 (1 + 2^-20) + 2 gamma_{3K+3}) * (|alpha| * sum_k |a_ik b_kj| + |beta * c0|)
+//! ```
+//!
+//! the FP32 bound's order (six times it, for the tensor cores' accumulation
+//! and the three products per term).
 
 mod common;
 
@@ -69,6 +86,13 @@ const EDGE_SHAPES: [(usize, usize, usize); 9] = [
     (33, 5, 44),
     (12, 263, 11),
 ];
+
+/// Shapes for step 9 (`wgmma`, 128x256 tiles, 32 deep): `K = 1`, `N < 4`
+/// (checked loads of `B` everywhere), `K` below, at and past one tile with
+/// residues, `M` and `N` just past a tile (a second block row and column that
+/// is almost empty), and a shape whose interior blocks take the vector paths.
+const WGMMA_SHAPES: [(usize, usize, usize); 8] =
+    [(1, 1, 1), (5, 3, 1), (9, 1, 40), (3, 2, 33), (130, 259, 33), (129, 257, 64), (64, 300, 7), (256, 512, 96)];
 
 /// GPU shapes: the emulator's and large odd ones.
 const GPU_SHAPES: [(usize, usize, usize); 7] =
@@ -104,8 +128,14 @@ impl Case {
 
 /// The factor of the error bound (module doc) for version `v` and depth `k`.
 fn bound_factor(v: Variant, k: usize) -> f64 {
-    let gamma = (k + 3) as f64 * U / (1.0 - (k + 3) as f64 * U);
-    if v.is_tf32() { f64::powi(2.0, -10) + f64::powi(2.0, -22) + 2.0 * gamma } else { gamma }
+    let gamma = |n: usize| n as f64 * U / (1.0 - n as f64 * U);
+    let want = match v {
+        Variant::Wgmma3xTf32 => 3.0 * f64::powi(2.0, -22) * (1.0 + f64::powi(2.0, -20)) + 2.0 * gamma(3 * k + 3),
+        v if v.is_tf32() => f64::powi(2.0, -10) + f64::powi(2.0, -22) + 2.0 * gamma(k + 3),
+        _ => gamma(k + 3),
+    };
+    assert_eq!(v.error_bound(k), want, "{}: Variant::error_bound and the module doc disagree", v.name());
+    want
 }
 
 /// The exact result and the magnitude its error bound scales,
@@ -217,6 +247,79 @@ fn double_buffered_at_every_kind_of_edge_on_the_emulator() {
     }
 }
 
+#[test]
+fn wgmma_at_every_kind_of_edge_on_the_emulator() {
+    let mut rng = rng("emulator gemm wgmma");
+    for (i, dims) in WGMMA_SHAPES.into_iter().enumerate() {
+        let s = if i % 2 == 0 { AlphaBeta::new(1.5, -0.5) } else { AlphaBeta::PRODUCT };
+        let case = Case::new(&mut rng, dims, s);
+        let (want, bound) = reference(&case, None);
+        for v in [Variant::Wgmma, Variant::Wgmma3xTf32] {
+            let mut c = case.c0.clone();
+            gemm::emu::gemm(v, &case.a, &case.b, &mut c, case.shape, s).unwrap();
+            let worst = check(v, &case, None, &c, &want, &bound);
+            eprintln!("emulator {:>12} {:>12}: max error / bound {worst:.2e}", v.name(), case.shape.to_string());
+        }
+    }
+}
+
+/// 3xTF32 is FP32-accurate where TF32 is not: on the emulator, its largest
+/// error at `K = 512` is within FP32's own bound (`gamma_{K+3}`, itself a
+/// worst case far above typical FP32 errors), and step 9's is over 20 times
+/// 3xTF32's.
+#[test]
+fn wgmma_3xtf32_is_fp32_accurate_on_the_emulator() {
+    let mut rng = rng("emulator gemm 3xtf32");
+    let case = Case::new(&mut rng, (64, 256, 512), AlphaBeta::PRODUCT);
+    let (want, mag) = reference(&case, None);
+    let fp32 = Variant::DoubleBuffered.error_bound(512);
+    let worst = |v: Variant| {
+        let mut c = case.c0.clone();
+        gemm::emu::gemm(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+        c.iter().zip(&want).zip(&mag).map(|((&g, &w), &m)| (g as f64 - w).abs() / (fp32 * m)).fold(0.0, f64::max)
+    };
+    let (x3, tf32) = (worst(Variant::Wgmma3xTf32), worst(Variant::Wgmma));
+    eprintln!("max error / FP32 bound at K = 512: 3xTF32 {x3:.2e}, TF32 {tf32:.2e}");
+    assert!(x3 <= 1.0, "3xTF32 outside the FP32 bound: {x3}");
+    assert!(tf32 > 20.0 * x3, "TF32 ({tf32:.2e}) not far less accurate than 3xTF32 ({x3:.2e})");
+}
+
+/// The split is exact as far as it goes: `hi` and `lo` are TF32 values, and
+/// `x - hi - lo` is below `2^-22 |x|`.
+#[test]
+fn split_tf32_keeps_22_bits() {
+    use coalesce::kernels::gemm::{split_tf32, to_tf32};
+    let mut rng = rng("split tf32");
+    for _ in 0..100_000 {
+        let x: f32 = rng.random_range(-1.0e3f32..1.0e3);
+        let (hi, lo) = split_tf32(x);
+        assert_eq!((to_tf32(hi), to_tf32(lo)), (hi, lo), "{x}: halves not TF32");
+        let rest = x as f64 - hi as f64 - lo as f64;
+        assert!(rest.abs() <= f64::powi(2.0, -22) * (x as f64).abs(), "{x}: {hi} + {lo} leaves {rest}");
+    }
+}
+
+/// The descriptor the kernel builds, read back as the emulator's tensor
+/// cores read it, lands on the bytes the kernel's swizzled stores wrote:
+/// chunk `c` of row `r` at `128 r + 16 (c ^ (r % 8))`, for every `k` step.
+#[test]
+fn wgmma_descriptor_addresses_the_128_byte_swizzle() {
+    use coalesce::kernels::emu::descriptor_address;
+    use coalesce::kernels::gemm::k_major_128b;
+    for base in [0u32, 1024, 49152] {
+        for step in 0..4usize {
+            let desc = k_major_128b(base + 32 * step as u32);
+            for row in 0..256usize {
+                for kb in 0..32usize {
+                    let (k, chunk) = (8 * step + kb / 4, (32 * step + kb) / 16);
+                    let want = base as usize + 128 * row + 16 * (chunk ^ (row % 8)) + (4 * k + kb % 4) % 16;
+                    assert_eq!(descriptor_address(desc, row, kb), want, "base {base} step {step} row {row} byte {kb}");
+                }
+            }
+        }
+    }
+}
+
 /// Buffers one float past a 16-byte boundary: the vector steps must notice
 /// and take their scalar paths (a misaligned `ld.global.v4` would fault).
 #[test]
@@ -227,7 +330,14 @@ fn misaligned_buffers_on_the_emulator() {
     let (want, bound) = reference(&case, None);
     let shift = |v: &[f32]| -> Vec<f32> { std::iter::once(0.0).chain(v.iter().copied()).collect() };
     let (a, b) = (shift(&case.a), shift(&case.b));
-    for v in [Variant::Vectorized, Variant::Warptile, Variant::DoubleBuffered, Variant::Tf32] {
+    for v in [
+        Variant::Vectorized,
+        Variant::Warptile,
+        Variant::DoubleBuffered,
+        Variant::Tf32,
+        Variant::Wgmma,
+        Variant::Wgmma3xTf32,
+    ] {
         let mut c = shift(&case.c0);
         gemm::emu::gemm(v, &a[1..], &b[1..], &mut c[1..], case.shape, s).unwrap();
         check(v, &case, None, &c[1..], &want, &bound);
@@ -422,6 +532,55 @@ fn bad_input_is_an_error_on_the_gpu() {
         let e = gemm::launch(&stream, v, &a, &one, &mut c, tall, AlphaBeta::PRODUCT).unwrap_err();
         assert!(matches!(e, Error::GridTooLarge { .. }), "{}: {e}", v.name());
     }
+}
+
+/// Step 9 at its edge shapes and at large ones on the GPU (an H100: the
+/// `sm_90a` module), C poisoned.
+#[test]
+fn wgmma_at_every_kind_of_edge_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu gemm wgmma") else { return };
+    if !gpu.has_kernel(Variant::Wgmma.entry_point()) {
+        eprintln!("skipping gpu gemm wgmma: {} loaded {:?}, not sm_90a", gpu.name(), gpu.module_name());
+        return;
+    }
+    let stream = gpu.stream().unwrap();
+    let mut rng = rng("gpu gemm wgmma");
+    let large = [(300, 3, 1000), (1000, 1001, 1003), (1030, 1028, 1032), (513, 4095, 1025), (2048, 2048, 8192)];
+    let shapes = WGMMA_SHAPES.iter().chain(if under_sanitizer() { &large[..1] } else { &large[..] });
+    for &dims in shapes {
+        let s = AlphaBeta::new(1.5, -0.5);
+        let case = Case::new(&mut rng, dims, s);
+        let (want, bound) = reference(&case, None);
+        let bufs = GpuBufs::new(&gpu, &case, 0);
+        for v in [Variant::Wgmma, Variant::Wgmma3xTf32] {
+            let got = run_gpu(&stream, v, &case, &bufs, 0);
+            let worst = check(v, &case, None, &got, &want, &bound);
+            eprintln!("gpu {:>12} {:>16}: max error / bound {worst:.2e}", v.name(), case.shape.to_string());
+        }
+    }
+}
+
+/// A kernel that only the sm_90a module has, launched with another module
+/// loaded (here the sm_90 one, forced on whatever GPU this is): a clear
+/// error, no launch.
+#[test]
+fn wgmma_without_the_sm_90a_module_is_an_error_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu gemm wgmma without sm_90a") else { return };
+    drop(gpu);
+    let sm_90: Vec<coalesce::Ptx> = coalesce::MODULES.iter().copied().filter(|m| !m.arch_specific).collect();
+    let gpu = coalesce::Gpu::open(0, &sm_90).unwrap();
+    assert!(!gpu.has_kernel(Variant::Wgmma.entry_point()));
+    let stream = gpu.stream().unwrap();
+    let shape = GemmShape::new(64, 64, 64).unwrap();
+    let a = gpu.upload(&vec![1.0f32; shape.a().len()]).unwrap();
+    let b = gpu.upload(&vec![1.0f32; shape.b().len()]).unwrap();
+    let mut c = gpu.alloc::<f32>(shape.c().len()).unwrap();
+    let e = gemm::wgmma(&stream, &a, &b, &mut c, shape, AlphaBeta::PRODUCT).unwrap_err();
+    assert!(matches!(e, Error::ArchitectureRequired { needs: "sm_90a", .. }), "{e}");
+    eprintln!("wgmma on {:?}: {e}", gpu.module_name());
+    // The rest of the ladder runs on that module.
+    gemm::tf32(&stream, &a, &b, &mut c, shape, AlphaBeta::PRODUCT).unwrap();
+    stream.synchronize().unwrap();
 }
 
 /// The emulator's TF32 rounding is `cvt.rna.tf32.f32`: to nearest, ties

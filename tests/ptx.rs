@@ -2,7 +2,7 @@
 //! accept, and every kernel compiles without stack frames or spills, for
 //! every architecture shipped (`coalesce::MODULES`).
 
-use coalesce::kernels::entry_points;
+use coalesce::kernels::{entry_points, entry_points_in};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -15,18 +15,35 @@ fn entries(ptx: &str) -> Vec<&str> {
 
 #[test]
 fn every_kernel_is_an_entry_and_every_entry_is_listed() {
-    let mut listed: Vec<&str> = entry_points().collect();
-    listed.sort();
     for m in coalesce::MODULES {
+        let mut listed: Vec<&str> = entry_points_in(&m.name()).collect();
+        listed.sort();
         let mut found = entries(m.text);
         found.sort();
-        assert_eq!(found, listed, "sm_{}: PTX entries and coalesce_kernels::KERNEL_MODULES disagree", m.arch);
+        assert_eq!(found, listed, "{}: PTX entries and the registry disagree", m.name());
+    }
+    // The newest module has every kernel; the others lack exactly those
+    // that need it.
+    let newest = coalesce::MODULES.last().unwrap();
+    assert_eq!(entries(newest.text).len(), entry_points().count(), "{} has every kernel", newest.name());
+}
+
+/// Kernels that need `sm_90a` (wgmma) are in that module and no other.
+#[test]
+fn sm_90a_kernels_are_in_the_sm_90a_module_only() {
+    let wgmma = coalesce::gemm::Variant::Wgmma;
+    assert_eq!(wgmma.registry().needs, Some("sm_90a"));
+    for m in coalesce::MODULES {
+        let has = entries(m.text).contains(&wgmma.entry_point());
+        assert_eq!(has, m.name() == "sm_90a", "{}: {} present: {has}", m.name(), wgmma.entry_point());
+        assert_eq!(m.text.contains("wgmma."), m.name() == "sm_90a", "{}: wgmma instructions", m.name());
     }
 }
 
 #[test]
 fn modules_are_self_contained_and_for_their_architecture() {
-    assert!(coalesce::MODULES.windows(2).all(|w| w[0].arch < w[1].arch), "MODULES lowest first");
+    let order = |m: &coalesce::Ptx| (m.arch, m.arch_specific);
+    assert!(coalesce::MODULES.windows(2).all(|w| order(&w[0]) < order(&w[1])), "MODULES lowest first");
     for m in coalesce::MODULES {
         let externs: Vec<&str> = m.text.lines().filter(|l| l.contains(".extern .func")).collect();
         assert!(
@@ -34,7 +51,7 @@ fn modules_are_self_contained_and_for_their_architecture() {
             "sm_{}: the driver refuses PTX that calls undefined functions: {externs:?}",
             m.arch
         );
-        assert!(m.text.contains(&format!(".target sm_{}", m.arch)), "sm_{}: wrong .target", m.arch);
+        assert!(m.text.contains(&format!(".target {}\n", m.name())), "{}: wrong .target", m.name());
     }
     assert!(coalesce::PTX.contains(&format!(".target {}", coalesce::CUDA_ARCH)));
 }
@@ -42,11 +59,13 @@ fn modules_are_self_contained_and_for_their_architecture() {
 /// The module a GPU gets: the newest it can run, none for one older than all.
 #[test]
 fn each_device_gets_the_newest_module_it_can_run() {
-    let pick = |major, minor| coalesce::Ptx::pick(coalesce::MODULES, major, minor).map(|m| m.arch);
-    assert_eq!(pick(9, 0), Some(90), "H100");
-    assert_eq!(pick(10, 0), Some(90), "Blackwell JIT-compiles sm_90 PTX");
-    assert_eq!(pick(8, 0), Some(80), "A100");
-    assert_eq!(pick(8, 9), Some(80), "L40");
+    let pick = |major, minor| coalesce::Ptx::pick(coalesce::MODULES, major, minor).map(|m| m.name());
+    let some = |name: &str| Some(name.to_owned());
+    assert_eq!(pick(9, 0), some("sm_90a"), "H100: the architecture-specific module");
+    assert_eq!(pick(10, 0), some("sm_90"), "Blackwell JIT-compiles sm_90 PTX, and runs no sm_90a");
+    assert_eq!(pick(12, 0), some("sm_90"), "consumer Blackwell likewise");
+    assert_eq!(pick(8, 0), some("sm_80"), "A100");
+    assert_eq!(pick(8, 9), some("sm_80"), "L40");
     assert_eq!(pick(7, 5), None, "T4: older than every module");
 }
 
@@ -79,25 +98,25 @@ fn ptxas() -> PathBuf {
 #[test]
 fn ptxas_reports_no_stack_frame_and_no_spills() {
     for m in coalesce::MODULES {
-        let log = ptxas_log(m.arch, m.text);
+        let log = ptxas_log(&m.name(), m.text);
         println!("{log}");
     }
 }
 
 /// Runs `ptxas -v` on one module and checks every kernel's line.
-fn ptxas_log(arch: u32, ptx: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("coalesce-ptx-{}-sm_{arch}", std::process::id()));
+fn ptxas_log(arch: &str, ptx: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("coalesce-ptx-{}-{arch}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("kernels.ptx");
     std::fs::write(&file, ptx).unwrap();
     let out = Command::new(ptxas())
-        .args(["-v", &format!("-arch=sm_{arch}"), "-o"])
+        .args(["-v", &format!("-arch={arch}"), "-o"])
         .arg(dir.join("kernels.cubin"))
         .arg(&file)
         .output()
         .expect("running ptxas");
     let log = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "ptxas rejected the sm_{arch} module:\n{log}");
+    assert!(out.status.success(), "ptxas rejected the {arch} module:\n{log}");
     let _ = std::fs::remove_dir_all(&dir);
 
     // ptxas prints, per kernel: "Compiling entry function 'NAME'" then
@@ -112,15 +131,18 @@ fn ptxas_log(arch: u32, ptx: &str) -> String {
             let name = current.clone().expect("ptxas output out of order");
             assert!(
                 line.trim() == "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads",
-                "sm_{arch} {name}: {}\n{log}",
+                "{arch} {name}: {}\n{log}",
                 line.trim()
             );
             seen.push(name);
         }
     }
     seen.sort();
-    let mut listed: Vec<String> = entry_points().map(str::to_owned).collect();
+    // ptxas warns when it must serialise wgmma (accumulators touched while
+    // in flight, or too few registers): a silent loss of the overlap.
+    assert!(!log.contains("wgmma.mma_async instructions are serialized"), "{arch}: wgmma serialised:\n{log}");
+    let mut listed: Vec<String> = entry_points_in(arch).map(str::to_owned).collect();
     listed.sort();
-    assert_eq!(seen, listed, "ptxas did not report every sm_{arch} kernel:\n{log}");
+    assert_eq!(seen, listed, "ptxas did not report every {arch} kernel:\n{log}");
     log
 }

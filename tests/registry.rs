@@ -24,7 +24,7 @@ fn registry_json() -> Value {
             .map(|s| {
                 json!({
                     "step": s.step, "name": s.name, "entry": s.entry,
-                    "file": format!("kernels/src/{}", s.file), "idea": s.idea, "geometry": geometry(s.geometry),
+                    "file": format!("kernels/src/{}", s.file), "idea": s.idea, "geometry": geometry(s.geometry), "needs": s.needs,
                 })
             })
             .collect();
@@ -74,7 +74,15 @@ fn names_and_entries_are_unique_and_every_entry_is_in_every_module() {
     }
     for m in coalesce::MODULES {
         for s in &all {
-            assert!(m.text.contains(&format!(".visible .entry {}(", s.entry)), "sm_{} lacks {}", m.arch, s.entry);
+            let found = m.text.contains(&format!(".visible .entry {}(", s.entry));
+            assert_eq!(
+                found,
+                s.in_module(&m.name()),
+                "{}: {} in {}",
+                s.entry,
+                s.needs.unwrap_or("every module"),
+                m.name()
+            );
         }
     }
 }

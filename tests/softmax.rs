@@ -355,7 +355,7 @@ fn the_dispatch_picks_the_strategy_by_row_length() {
     assert!(
         Kernel::OnlineStash.launch_dims(5, 57344).shared_bytes <= coalesce::GridLimits::CUDA.max_shared_bytes_optin
     );
-    assert_eq!(coalesce::kernels::OPT_IN_SHARED, &["softmax_online_stash"]);
+    assert!(coalesce::kernels::OPT_IN_SHARED.contains(&"softmax_online_stash"));
     // Every name is distinct and every kernel is in the PTX's entry list.
     let mut names: Vec<&str> = Kernel::ALL.iter().map(|k| k.entry_point()).collect();
     names.sort();

@@ -49,6 +49,22 @@ pub enum Error {
     #[error("{device} (compute capability {major}.{minor}) runs none of the PTX modules shipped ({shipped})")]
     UnsupportedArchitecture { device: String, major: u32, minor: u32, shipped: String },
 
+    /// The kernel exists only in one architecture's module (`wgmma` needs
+    /// `sm_90a`: compute capability 9.0, H100/H200), and this `Gpu` loaded
+    /// another. Nothing was launched; the other versions of the op run.
+    #[error(
+        "{kernel} needs the {needs} module (compute capability 9.0: H100, H200); {device} (compute capability \
+         {major}.{minor}) loaded {loaded}"
+    )]
+    ArchitectureRequired {
+        kernel: &'static str,
+        needs: &'static str,
+        device: String,
+        major: u32,
+        minor: u32,
+        loaded: String,
+    },
+
     /// A stream or context from elsewhere was given to a `Gpu`.
     #[error("wrong CUDA context: {what}")]
     WrongContext { what: &'static str },

@@ -73,23 +73,40 @@ impl GridLimits {
 /// One PTX module of the kernels, built for one GPU architecture.
 ///
 /// PTX built for `sm_XY` is JIT-compiled by the driver for any GPU of compute
-/// capability X.Y or later, and refused by earlier ones: a crate ships one
-/// module per architecture it supports, and [`Gpu`] loads the newest one the
-/// device can run ([`Ptx::pick`]).
+/// capability X.Y or later, and refused by earlier ones. PTX built for
+/// `sm_XYa` uses architecture-specific instructions (`wgmma` on `sm_90a`) and
+/// runs on compute capability X.Y only. A crate ships one module per
+/// architecture it supports, and [`Gpu`] loads the newest one the device can
+/// run ([`Ptx::pick`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ptx {
-    /// The architecture, as compute capability `major * 10 + minor`: 90 for `sm_90`.
+    /// The architecture, as compute capability `major * 10 + minor`: 90 for
+    /// `sm_90` and `sm_90a`.
     pub arch: u32,
+    /// `sm_90a` rather than `sm_90`: runs on compute capability `arch` only.
+    pub arch_specific: bool,
     /// The module's PTX text.
     pub text: &'static str,
 }
 
 impl Ptx {
-    /// The newest module of `modules` that a GPU of compute capability
-    /// `major.minor` can run, or `None` if every one needs a newer GPU.
-    pub fn pick(modules: &[Ptx], major: u32, minor: u32) -> Option<Ptx> {
+    /// The module's target, as PTX names it: `sm_90`, `sm_90a`.
+    pub fn name(&self) -> String {
+        format!("sm_{}{}", self.arch, if self.arch_specific { "a" } else { "" })
+    }
+
+    /// Whether a GPU of compute capability `major.minor` runs this module.
+    pub fn runs_on(&self, major: u32, minor: u32) -> bool {
         let cc = major * 10 + minor;
-        modules.iter().filter(|m| m.arch <= cc).max_by_key(|m| m.arch).copied()
+        if self.arch_specific { self.arch == cc } else { self.arch <= cc }
+    }
+
+    /// The newest module of `modules` that a GPU of compute capability
+    /// `major.minor` can run (an architecture-specific one before the
+    /// generic one of the same number), or `None` if every one needs
+    /// another GPU.
+    pub fn pick(modules: &[Ptx], major: u32, minor: u32) -> Option<Ptx> {
+        modules.iter().filter(|m| m.runs_on(major, minor)).max_by_key(|m| (m.arch, m.arch_specific)).copied()
     }
 }
 
@@ -125,6 +142,8 @@ pub struct Gpu {
     ordinal: u32,
     compute_capability: (u32, u32),
     ptx_arch: Option<u32>,
+    /// The loaded module's target (`sm_90a`), or `None` for a module given as text.
+    module_name: Option<String>,
     limits: GridLimits,
     name: String,
     sm_count: u32,
@@ -243,8 +262,8 @@ impl Gpu {
         let compute_capability =
             (attr(DeviceAttribute::ComputeCapabilityMajor)?, attr(DeviceAttribute::ComputeCapabilityMinor)?);
         let name = device.name().during("cuDeviceGetName")?;
-        let (text, ptx_arch) = match source {
-            Source::Text(text) => (text, None),
+        let (text, ptx_arch, module_name) = match source {
+            Source::Text(text) => (text, None, None),
             Source::Pick(modules) => {
                 let (major, minor) = compute_capability;
                 let m = Ptx::pick(modules, major, minor).ok_or_else(|| Error::UnsupportedArchitecture {
@@ -253,7 +272,7 @@ impl Gpu {
                     minor,
                     shipped: modules.iter().map(|m| format!("sm_{}", m.arch)).collect::<Vec<_>>().join(", "),
                 })?;
-                (m.text, Some(m.arch))
+                (m.text, Some(m.arch), Some(m.name()))
             }
         };
         let limits = GridLimits {
@@ -290,6 +309,7 @@ impl Gpu {
             ordinal,
             compute_capability,
             ptx_arch,
+            module_name,
             limits,
             name,
             sm_count,
@@ -298,15 +318,24 @@ impl Gpu {
         // Look every kernel up once: a launch then costs no
         // cuModuleGetFunction (part of the per-launch overhead measured in
         // examples/04_launch_overhead.rs).
-        for name in coalesce_kernels::entry_points() {
-            let f = gpu.module.get_function(name).map_err(|_| Error::MissingKernel { name })?;
-            gpu.functions.insert(name, KernelHandle(f.to_raw()));
+        // A kernel that only one architecture's module has (`wgmma`:
+        // sm_90a) is absent from the others: its launcher then says so
+        // ([`Error::ArchitectureRequired`]).
+        for step in coalesce_kernels::registry::steps() {
+            let name = step.entry;
+            match gpu.module.get_function(name) {
+                Ok(f) => {
+                    gpu.functions.insert(name, KernelHandle(f.to_raw()));
+                }
+                Err(_) if step.needs.is_some() => {}
+                Err(_) => return Err(Error::MissingKernel { name }),
+            }
         }
         // Kernels that may use more than 48 KiB of dynamic shared memory must
         // say so once (CUDA's opt-in); the launch checks then enforce the
         // device's opt-in limit.
         for &name in coalesce_kernels::OPT_IN_SHARED {
-            let f = gpu.function(name)?;
+            let Some(f) = gpu.functions.get(name).map(|f| f.0) else { continue };
             // SAFETY: a live function handle of the module we own.
             check("cuFuncSetAttribute", unsafe {
                 sys::cuFuncSetAttribute(
@@ -344,10 +373,20 @@ impl Gpu {
     pub fn compute_capability(&self) -> (u32, u32) {
         self.compute_capability
     }
-    /// The architecture of the loaded module (90 for `sm_90`), or `None`
-    /// when the module was given as text ([`Gpu::load`]).
+    /// The architecture of the loaded module (90 for `sm_90` and `sm_90a`),
+    /// or `None` when the module was given as text ([`Gpu::load`]).
     pub fn ptx_arch(&self) -> Option<u32> {
         self.ptx_arch
+    }
+    /// The loaded module's target (`"sm_90a"` on an H100), or `None` when
+    /// the module was given as text ([`Gpu::load`]).
+    pub fn module_name(&self) -> Option<&str> {
+        self.module_name.as_deref()
+    }
+    /// Whether the loaded module has kernel `entry`: every kernel but those
+    /// of another architecture ([`coalesce_kernels::registry::Step::needs`]).
+    pub fn has_kernel(&self, entry: &str) -> bool {
+        self.functions.contains_key(entry)
     }
     /// Number of streaming multiprocessors.
     pub fn sm_count(&self) -> u32 {
@@ -431,7 +470,21 @@ impl Gpu {
     }
 
     fn function(&self, name: &'static str) -> Result<sys::CUfunction> {
-        self.functions.get(name).map(|f| f.0).ok_or(Error::MissingKernel { name })
+        if let Some(f) = self.functions.get(name) {
+            return Ok(f.0);
+        }
+        let needs = coalesce_kernels::registry::steps().find(|s| s.entry == name).and_then(|s| s.needs);
+        Err(match needs {
+            Some(needs) => Error::ArchitectureRequired {
+                kernel: name,
+                needs,
+                device: self.name.clone(),
+                major: self.compute_capability.0,
+                minor: self.compute_capability.1,
+                loaded: self.module_name.clone().unwrap_or_else(|| "a module given as text".into()),
+            },
+            None => Error::MissingKernel { name },
+        })
     }
 
     /// Resident blocks per SM of `entry` at `block` threads and no dynamic

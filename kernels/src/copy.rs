@@ -16,6 +16,7 @@ pub const STEPS: &[Step] = &[
         file: "copy.rs",
         idea: "our own device-to-device copy: 16-byte accesses, grid-stride, sized to the SMs; the roof a transpose is measured against, beside `cuMemcpyDtoD`",
         geometry: "copy_dims(len, sm_count)",
+        needs: None,
     },
     Step {
         op: "copy",
@@ -25,6 +26,7 @@ pub const STEPS: &[Step] = &[
         file: "copy.rs",
         idea: "one strided vector (a column) into another: one launch per column is how not to transpose",
         geometry: "copy_strided_dims(len)",
+        needs: None,
     },
 ];
 

@@ -67,4 +67,43 @@ pub trait ThreadCtx {
     /// copy this thread started has landed (other threads' copies need a
     /// barrier besides).
     fn wait_async_copies(&self);
+
+    /// The address of `p` in the shared-memory window (`cvta.to.shared`),
+    /// which matrix descriptors take. On the emulator, the byte offset of
+    /// `p` from the start of the block's shared memory.
+    fn shared_addr<T>(&self, p: *const T) -> u32;
+    /// `fence.proxy.async.shared::cta`: makes this thread's ordinary stores
+    /// to shared memory visible to the async proxy (`wgmma` operand reads,
+    /// bulk copies). Every thread that stored issues it, then a barrier
+    /// orders all of them before the `wgmma` that reads.
+    fn fence_proxy_async(&self);
+    /// `wgmma.fence.sync.aligned`: orders this warpgroup's earlier register
+    /// and shared accesses before the next `wgmma`. Issued before the first
+    /// `wgmma` of a batch, by every thread of the warpgroup.
+    fn wgmma_fence(&self);
+    /// `wgmma.commit_group.sync.aligned`: closes the `wgmma`s issued since
+    /// the last commit into one group that [`ThreadCtx::wgmma_wait`] tracks.
+    fn wgmma_commit(&self);
+    /// `wgmma.wait_group.sync.aligned N`: waits until at most `N` committed
+    /// groups are still in flight. `d` is the accumulator those groups write:
+    /// it is named here so that the compiler reads it only after the wait.
+    fn wgmma_wait<const N: u32>(&self, d: &mut [f32; 128]);
+    /// `wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32`, scale-d 1:
+    /// `D += A * B^T` for the 64x8 `A` and the 256x8 `B` that the matrix
+    /// descriptors `a` and `b` describe in shared memory (both K-major: 8
+    /// consecutive `k` of a row are 32 contiguous bytes before swizzling).
+    /// `d` is this thread's fragment of the 64x256 f32 accumulator: thread
+    /// `t` of the warpgroup (warp `w = t / 32`, lane `l`) holds, in `d[i]`,
+    /// row `16 w + l / 4 + 8 ((i / 2) % 2)`, column `8 (i / 4) + 2 (l % 4) + i % 2`.
+    ///
+    /// Asynchronous: `d` is not to be read or written before
+    /// [`ThreadCtx::wgmma_wait`] says its group completed, nor the shared
+    /// operands overwritten. All 128 threads of the warpgroup (4 consecutive
+    /// warps starting at a multiple of 4) issue it together, with the same
+    /// descriptors.
+    ///
+    /// # Safety
+    /// The descriptors describe memory inside this block's shared memory,
+    /// written (and fenced, [`ThreadCtx::fence_proxy_async`]) before the call.
+    unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64);
 }

@@ -13,10 +13,19 @@
 //!   shared memory it did not write, or expects another block's data, fails.
 //! - Warp shuffles exchange values among the 32 lanes of a warp (threads with
 //!   consecutive linear index, as on the GPU); a missing lane is an error.
+//! - `wgmma` is warpgroup-collective: the 128 threads of a warpgroup meet at
+//!   a barrier, check that they name the same operands (a missing thread or
+//!   differing descriptors is an error), and each takes its fragment of
+//!   `D += A * B^T`, computed from shared memory through the matrix
+//!   descriptors (start address, strides, swizzle) as the tensor cores read
+//!   it, with f32 accumulation. The product completes at issue, so
+//!   `wgmma_wait` and the proxy fences have nothing left to do.
 //!
 //! What it does not model: timing, memory coalescing, bank conflicts, or
 //! blocks running concurrently (they run one after another), so a kernel that
-//! relies on inter-block communication within one launch is not caught.
+//! relies on inter-block communication within one launch is not caught; nor
+//! asynchrony: a kernel that overwrites a `wgmma` operand before waiting for
+//! it, or omits a proxy fence, passes here and fails on the GPU.
 
 use crate::{Dim3, LaunchDims, ThreadCtx};
 use std::boxed::Box;
@@ -28,6 +37,8 @@ use std::vec::Vec;
 
 /// Threads in a warp.
 pub const WARP_SIZE: u32 = 32;
+/// Threads in a warpgroup: 4 consecutive warps, the unit that issues `wgmma`.
+pub const WARPGROUP_SIZE: u32 = 128;
 /// The byte that fills shared memory before each block.
 pub const SHARED_POISON: u8 = 0xFF;
 /// Stack of each emulated thread. Kernel bodies keep their register arrays
@@ -49,6 +60,10 @@ pub enum EmuError {
     DivergentBarrier { block: Dim3 },
     /// A warp shuffle needs all 32 lanes and the warp had fewer.
     PartialWarpShuffle { block: Dim3, lanes: u32 },
+    /// A `wgmma` needs all 128 threads of a warpgroup and it had fewer.
+    PartialWarpgroup { block: Dim3, threads: u32 },
+    /// The threads of a warpgroup issued one `wgmma` with different operands.
+    DivergentWgmma { block: Dim3, warpgroup: u32 },
     /// A kernel thread panicked (an out-of-bounds index, say).
     Panicked { block: Dim3, thread: Dim3, message: String },
 }
@@ -63,6 +78,12 @@ impl core::fmt::Display for EmuError {
             }
             EmuError::PartialWarpShuffle { block, lanes } => {
                 write!(f, "block {block:?}: warp shuffle in a warp of {lanes} lanes (needs 32)")
+            }
+            EmuError::PartialWarpgroup { block, threads } => {
+                write!(f, "block {block:?}: wgmma in a warpgroup of {threads} threads (needs {WARPGROUP_SIZE})")
+            }
+            EmuError::DivergentWgmma { block, warpgroup } => {
+                write!(f, "block {block:?}: the threads of warpgroup {warpgroup} gave one wgmma different descriptors")
             }
             EmuError::Panicked { block, thread, message } => {
                 write!(f, "block {block:?} thread {thread:?} panicked: {message}")
@@ -158,11 +179,19 @@ struct Warp {
     barrier: Barrier,
 }
 
+/// The operands each thread of a warpgroup gave its `wgmma`.
+struct Warpgroup {
+    threads: u32,
+    slots: Mutex<Vec<(u64, u64)>>,
+    barrier: Barrier,
+}
+
 /// The state all threads of one launch share.
 struct Shared {
     dims: LaunchDims,
     block_barrier: Barrier,
     warps: Vec<Warp>,
+    warpgroups: Vec<Warpgroup>,
     /// This block's dynamic shared memory (u128 words: 16-byte aligned).
     smem: UnsafeCell<Vec<u128>>,
     abort: AtomicBool,
@@ -182,6 +211,9 @@ impl Shared {
         self.abort.store(true, Ordering::Release);
         self.block_barrier.wake_all();
         for w in &self.warps {
+            w.barrier.wake_all();
+        }
+        for w in &self.warpgroups {
             w.barrier.wake_all();
         }
     }
@@ -242,9 +274,97 @@ impl ThreadCtx for EmuCtx<'_> {
         unsafe { core::ptr::copy_nonoverlapping(src, dst, 4) }
     }
     fn wait_async_copies(&self) {}
+    fn shared_addr<T>(&self, p: *const T) -> u32 {
+        let base = self.shared_mem::<u8>().addr();
+        let bytes = self.shared.dims.shared_bytes as usize;
+        let off = p.addr().wrapping_sub(base);
+        assert!(off <= bytes, "shared_addr: pointer outside the block's shared memory");
+        off as u32
+    }
+    fn fence_proxy_async(&self) {}
+    fn wgmma_fence(&self) {}
+    fn wgmma_commit(&self) {}
+    fn wgmma_wait<const N: u32>(&self, _d: &mut [f32; 128]) {}
+    unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64) {
+        let index = self.linear / WARPGROUP_SIZE;
+        let group = &self.shared.warpgroups[index as usize];
+        if group.threads != WARPGROUP_SIZE {
+            self.shared.fail(EmuError::PartialWarpgroup { block: self.block, threads: group.threads });
+            std::panic::resume_unwind(Box::new(Abandoned));
+        }
+        let t = (self.linear % WARPGROUP_SIZE) as usize;
+        group.slots.lock().unwrap_or_else(|e| e.into_inner())[t] = (a, b);
+        self.group_sync(group);
+        let same = group.slots.lock().unwrap_or_else(|e| e.into_inner()).iter().all(|&s| s == (a, b));
+        self.group_sync(group); // nobody overwrites a slot before all have compared
+        if !same {
+            self.shared.fail(EmuError::DivergentWgmma { block: self.block, warpgroup: index });
+            std::panic::resume_unwind(Box::new(Abandoned));
+        }
+        let (warp, lane) = (t / 32, t % 32);
+        // SAFETY: the block's shared memory, alive for the whole launch.
+        let smem = unsafe { &*self.shared.smem.get() };
+        let bytes = smem.len() * 16;
+        let smem = smem.as_ptr().cast::<u8>();
+        let operand = |desc: u64, row: usize, k: usize| -> f32 {
+            let at = descriptor_address(desc, row, 4 * k);
+            assert!(at + 4 <= bytes, "wgmma: operand at shared byte {at}, past the {bytes} bytes of the block");
+            // SAFETY: inside the shared memory (checked); any bits are an f32.
+            let bits = unsafe { smem.add(at).cast::<u32>().read_unaligned() };
+            f32::from_bits(bits & TF32_MASK)
+        };
+        for (i, acc) in d.iter_mut().enumerate() {
+            let row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
+            let col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+            *acc = (0..8).fold(*acc, |s, k| operand(a, row, k).mul_add(operand(b, col, k), s));
+        }
+    }
+}
+
+/// The bits of an f32 that a TF32 operand keeps: sign, exponent and 10 of
+/// the 23 mantissa bits. The kernels round their operands to TF32 before
+/// staging them, so this drops nothing from theirs.
+const TF32_MASK: u32 = 0xffff_e000;
+
+/// The shared-memory byte that a `wgmma` matrix descriptor `desc` (PTX ISA,
+/// "Matrix Descriptor Format") gives for byte `kbyte` of row `row` of a
+/// K-major operand (rows are `M` for `A`, `N` for `B`; `kbyte < 32`):
+///
+/// - bits 0-13: start address >> 4; 16-29: leading byte offset >> 4 (LBO);
+///   32-45: stride byte offset >> 4 (SBO); 49-51: base offset; 62-63:
+///   swizzle (0 none, 1 128-byte, 2 64-byte, 3 32-byte);
+/// - rows come in groups of 8, SBO bytes apart;
+/// - without swizzle, a group is core matrices of 8 rows x 16 bytes (128
+///   contiguous bytes), LBO bytes apart along `K`;
+/// - with a `W`-byte swizzle, a row of the group is `W` contiguous bytes at
+///   `W * (row % 8)`, and the address's 16-byte chunk bits (4 and up) are
+///   XORed with its bits 7 and up (`log2(W / 16)` bits of each), as CuTe's
+///   `Swizzle<log2(W/16), 4, 3>`: the pattern repeats every `8 W` bytes and
+///   is a function of the address, so a tile whose base is aligned to that
+///   is read as it was written.
+pub fn descriptor_address(desc: u64, row: usize, kbyte: usize) -> usize {
+    let field = |shift: u32| (((desc >> shift) & 0x3fff) << 4) as usize;
+    let (start, lbo, sbo) = (field(0), field(16), field(32));
+    assert!((desc >> 49) & 7 == 0, "wgmma descriptor: a nonzero base offset is not emulated");
+    let group = start + (row / 8) * sbo;
+    match desc >> 62 {
+        0 => group + (kbyte / 16) * lbo + (row % 8) * 16 + kbyte % 16,
+        mode => {
+            let bits = 4 - mode as usize; // 128 B: 3, 64 B: 2, 32 B: 1
+            let addr = group + (row % 8) * (16 << bits) + kbyte;
+            addr ^ (((addr >> 7) & ((1 << bits) - 1)) << 4)
+        }
+    }
 }
 
 impl EmuCtx<'_> {
+    fn group_sync(&self, group: &Warpgroup) {
+        if group.barrier.wait(Site::Kernel, &self.shared.abort).is_err() {
+            self.shared.fail(EmuError::DivergentBarrier { block: self.block });
+            std::panic::resume_unwind(Box::new(Abandoned));
+        }
+    }
+
     fn warp_sync(&self, warp: &Warp) {
         if warp.barrier.wait(Site::Kernel, &self.shared.abort).is_err() {
             self.shared.fail(EmuError::DivergentBarrier { block: self.block });
@@ -293,11 +413,22 @@ where
             Warp { lanes, slots: Mutex::new([0; WARP_SIZE as usize]), barrier: Barrier::new(lanes) }
         })
         .collect();
+    let warpgroups = (0..threads.div_ceil(WARPGROUP_SIZE))
+        .map(|w| {
+            let threads = (threads - w * WARPGROUP_SIZE).min(WARPGROUP_SIZE);
+            Warpgroup {
+                threads,
+                slots: Mutex::new(std::vec![(0, 0); threads as usize]),
+                barrier: Barrier::new(threads),
+            }
+        })
+        .collect();
     let words = (dims.shared_bytes as usize).div_ceil(16);
     let shared = Shared {
         dims,
         block_barrier: Barrier::new(threads),
         warps,
+        warpgroups,
         smem: UnsafeCell::new(std::vec![u128::from_ne_bytes([SHARED_POISON; 16]); words]),
         abort: AtomicBool::new(false),
         error: Mutex::new(None),

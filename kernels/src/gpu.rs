@@ -7,6 +7,22 @@ use core::arch::nvptx;
 /// The zero-sized context of a thread running on the GPU.
 pub struct Gpu;
 
+/// An inline-asm statement with the 128 accumulator registers `d[0..128]`
+/// as in-out `reg32` operands, listed comma-separated in the template
+/// between `$pre` and `$post` (positional operands `{0}`..`{127}`), then any
+/// named operands.
+macro_rules! accumulators {
+    ($d:ident, $pre:literal, [$first:literal $($i:literal)*], $post:literal $(, $($named:tt)*)?) => {
+        core::arch::asm!(
+            concat!($pre, "{", $first, "}", $(", {", $i, "}",)* $post),
+            inout(reg32) $d[$first],
+            $(inout(reg32) $d[$i],)*
+            $($($named)*,)?
+            options(nostack)
+        )
+    };
+}
+
 unsafe extern "C" {
     #[link_name = "llvm.nvvm.shfl.sync.bfly.f32"]
     fn shfl_sync_bfly_f32(member_mask: u32, value: f32, lane_mask: u32, clamp: u32) -> f32;
@@ -69,6 +85,62 @@ impl ThreadCtx for Gpu {
     fn wait_async_copies(&self) {
         // SAFETY: waits on this thread's own copies; no operands.
         unsafe { core::arch::asm!("cp.async.commit_group;", "cp.async.wait_group 0;", options(nostack)) }
+    }
+    #[inline(always)]
+    fn shared_addr<T>(&self, p: *const T) -> u32 {
+        let addr: u64;
+        // SAFETY: an address conversion; it reads no memory.
+        unsafe {
+            core::arch::asm!(
+                "cvta.to.shared.u64 {a}, {p};",
+                a = out(reg64) addr,
+                p = in(reg64) p,
+                options(pure, nomem, nostack),
+            )
+        };
+        addr as u32
+    }
+    #[inline(always)]
+    fn fence_proxy_async(&self) {
+        // SAFETY: a fence; not `nomem`, so the compiler keeps the shared
+        // stores before it and the barrier after it in order.
+        unsafe { core::arch::asm!("fence.proxy.async.shared::cta;", options(nostack)) }
+    }
+    #[inline(always)]
+    fn wgmma_fence(&self) {
+        // SAFETY: warpgroup-uniform (the kernel's contract); no operands.
+        unsafe { core::arch::asm!("wgmma.fence.sync.aligned;", options(nostack)) }
+    }
+    #[inline(always)]
+    fn wgmma_commit(&self) {
+        // SAFETY: as above.
+        unsafe { core::arch::asm!("wgmma.commit_group.sync.aligned;", options(nostack)) }
+    }
+    #[inline(always)]
+    fn wgmma_wait<const N: u32>(&self, d: &mut [f32; 128]) {
+        // The accumulators are in-out operands of the wait (named in a PTX
+        // comment), so LLVM cannot move a read of them above it while the
+        // tensor cores still write them.
+        // SAFETY: warpgroup-uniform; the registers are only pinned.
+        unsafe {
+            accumulators!(d, "wgmma.wait_group.sync.aligned {n}; // ", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127], "", n = const N)
+        }
+    }
+    #[inline(always)]
+    unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64) {
+        // SAFETY: the caller's contract (descriptors inside shared memory,
+        // operands fenced, warpgroup-uniform call).
+        unsafe {
+            accumulators!(
+                d,
+                "{{ .reg .pred p; setp.ne.b32 p, {s}, 0; wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {{",
+                [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127],
+                "}}, {a}, {b}, p, 1, 1; }}",
+                a = in(reg64) a,
+                b = in(reg64) b,
+                s = in(reg32) 1u32
+            )
+        }
     }
 }
 

@@ -95,9 +95,20 @@ pub mod vector;
 /// The kernels that may use more than 48 KiB of dynamic shared memory per
 /// block: a host must opt each in (`cuFuncSetAttribute` with
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`) before launching it so.
-pub const OPT_IN_SHARED: &[&str] = &[softmax::Kernel::OnlineStash.entry_point()];
+pub const OPT_IN_SHARED: &[&str] = &[
+    softmax::Kernel::OnlineStash.entry_point(),
+    gemm::Variant::Wgmma.entry_point(),
+    gemm::Variant::Wgmma3xTf32.entry_point(),
+];
 
-/// Every `.entry` kernel in the PTX module, from the [`registry`].
+/// Every `.entry` kernel of every PTX module, from the [`registry`].
 pub fn entry_points() -> impl Iterator<Item = &'static str> {
     registry::steps().map(|s| s.entry)
+}
+
+/// The `.entry` kernels of the module built for `module` (`"sm_80"`,
+/// `"sm_90"`, `"sm_90a"`): every kernel but those that need another
+/// architecture ([`registry::Step::needs`]).
+pub fn entry_points_in(module: &str) -> impl Iterator<Item = &'static str> {
+    registry::steps().filter(move |s| s.in_module(module)).map(|s| s.entry)
 }

@@ -15,6 +15,7 @@ pub const STEPS: &[Step] = &[
         file: "probe.rs",
         idea: "launch overhead: one tiny launch, almost no work",
         geometry: "increment_dims(len)",
+        needs: None,
     },
     Step {
         op: "probe",
@@ -24,6 +25,7 @@ pub const STEPS: &[Step] = &[
         file: "probe.rs",
         idea: "the FP32 roof: independent FMA chains, no memory traffic",
         geometry: "fma_peak_dims(blocks)",
+        needs: None,
     },
 ];
 

@@ -25,8 +25,14 @@
 //!     file: "transpose/04_padded.rs",   // where it lives, under kernels/src
 //!     body: padded,                     // what `run` calls: a kernel body
 //!     geometry: Geometry { .. },        // the op's launch geometry type
+//!     needs: "sm_90a",                  // optional: the only module that has it
 //! }
 //! ```
+//!
+//! A step with `needs` uses instructions that exist on one architecture only
+//! (`wgmma` is `sm_90a`'s): its `.entry` is compiled into that module alone,
+//! and a host whose loaded module is another refuses its launch with a
+//! clear error instead of a failed launch.
 
 /// One kernel, as the registry lists it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +51,17 @@ pub struct Step {
     pub idea: &'static str,
     /// The launch geometry, as written in the registry.
     pub geometry: &'static str,
+    /// The one module that has this kernel (`Some("sm_90a")`), or `None`
+    /// when every module has it.
+    pub needs: Option<&'static str>,
+}
+
+impl Step {
+    /// Whether the module built for `module` (`"sm_90"`, `"sm_90a"`, ..)
+    /// has this kernel.
+    pub fn in_module(&self, module: &str) -> bool {
+        self.needs.is_none_or(|n| n == module)
+    }
 }
 
 /// Every op's [`Step`] table, in the order the docs teach them.
@@ -76,6 +93,8 @@ pub(crate) const fn entries<const N: usize>(steps: &[Step; N]) -> [&'static str;
 /// The kernels' side of an op's registry list (see the module docs): the
 /// enum, its tables and its dispatch.
 macro_rules! ladder {
+    (@needs) => { None };
+    (@needs $needs:literal) => { Some($needs) };
     (
         op: $op:literal;
         $(#[$meta:meta])*
@@ -108,7 +127,8 @@ macro_rules! ladder {
                 entry: $entry:literal,
                 file: $file:literal,
                 body: $body:expr,
-                geometry: $geometry:expr $(,)?
+                geometry: $geometry:expr
+                $(, needs: $needs:literal)? $(,)?
             }
         )*
     ) => {
@@ -140,6 +160,7 @@ macro_rules! ladder {
                     file: $file,
                     idea: $idea,
                     geometry: stringify!($geometry),
+                    needs: $crate::registry::ladder!(@needs $($needs)?),
                 }
             ),*];
 

@@ -128,7 +128,7 @@ fn measure(gpu: &coalesce::Gpu, args: &Args) -> Result<Report> {
     Ok(Report {
         gpu: gpu.name().into(),
         sm_count: gpu.sm_count(),
-        ptx_arch: coalesce::CUDA_ARCH.into(),
+        ptx_arch: gpu.module_name().unwrap_or(coalesce::CUDA_ARCH).into(),
         emulated: false,
         roofs,
         rows,

@@ -16,23 +16,27 @@
 //! Launch geometry (tile sizes, threads, shared bytes) is defined here and
 //! read by the host through [`Variant::launch_dims`].
 
-#[path = "01_naive.rs"]
-mod naive_kernel;
-#[path = "02_smem_tiled.rs"]
-mod smem_tiled_kernel;
 #[path = "03_blocktile_1d.rs"]
 mod blocktile_1d_kernel;
 #[path = "04_blocktile_2d.rs"]
 mod blocktile_2d_kernel;
+#[path = "07_double_buffered.rs"]
+mod double_buffered_kernel;
+#[path = "01_naive.rs"]
+mod naive_kernel;
+#[path = "02_smem_tiled.rs"]
+mod smem_tiled_kernel;
+#[path = "08_tf32.rs"]
+mod tf32_kernel;
+mod tiles;
 #[path = "05_vectorized.rs"]
 mod vectorized_kernel;
 #[path = "06_warptile.rs"]
 mod warptile_kernel;
-#[path = "07_double_buffered.rs"]
-mod double_buffered_kernel;
-#[path = "08_tf32.rs"]
-mod tf32_kernel;
-mod tiles;
+#[path = "09_wgmma.rs"]
+mod wgmma_kernel;
+#[path = "10_wgmma_3xtf32.rs"]
+mod wgmma_3xtf32_kernel;
 
 pub use blocktile_1d_kernel::{BT1_BK, BT1_BM, BT1_BN, BT1_THREADS, BT1_TM, blocktile_1d};
 pub use blocktile_2d_kernel::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, blocktile_2d};
@@ -42,6 +46,8 @@ pub use smem_tiled_kernel::{SMEM_TILE, smem_tiled};
 pub use tf32_kernel::{TF32_BK, TF32_BM, TF32_BN, TF32_SHARED_FLOATS, TF32_STRIDE, TF32_THREADS, tf32, to_tf32};
 pub use vectorized_kernel::vectorized;
 pub use warptile_kernel::{WT, WarpTiling, warptile, warptile_with};
+pub use wgmma_3xtf32_kernel::{X3_SHARED_BYTES, split_tf32, wgmma_3xtf32};
+pub use wgmma_kernel::{WG_BK, WG_BM, WG_BN, WG_SHARED_BYTES, WG_STAGES, WG_THREADS, k_major_128b, wgmma};
 
 // The steps name it `super::F4`.
 use crate::registry::ladder;
@@ -70,7 +76,9 @@ macro_rules! gemm_steps {
         $then! {
             $($pass)*
             op: "gemm";
-            /// The GEMM versions, in teaching order: the FP32 ladder, then TF32.
+            /// The GEMM versions, in teaching order: the FP32 ladder, then the
+            /// tensor cores: TF32 (steps 8, 9) and FP32-accurate 3xTF32 (step
+            /// 10); steps 9 and 10 only on `sm_90a`, the H100's.
             pub enum Variant, geometry Geometry;
             unsafe fn run<C>(ctx, a: *const f32, b: *const f32, c: *mut f32, p: Problem);
 
@@ -147,6 +155,28 @@ macro_rules! gemm_steps {
                 body: tf32,
                 geometry: Geometry { tile: (TF32_BM, TF32_BN), block: Dim3::xy(TF32_THREADS, 1), shared_floats: TF32_SHARED_FLOATS },
             }
+            /// Step 9: Hopper's warpgroup MMA, operands read from shared
+            /// memory by the tensor cores. TF32, as step 8; `sm_90a` only.
+            Wgmma => wgmma {
+                step: "9",
+                idea: "TF32 `wgmma.mma_async.m64n256k8` by two warpgroups, operands K-major in 128-byte-swizzled shared memory staged by the threads, three buffers",
+                entry: "gemm_wgmma",
+                file: "gemm/09_wgmma.rs",
+                body: wgmma,
+                geometry: Geometry { tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: WG_SHARED_BYTES / 4 },
+                needs: "sm_90a",
+            }
+            /// Step 10: FP32 accuracy on the TF32 tensor cores, each input
+            /// split in two TF32 halves; `sm_90a` only.
+            Wgmma3xTf32 => wgmma_3xtf32 {
+                step: "10",
+                idea: "3xTF32: `x = hi + lo`, both TF32, and `a b ~ a_hi b_hi + a_hi b_lo + a_lo b_hi` on step 9's `wgmma`: FP32 accuracy, three tensor-core products per term",
+                entry: "gemm_wgmma_3xtf32",
+                file: "gemm/10_wgmma_3xtf32.rs",
+                body: wgmma_3xtf32,
+                geometry: Geometry { tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: X3_SHARED_BYTES / 4 },
+                needs: "sm_90a",
+            }
         }
     };
 }
@@ -177,7 +207,29 @@ impl Variant {
 
     /// Whether this version rounds its inputs to TF32 (tensor cores).
     pub const fn is_tf32(self) -> bool {
-        matches!(self, Variant::Tf32)
+        matches!(self, Variant::Tf32 | Variant::Wgmma)
+    }
+
+    /// The factor `f` of the error bound `|c - ref| <= f * (|alpha| sum_k
+    /// |a_ik b_kj| + |beta c0|)` (tests/gemm.rs derives each), for depth `k`,
+    /// with `gamma_n = n u / (1 - n u)`, `u = 2^-24`:
+    ///
+    /// - FP32 (FMA) steps: `gamma_{k+3}`;
+    /// - TF32 steps: `2^-10 + 2^-22 + 2 gamma_{k+3}` (each input rounded to
+    ///   TF32, relative error `2^-11`; the tensor cores' f32 accumulation
+    ///   allowed twice FP32's);
+    /// - 3xTF32: `3 * 2^-22 (1 + 2^-20) + 2 gamma_{3k+3}` (the split drops
+    ///   below `2^-22` per input and the `lo * lo` product; three products
+    ///   per term accumulated).
+    pub fn error_bound(self, k: usize) -> f64 {
+        const U: f64 = 1.0 / (1u64 << 24) as f64;
+        let gamma = |n: usize| n as f64 * U / (1.0 - n as f64 * U);
+        let p = |e: u32| 1.0 / (1u64 << e) as f64;
+        match self {
+            Variant::Wgmma3xTf32 => 3.0 * p(22) * (1.0 + p(20)) + 2.0 * gamma(3 * k + 3),
+            v if v.is_tf32() => p(10) + p(22) + 2.0 * gamma(k + 3),
+            _ => gamma(k + 3),
+        }
     }
 
     /// The fastest FP32 version: what `gemm::sgemm` launches.

@@ -29,7 +29,11 @@ pub fn gemm_element_ok(
     let terms = (0..k).map(|t| a[i * k + t] as f64 * b[t * n + j] as f64);
     let want: f64 = terms.clone().sum();
     let size: f64 = terms.map(f64::abs).sum();
-    let rel = if v.is_tf32() { 1e-2 } else { 1e-5 };
+    let rel = match v {
+        Gemm::Wgmma3xTf32 => v.error_bound(k),
+        v if v.is_tf32() => 1e-2,
+        _ => 1e-5,
+    };
     let err = (got as f64 - want).abs();
     !err.is_nan() && err <= rel * size
 }

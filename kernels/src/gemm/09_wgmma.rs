@@ -1,0 +1,355 @@
+//! Step 9 (tensor cores, Hopper, `sm_90a` only): TF32 `wgmma.mma_async`,
+//! operands staged in shared memory by the threads. Measured in
+//! [`docs/gemm.md`](../../../docs/gemm.md).
+//!
+//! **Idea:** step 8's `mma.sync` is a warp-wide instruction fed from
+//! registers: every thread loads its fragments from shared memory before
+//! each 16x8x8 product, so the load units, not the tensor cores, set the
+//! pace. Hopper's `wgmma` is issued by a *warpgroup* (4 warps, 128 threads)
+//! and reads both operands straight from shared memory, through 64-bit
+//! matrix descriptors, for a 64xNx8 product (`N` up to 256) that runs
+//! asynchronously: the threads issue it, go on staging the next tiles, and
+//! wait for it only when its shared memory is to be reused. Here each of two
+//! warpgroups owns 64 rows by 256 columns of the block's 128x256 `C` tile
+//! (128 f32 accumulators per thread) and issues one `m64n256k8` per 8 of `K`.
+//!
+//! **Layout:** `wgmma` with TF32 operands reads both `A` and `B` K-major:
+//! each row (of `M` for `A`, of `N` for `B`) holds its `K` values
+//! contiguously. A tile is 32 deep in `K`, so a row is 128 bytes, and rows
+//! are stored in the 128-byte swizzle: the 16-byte chunk `c` of row `r` sits
+//! at chunk `c ^ (r % 8)`. A warp's 16-byte stores of 8 chunks of one row, and
+//! the tensor cores' reads of one chunk of 8 rows, then fall in 8 different
+//! groups of 4 banks: no bank conflicts on either side. The descriptor (see
+//! [`k_major_128b`]) gives the tile's start, 1024 bytes between groups of 8
+//! rows, and the swizzle mode; the `k`-th step of 8 starts `32 k` bytes into
+//! the row, and the hardware applies the swizzle to the final address, so a
+//! tile whose base is aligned to 1024 bytes reads back as written.
+//!
+//! `A` is row-major `M x K`, already K-major: a thread loads 16 bytes of a
+//! row and stores them as one chunk. `B` is row-major `K x N`, N-major, so
+//! the threads transpose it while staging: a thread loads a 4x4 block of `B`
+//! (4 rows of `K`, 16 bytes each) and stores its 4 columns as 4 chunks of 4
+//! consecutive `k`, one per row of `N`. Both are rounded to TF32
+//! (`cvt.rna`) on the way, as in step 8.
+//!
+//! **Pipeline:** three shared buffers. While the tensor cores work on tile
+//! `t`, the threads store tile `t + 1` (loaded into registers during the
+//! previous iteration's products) into the buffer that tile `t - 2` used,
+//! which every warpgroup has finished with: each waited for all but its
+//! latest group (`wgmma.wait_group 1`) before the barrier that ended
+//! iteration `t - 1`. Ordinary stores that `wgmma` reads need
+//! `fence.proxy.async.shared::cta` in the storing thread before that barrier.
+//!
+//! **What it costs:** TF32 precision, as step 8. The threads still move
+//! every operand through registers into shared memory (Hopper's TMA copies
+//! tiles without them), and the block is one producer and consumer at once:
+//! the loads for tile `t + 2` start only when tile `t + 1` is stored.
+//!
+//! On the CPU emulator the `wgmma` is computed at issue from shared memory
+//! through the same descriptors (see `emu.rs`), so the layout, the
+//! swizzle and the descriptors are what the tests check; the asynchrony and
+//! the proxy fences are not modelled there.
+
+use super::{F4, Problem, aligned16, store_c, to_tf32};
+use crate::ThreadCtx;
+
+/// Rows of the `C` tile per block: two warpgroups of 64.
+pub const WG_BM: u32 = 128;
+/// Columns of the `C` tile per block: one `m64n256k8` per warpgroup.
+pub const WG_BN: u32 = 256;
+/// Depth of a staged tile: 32 TF32 values, one 128-byte swizzled row.
+pub const WG_BK: u32 = 32;
+/// Threads per block: two warpgroups.
+pub const WG_THREADS: u32 = 256;
+/// Shared buffers in the pipeline.
+pub const WG_STAGES: u32 = 3;
+/// Bytes of shared memory per block: the buffers, and 1024 bytes to align
+/// them to the swizzle pattern's period.
+pub const WG_SHARED_BYTES: u32 = WG_STAGES * (WG_BM + WG_BN) * WG_BK * 4 + 1024;
+
+const BM: usize = WG_BM as usize;
+const BN: usize = WG_BN as usize;
+const BK: usize = WG_BK as usize;
+const THREADS: usize = WG_THREADS as usize;
+const STAGES: usize = WG_STAGES as usize;
+/// Floats of one buffer: the `A` tile, then the `B` tile.
+const STAGE_FLOATS: usize = (BM + BN) * BK;
+/// Bytes of one K-major row of a tile (before swizzling).
+pub(super) const ROW_BYTES: usize = BK * 4;
+/// 16-byte vectors of the `A` tile per thread: `BM * BK / 4 / THREADS`.
+pub(super) const NA: usize = BM * BK / 4 / THREADS;
+/// 4x4 blocks of the `B` tile per thread.
+pub(super) const NB: usize = BK * BN / 16 / THREADS;
+
+const _: () = assert!(ROW_BYTES == 128 && NA * THREADS * 4 == BM * BK && NB * THREADS * 16 == BK * BN);
+const _: () = assert!((STAGE_FLOATS * 4).is_multiple_of(1024) && (BM * BK * 4).is_multiple_of(1024));
+
+/// The matrix descriptor of a K-major operand in the 128-byte swizzle at
+/// shared address `addr` (PTX ISA, "Matrix Descriptor Format"): start
+/// address `>> 4` in bits 0-13, the leading byte offset (unused by K-major
+/// swizzled layouts, 16 by convention) in 16-29, the stride byte offset (1024
+/// bytes: 8 rows of 128 bytes) in 32-45, base offset 0 (the tile is aligned
+/// to 1024 bytes) and swizzle mode 1 (128 bytes) in bits 62-63.
+#[inline(always)]
+pub fn k_major_128b(addr: u32) -> u64 {
+    let enc = |x: u32| ((x & 0x3ffff) >> 4) as u64;
+    enc(addr) | (enc(16) << 16) | (enc(1024) << 32) | (1 << 62)
+}
+
+/// Byte offset, in a tile of K-major 128-byte rows stored with the 128-byte
+/// swizzle, of the 16-byte chunk `chunk` (0..8) of row `row`.
+#[inline(always)]
+pub(super) fn swizzled(row: usize, chunk: usize) -> usize {
+    row * ROW_BYTES + 16 * (chunk ^ (row % 8))
+}
+
+/// Stores four floats, rounded to TF32, as one 16-byte shared store.
+///
+/// # Safety
+/// `dst` 16-byte aligned, inside shared memory.
+#[inline(always)]
+unsafe fn store_tf32(dst: *mut f32, v: [f32; 4]) {
+    // SAFETY: the caller guarantees the alignment; telling LLVM lets it
+    // merge the four stores into one `st.shared.v4.f32`.
+    unsafe { core::hint::assert_unchecked((dst as usize).is_multiple_of(16)) };
+    unroll!(q < 4, [0, 1, 2, 3], {
+        // SAFETY: inside the vector at dst.
+        unsafe { *dst.add(q) = to_tf32(v[q]) };
+    });
+}
+
+/// Four floats of row `r` of a row-major matrix with `cols` columns, from
+/// column `c`: one 16-byte load when `fast`, else checked loads with zeros
+/// past the matrix (`rows x cols`).
+///
+/// # Safety
+/// `p` valid for `rows * cols` floats; when `fast`, the four are inside and
+/// 16-byte aligned.
+#[inline(always)]
+pub(super) unsafe fn load4(p: *const f32, rows: usize, cols: usize, r: usize, c: usize, fast: bool) -> [f32; 4] {
+    if fast {
+        // SAFETY: the caller's contract.
+        unsafe { (*p.add(r * cols + c).cast::<F4>()).0 }
+    } else {
+        let mut v = [0.0f32; 4];
+        unroll!(q < 4, [0, 1, 2, 3], {
+            if r < rows && c + q < cols {
+                // SAFETY: checked just above.
+                v[q] = unsafe { *p.add(r * cols + c + q) };
+            }
+        });
+        v
+    }
+}
+
+/// `C = alpha * A * B + beta * C` with `wgmma`, inputs rounded to TF32,
+/// accumulation in f32.
+///
+/// # Parameters
+/// As [`super::naive`]. Shared memory: [`WG_SHARED_BYTES`] (145 KiB, an
+/// opt-in size): three buffers of a 128x32 `A` tile and a 256x32 `B^T`
+/// tile, K-major, 128-byte swizzle.
+///
+/// # Thread mapping
+/// 256 threads (1D), grid `ceil(n/256) x ceil(m/128)`. Warpgroup `g` (threads
+/// `128 g ..+128`) owns rows `64 g ..+64` of the block's tile, all 256
+/// columns; its thread `t` holds the `wgmma` D fragment (see
+/// [`ThreadCtx::wgmma_m64n256k8_tf32`]). Staging: thread `t` moves vectors
+/// `t + 256 i` of `A` (row `v / 8`, chunk `v % 8`) and 4x4 blocks `t + 256 i`
+/// of `B` (rows of `K` `4 (v % 8) ..+4`, columns of `N` `4 (v / 8) ..+4`).
+///
+/// # Memory pattern
+/// `A`: 8 lanes read one 128-byte row segment (coalesced); `B`: 8 lanes read
+/// 16 bytes of 8 different rows, 4 such groups side by side (64 contiguous
+/// bytes per row, whole sectors). Shared stores: the 8 lanes of each quarter
+/// warp store the 8 chunks of one row (`A`) or one column of `N` (`B`), which
+/// the swizzle spreads over all 32 banks.
+///
+/// # Safety
+/// As [`super::naive`]; the GPU must run `sm_90a` code (compute capability 9.0).
+#[inline(always)]
+pub unsafe fn wgmma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    // SAFETY (both): forwarded.
+    if interior(a, b, &p, ctx.block_idx()) {
+        unsafe { wgmma_with::<C, true>(ctx, a, b, c, p) }
+    } else {
+        unsafe { wgmma_with::<C, false>(ctx, a, b, c, p) }
+    }
+}
+
+/// Whether every tile of block `blk` is whole and vector-readable: its `C`
+/// tile inside `C`, `K` a multiple of the tile depth, rows of `A` and `B`
+/// 16-byte aligned. Such a block runs the copy of the loop whose loads are
+/// unconditional 16-byte loads (`INTERIOR`): with a bounds branch per load,
+/// each load sits in its own basic block, and where the two paths join, the
+/// loaded registers are moved, which waits for the load, so the loads of a
+/// tile no longer fly together (step 7 met the same).
+#[inline(always)]
+pub(super) fn interior(a: *const f32, b: *const f32, p: &Problem, blk: crate::Dim3) -> bool {
+    let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
+    (blk.y as usize + 1) * BM <= m
+        && (blk.x as usize + 1) * BN <= n
+        && k.is_multiple_of(BK)
+        && n.is_multiple_of(4)
+        && aligned16(a, b, b)
+}
+
+/// [`wgmma`], with unconditional vector loads when `INTERIOR`.
+///
+/// # Safety
+/// As [`wgmma`]; `INTERIOR` only when [`interior`] says so.
+#[inline(always)]
+unsafe fn wgmma_with<C: ThreadCtx, const INTERIOR: bool>(
+    ctx: &C,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    p: Problem,
+) {
+    let tid = ctx.thread_idx().x as usize;
+    let blk = ctx.block_idx();
+    let (n, k) = (p.n as usize, p.k as usize);
+    let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
+    let a_vec = k.is_multiple_of(4) && aligned16(a, a, a);
+    let b_vec = n.is_multiple_of(4) && aligned16(b, b, b);
+
+    // The buffers start at the first 1024-byte boundary of the shared window.
+    let raw = ctx.shared_mem::<F4>().cast::<u8>();
+    let skew = (1024 - ctx.shared_addr(raw) as usize % 1024) % 1024;
+    // SAFETY: the launch reserves 1024 bytes for this skew.
+    let base = unsafe { raw.add(skew) };
+    let base_addr = ctx.shared_addr(base);
+    // SAFETY (both): buffer `s` < STAGES lies inside the launch's shared memory.
+    let a_tile = |s: usize| unsafe { base.add(s * STAGE_FLOATS * 4) };
+    let b_tile = |s: usize| unsafe { base.add(s * STAGE_FLOATS * 4 + BM * ROW_BYTES) };
+
+    let load = |k0: usize, sa: &mut [[f32; 4]; NA], sb: &mut [[[f32; 4]; 4]; NB]| {
+        // SAFETY: forwarded from the caller (A and B hold their matrices).
+        unsafe { load_tiles::<INTERIOR>(a, b, &p, (m0, n0, k0), (a_vec, b_vec), tid, sa, sb) }
+    };
+    let stage = |s: usize, sa: &[[f32; 4]; NA], sb: &[[[f32; 4]; 4]; NB]| {
+        unroll!(i < NA, [0, 1, 2, 3], {
+            let v = tid + i * THREADS;
+            // SAFETY: row v / 8 < BM, chunk < 8: inside the A tile; 16-byte aligned.
+            unsafe { store_tf32(a_tile(s).add(swizzled(v / 8, v % 8)).cast(), sa[i]) };
+        });
+        unroll!(i < NB, [0, 1, 2, 3], {
+            let v = tid + i * THREADS;
+            unroll!(j < 4, [0, 1, 2, 3], {
+                // Column j of the 4x4 block: 4 consecutive k of row 4 (v / 8) + j of B^T.
+                let col = [sb[i][0][j], sb[i][1][j], sb[i][2][j], sb[i][3][j]];
+                // SAFETY: row < BN, chunk < 8: inside the B tile; 16-byte aligned.
+                unsafe { store_tf32(b_tile(s).add(swizzled(4 * (v / 8) + j, v % 8)).cast(), col) };
+            });
+        });
+        ctx.fence_proxy_async();
+    };
+
+    let group = tid / 128;
+    let mut acc = [0.0f32; 128];
+    let (mut sa, mut sb) = ([[0.0f32; 4]; NA], [[[0.0f32; 4]; 4]; NB]);
+    let tiles = k.div_ceil(BK);
+    load(0, &mut sa, &mut sb);
+    stage(0, &sa, &sb);
+    ctx.sync_threads();
+    for t in 0..tiles {
+        let more = t + 1 < tiles;
+        if more {
+            load((t + 1) * BK, &mut sa, &mut sb);
+        }
+        let s = t % STAGES;
+        let a_addr = base_addr + (s * STAGE_FLOATS * 4 + group * 64 * ROW_BYTES) as u32;
+        let b_addr = base_addr + (s * STAGE_FLOATS * 4 + BM * ROW_BYTES) as u32;
+        ctx.wgmma_fence();
+        unroll!(kk < BK / 8, [0, 1, 2, 3], {
+            let step = (32 * kk) as u32;
+            // SAFETY: buffer s holds tile t, stored and fenced by every
+            // thread before the barrier that ended the previous iteration.
+            unsafe { ctx.wgmma_m64n256k8_tf32(&mut acc, k_major_128b(a_addr + step), k_major_128b(b_addr + step)) };
+        });
+        ctx.wgmma_commit();
+        // Tile t - 1 done: with the barrier below, buffer (t + 1) % 3, last
+        // read by tile t - 2, is free for every warpgroup next iteration.
+        ctx.wgmma_wait::<1>(&mut acc);
+        if more {
+            stage((t + 1) % STAGES, &sa, &sb);
+        }
+        ctx.sync_threads();
+    }
+    ctx.wgmma_wait::<0>(&mut acc);
+
+    // SAFETY: forwarded from the caller (C holds its matrix).
+    unsafe { store_fragment(c, &acc, &p, (m0, n0), tid) };
+}
+
+/// Loads the tiles at `k0` of `A` (this thread's [`NA`] vectors) and `B`
+/// (its [`NB`] 4x4 blocks) into registers, mapped as the kernel's doc says:
+/// 16-byte loads where the tile is whole and rows are vector-aligned
+/// (`vec`: `(A, B)`), checked loads with zeros elsewhere; only 16-byte loads,
+/// without a branch, when `INTERIOR` ([`interior`]).
+///
+/// # Safety
+/// `a` and `b` valid for `m * k` and `k * n` floats; `INTERIOR` only when
+/// [`interior`] holds for this block.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(super) unsafe fn load_tiles<const INTERIOR: bool>(
+    a: *const f32,
+    b: *const f32,
+    p: &Problem,
+    (m0, n0, k0): (usize, usize, usize),
+    vec: (bool, bool),
+    tid: usize,
+    sa: &mut [[f32; 4]; NA],
+    sb: &mut [[[f32; 4]; 4]; NB],
+) {
+    let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
+    let whole_k = k0 + BK <= k;
+    let (fa, fb) = (INTERIOR || (m0 + BM <= m && whole_k && vec.0), INTERIOR || (n0 + BN <= n && whole_k && vec.1));
+    unroll!(i < NA, [0, 1, 2, 3], {
+        let v = tid + i * THREADS;
+        // SAFETY: fast only when the tile is inside A, rows vector-aligned.
+        sa[i] = unsafe { load4(a, m, k, m0 + v / 8, k0 + 4 * (v % 8), fa) };
+    });
+    unroll!(i < NB, [0, 1, 2, 3], {
+        let v = tid + i * THREADS;
+        unroll!(r < 4, [0, 1, 2, 3], {
+            // SAFETY: as above, for B.
+            sb[i][r] = unsafe { load4(b, k, n, k0 + 4 * (v % 8) + r, n0 + 4 * (v / 8), fb) };
+        });
+    });
+}
+
+/// Stores thread `tid`'s accumulator fragments (two warpgroups of 64 rows,
+/// the `wgmma` D layout) into the block's tile of `C` at `(m0, n0)`.
+///
+/// # Safety
+/// `c` valid for `m * n` floats.
+#[inline(always)]
+pub(super) unsafe fn store_fragment(c: *mut f32, acc: &[f32; 128], p: &Problem, (m0, n0): (usize, usize), tid: usize) {
+    let (m, n) = (p.m as usize, p.n as usize);
+    let (group, warp, lane) = (tid / 128, (tid % 128) / 32, tid % 32);
+    let row0 = m0 + 64 * group + 16 * warp + lane / 4;
+    let col0 = n0 + 2 * (lane % 4);
+    let fast = m0 + BM <= m && n0 + BN <= n;
+    unroll!(
+        i < 128,
+        [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+            29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
+            56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82,
+            83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107,
+            108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127
+        ],
+        {
+            let (r, cc) = (row0 + 8 * ((i / 2) % 2), col0 + 8 * (i / 4) + i % 2);
+            if fast || (r < m && cc < n) {
+                // SAFETY: inside C (interior block, or checked).
+                unsafe { store_c(c.add(r * n + cc), acc[i], p.alpha, p.beta) };
+            }
+        }
+    );
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+super::gemm_entry!(gemm_wgmma, wgmma);

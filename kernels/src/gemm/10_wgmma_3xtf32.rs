@@ -1,0 +1,225 @@
+//! Step 10 (tensor cores, Hopper, `sm_90a` only): 3xTF32, an FP32-accurate
+//! GEMM on the TF32 tensor cores. Measured in
+//! [`docs/gemm.md`](../../../docs/gemm.md).
+//!
+//! **Idea:** a TF32 value keeps 11 significant bits of an f32's 24. Split
+//! each input `x` in two TF32 values, `hi = tf32(x)` and `lo = tf32(x - hi)`:
+//! `hi + lo` holds 22 of them (`|x - hi - lo| <= 2^-22 |x|`). Then
+//!
+//! ```text
+//! a b = a_hi b_hi + a_hi b_lo + a_lo b_hi + a_lo b_lo + (terms below 2^-22 |a b|)
+//! ```
+//!
+//! and `a_lo b_lo` is itself below `2^-22 |a b|`: three TF32 products per
+//! term, accumulated in f32, give the product to about `3 * 2^-22` relative
+//! before summation, the order of FP32's own rounding. Products of two
+//! TF32 values are exact in f32, so what remains is the accumulation's
+//! rounding, as in an FP32 GEMM. Three times step 9's tensor-core work,
+//! which runs at about eight times the FP32 pipes' rate.
+//!
+//! **Layout and pipeline:** step 9's: K-major tiles in the 128-byte swizzle,
+//! staged by the threads (its loads and epilogue are reused), now four per
+//! buffer (`A_hi`, `A_lo`, `B_hi`, `B_lo`: 96 KiB), so two buffers fit, not
+//! three. With two, the buffer to refill was read by the previous tile's
+//! products: each warpgroup waits for them (`wgmma.wait_group 1`), then a
+//! barrier makes sure every warpgroup has, before the threads store over it.
+//! Each 8-deep step issues the two small products before the large one, all
+//! into one accumulator.
+//!
+//! **What it costs:** three times the tensor-core work and twice the shared
+//! memory traffic of step 9, and one barrier more per tile.
+//!
+//! **What it does not yet deliver:** on the H100 its error grows in
+//! proportion to `K` (10-15 times cuBLAS SGEMM's largest error at 4096^3 and
+//! 8192^3, docs/gemm.md), where an FP32 GEMM's grows like `sqrt(K)`; on the
+//! CPU emulator, whose accumulation rounds to nearest, the same kernel is
+//! within FP32's bound. The tensor cores' f32 accumulation over all of `K`
+//! in one register is the suspect, so `gemm::sgemm` does not use this step.
+
+use super::wgmma_kernel::{NA, NB, ROW_BYTES, interior, load_tiles, store_fragment, swizzled};
+use super::{F4, Problem, aligned16, k_major_128b, to_tf32};
+use crate::ThreadCtx;
+
+/// Rows, columns and depth of a block's tile, and threads: step 9's.
+const BM: usize = super::WG_BM as usize;
+const BN: usize = super::WG_BN as usize;
+const BK: usize = super::WG_BK as usize;
+const THREADS: usize = super::WG_THREADS as usize;
+/// Shared buffers in the pipeline.
+const STAGES: usize = 2;
+/// Bytes of one buffer: `A_hi`, `A_lo` (`BM` rows each), `B_hi`, `B_lo`
+/// (`BN` rows each), rows of [`ROW_BYTES`].
+const STAGE_BYTES: usize = 2 * (BM + BN) * ROW_BYTES;
+/// Where each tile starts in a buffer.
+const A_HI: usize = 0;
+const A_LO: usize = BM * ROW_BYTES;
+const B_HI: usize = 2 * BM * ROW_BYTES;
+const B_LO: usize = 2 * BM * ROW_BYTES + BN * ROW_BYTES;
+
+/// Bytes of shared memory per block: the buffers, and 1024 bytes to align
+/// them to the swizzle pattern's period.
+pub const X3_SHARED_BYTES: u32 = (STAGES * STAGE_BYTES) as u32 + 1024;
+
+const _: () = assert!(STAGE_BYTES.is_multiple_of(1024) && A_LO.is_multiple_of(1024) && B_LO.is_multiple_of(1024));
+
+/// `x` as `hi + lo`, both TF32 (see the module doc).
+#[inline(always)]
+pub fn split_tf32(x: f32) -> (f32, f32) {
+    let hi = to_tf32(x);
+    (hi, to_tf32(x - hi))
+}
+
+/// Stores four floats as one 16-byte shared store.
+///
+/// # Safety
+/// `dst` 16-byte aligned, inside shared memory.
+#[inline(always)]
+unsafe fn store4(dst: *mut f32, v: [f32; 4]) {
+    // SAFETY: the caller guarantees the alignment; telling LLVM lets it
+    // merge the four stores into one `st.shared.v4.f32` (scalar stores of a
+    // quarter warp's 8 rows would meet in 8 banks: 4-way conflicts).
+    unsafe { core::hint::assert_unchecked((dst as usize).is_multiple_of(16)) };
+    unroll!(q < 4, [0, 1, 2, 3], {
+        // SAFETY: inside the vector at dst.
+        unsafe { *dst.add(q) = v[q] };
+    });
+}
+
+/// Stores the split of four floats: the `hi` halves as one 16-byte shared
+/// store at `hi`, the `lo` halves as one at `lo`.
+///
+/// # Safety
+/// `hi` and `lo` 16-byte aligned, inside shared memory.
+#[inline(always)]
+unsafe fn store_split(hi: *mut f32, lo: *mut f32, v: [f32; 4]) {
+    let halves = v.map(split_tf32);
+    // SAFETY: forwarded.
+    unsafe {
+        store4(hi, halves.map(|h| h.0));
+        store4(lo, halves.map(|h| h.1));
+    }
+}
+
+/// `C = alpha * A * B + beta * C` to about FP32 accuracy, on the TF32
+/// tensor cores with `wgmma` (three products per term).
+///
+/// # Parameters
+/// As [`super::naive`]. Shared memory: [`X3_SHARED_BYTES`] (193 KiB, an
+/// opt-in size): two buffers of the `hi` and `lo` halves of a 128x32 `A`
+/// tile and a 256x32 `B^T` tile, K-major, 128-byte swizzle.
+///
+/// # Thread mapping
+/// As [`super::wgmma`]: 256 threads, two warpgroups of 64 rows by 256
+/// columns, grid `ceil(n/256) x ceil(m/128)`; the same loads.
+///
+/// # Memory pattern
+/// As [`super::wgmma`], with two shared stores per loaded vector.
+///
+/// # Safety
+/// As [`super::naive`]; the GPU must run `sm_90a` code (compute capability 9.0).
+#[inline(always)]
+pub unsafe fn wgmma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    // SAFETY (both): forwarded; step 9's interior test (its tile is ours).
+    if interior(a, b, &p, ctx.block_idx()) {
+        unsafe { wgmma_3xtf32_with::<C, true>(ctx, a, b, c, p) }
+    } else {
+        unsafe { wgmma_3xtf32_with::<C, false>(ctx, a, b, c, p) }
+    }
+}
+
+/// [`wgmma_3xtf32`], with unconditional vector loads when `INTERIOR`.
+///
+/// # Safety
+/// As [`wgmma_3xtf32`]; `INTERIOR` only when step 9's `interior` says so.
+#[inline(always)]
+unsafe fn wgmma_3xtf32_with<C: ThreadCtx, const INTERIOR: bool>(
+    ctx: &C,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    p: Problem,
+) {
+    let tid = ctx.thread_idx().x as usize;
+    let blk = ctx.block_idx();
+    let (n, k) = (p.n as usize, p.k as usize);
+    let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
+    let vec = (k.is_multiple_of(4) && aligned16(a, a, a), n.is_multiple_of(4) && aligned16(b, b, b));
+
+    // The buffers start at the first 1024-byte boundary of the shared window.
+    let raw = ctx.shared_mem::<F4>().cast::<u8>();
+    let skew = (1024 - ctx.shared_addr(raw) as usize % 1024) % 1024;
+    // SAFETY: the launch reserves 1024 bytes for this skew.
+    let base = unsafe { raw.add(skew) };
+    let base_addr = ctx.shared_addr(base);
+    // SAFETY: buffer `s` < STAGES, tile offset inside it: the launch's shared memory.
+    let tile = |s: usize, at: usize| unsafe { base.add(s * STAGE_BYTES + at) };
+
+    let load = |k0: usize, sa: &mut [[f32; 4]; NA], sb: &mut [[[f32; 4]; 4]; NB]| {
+        // SAFETY: forwarded from the caller (A and B hold their matrices).
+        unsafe { load_tiles::<INTERIOR>(a, b, &p, (m0, n0, k0), vec, tid, sa, sb) }
+    };
+    let stage = |s: usize, sa: &[[f32; 4]; NA], sb: &[[[f32; 4]; 4]; NB]| {
+        unroll!(i < NA, [0, 1, 2, 3], {
+            let v = tid + i * THREADS;
+            let at = swizzled(v / 8, v % 8);
+            // SAFETY: row v / 8 < BM, chunk < 8: inside the A tiles; 16-byte aligned.
+            unsafe { store_split(tile(s, A_HI + at).cast(), tile(s, A_LO + at).cast(), sa[i]) };
+        });
+        unroll!(i < NB, [0, 1, 2, 3], {
+            let v = tid + i * THREADS;
+            unroll!(j < 4, [0, 1, 2, 3], {
+                // Column j of the 4x4 block: 4 consecutive k of row 4 (v / 8) + j of B^T.
+                let col = [sb[i][0][j], sb[i][1][j], sb[i][2][j], sb[i][3][j]];
+                let at = swizzled(4 * (v / 8) + j, v % 8);
+                // SAFETY: row < BN, chunk < 8: inside the B tiles; 16-byte aligned.
+                unsafe { store_split(tile(s, B_HI + at).cast(), tile(s, B_LO + at).cast(), col) };
+            });
+        });
+        ctx.fence_proxy_async();
+    };
+
+    let group = tid / 128;
+    let mut acc = [0.0f32; 128];
+    let (mut sa, mut sb) = ([[0.0f32; 4]; NA], [[[0.0f32; 4]; 4]; NB]);
+    let tiles = k.div_ceil(BK);
+    load(0, &mut sa, &mut sb);
+    stage(0, &sa, &sb);
+    ctx.sync_threads();
+    for t in 0..tiles {
+        let more = t + 1 < tiles;
+        if more {
+            load((t + 1) * BK, &mut sa, &mut sb);
+        }
+        let at = base_addr + ((t % STAGES) * STAGE_BYTES) as u32;
+        let a_rows = (group * 64 * ROW_BYTES) as u32;
+        let (a_hi, a_lo) = (at + (A_HI as u32) + a_rows, at + (A_LO as u32) + a_rows);
+        let (b_hi, b_lo) = (at + B_HI as u32, at + B_LO as u32);
+        ctx.wgmma_fence();
+        unroll!(kk < BK / 8, [0, 1, 2, 3], {
+            let step = (32 * kk) as u32;
+            let d = |addr: u32| k_major_128b(addr + step);
+            // SAFETY: buffer t % 2 holds tile t, stored and fenced by every
+            // thread before the barrier that ended the previous iteration.
+            unsafe {
+                ctx.wgmma_m64n256k8_tf32(&mut acc, d(a_lo), d(b_hi));
+                ctx.wgmma_m64n256k8_tf32(&mut acc, d(a_hi), d(b_lo));
+                ctx.wgmma_m64n256k8_tf32(&mut acc, d(a_hi), d(b_hi));
+            }
+        });
+        ctx.wgmma_commit();
+        // This warpgroup's products of tile t - 1 are done; after the
+        // barrier, every warpgroup's are, and their buffer is free.
+        ctx.wgmma_wait::<1>(&mut acc);
+        if more {
+            ctx.sync_threads();
+            stage((t + 1) % STAGES, &sa, &sb);
+        }
+        ctx.sync_threads();
+    }
+    ctx.wgmma_wait::<0>(&mut acc);
+    // SAFETY: forwarded from the caller (C holds its matrix).
+    unsafe { store_fragment(c, &acc, &p, (m0, n0), tid) };
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+super::gemm_entry!(gemm_wgmma_3xtf32, wgmma_3xtf32);
