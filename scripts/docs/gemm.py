@@ -479,11 +479,12 @@ if tc_run:
       f"{bench[('wgmma_3xtf32', 8192)][2] / tc['sgemm_8192']['TFLOPs']:.2f}x cuBLAS SGEMM (the aim: 1.5x). But its "
       f"largest error is {x4 / s4:.1f}x and {x8 / s8:.1f}x SGEMM's (the aim: at most 2x), and it grows with `K` as `K` "
       f"does (Frobenius {f4:.2e} to {f8:.2e} from 4096 to 8192, where SGEMM's grows as the square root: {g4:.2e} to "
-      f"{g8:.2e}): a systematic error of the accumulation, not of the split, whose products are exact. On the CPU "
-      "emulator (round-to-nearest f32 FMAs) the same kernel is within FP32's bound (tests/gemm.rs). The tensor "
-      "cores' f32 accumulation over thousands of terms is the suspect; adding each tile's partial sum into a "
-      "separate f32 accumulator (128 more registers at N = 256 per warpgroup, so N = 128) is the next thing to try. "
-      "Until that passes, `gemm::sgemm` stays step 7 on every GPU.\n")
+      f"{g8:.2e}): a systematic error of the accumulation, not of the split, whose products are exact. The tensor "
+      "cores truncate each 8-deep step's sum into the f32 accumulator, which here runs over all of `K`, so the "
+      "truncations lean one way and add up. The CPU emulator now truncates too, and shows the same drift "
+      "(`tensor_core_truncation_drifts_with_k_unless_promoted_on_the_emulator` in tests/gemm.rs). Step 11, "
+      "`wgmma_promoted`, adds each 32-deep tile's partial sum into a second set of f32 registers instead (128 more "
+      "registers at N = 256 per warpgroup, so N = 128).\n")
 
 w("## Correctness\n")
 w("tests/gemm.rs checks every step against a float64 reference on odd shapes (1x1x1, 17x33x65, 70x45x130, 132x260x68 on "
