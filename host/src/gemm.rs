@@ -18,7 +18,7 @@
 //! ```
 
 use crate::gpu::arg;
-use crate::{Gpu, GridLimits, LaunchDims, MatrixShape, Result, Stream};
+use crate::{GridLimits, LaunchDims, MatrixShape, Result, Stream};
 pub use coalesce_kernels::gemm::{DB, Problem, Variant, WT, WarpTiling};
 use cust::memory::DeviceSlice;
 use std::fmt;
@@ -144,12 +144,10 @@ pub fn launch(
     unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
 }
 
-/// `C = alpha * A * B + beta * C` in FP32 with the fastest version the
-/// loaded module has ([`sgemm_variant`]): on an H100 (the `sm_90a` module),
-/// step 11, 3xTF32 on the tensor cores with its partial sums promoted into
-/// f32 registers, measured faster than cuBLAS SGEMM and about as accurate
-/// (docs/gemm.md); elsewhere step 7 ([`Variant::BEST`]), FMA units only.
-/// Errors as [`launch`].
+/// The fastest FP32 version ([`Variant::BEST`], step 7): full f32 precision,
+/// FMA units only, on every GPU. Step 10 (3xTF32 on the H100's tensor cores)
+/// is faster but measured less accurate than FP32 on the GPU (docs/gemm.md),
+/// so it is not used here.
 pub fn sgemm(
     stream: &Stream<'_>,
     a: &DeviceSlice<f32>,
@@ -158,13 +156,7 @@ pub fn sgemm(
     shape: GemmShape,
     scalars: AlphaBeta,
 ) -> Result<()> {
-    launch(stream, sgemm_variant(stream.gpu()), a, b, c, shape, scalars)
-}
-
-/// The version [`sgemm`] launches on `gpu`: [`Variant::sgemm_in`] of its
-/// loaded module; step 7 for a module loaded as text, which may lack step 11.
-pub fn sgemm_variant(gpu: &Gpu) -> Variant {
-    gpu.module_name().map_or(Variant::BEST, Variant::sgemm_in)
+    launch(stream, Variant::BEST, a, b, c, shape, scalars)
 }
 
 coalesce_kernels::gemm_steps!(launchers(
