@@ -11,9 +11,9 @@
 #   ptxas.txt              ptxas -v of the GEMM kernels in the module an H100 loads
 #   tc.log                 examples/gemm_tensor_cores at 4096^3 and 8192^3 (CUDA-event
 #                          medians of steps 7-10, outputs dumped), then
-#                          scripts/gpu/torch_gemm_tc.py's lines
-#   torch_gemm_tc.json     cuBLAS SGEMM and TF32 through PyTorch, same call, and every
-#                          dumped step's and cuBLAS's error against the f64 product
+#                          scripts/gpu/torch_gemm_tc.py's lines: cuBLAS SGEMM and TF32
+#                          through PyTorch, and every dumped output's error against
+#                          the f64 product on the same inputs
 #   bench.log              criterion's gemm groups (every step at 4096^3 and 8192^3,
 #                          sgemm off the tile), then PyTorch at the off-tile shapes
 #   criterion_medians.json scripts/gpu/criterion_medians.py
@@ -50,7 +50,7 @@ ptxas -arch="$arch" -v "$module" -o /dev/null 2>&1 | grep -A3 "entry function 'g
 mkdir -p /tmp/dump
 timeout 120 "$B/example-gemm_tensor_cores" 4096,8192 30 /tmp/dump >"$OUT/tc.log" 2>&1
 note "tensor-core timings: $(status $?)"
-OUT=$OUT timeout 150 python3 scripts/gpu/torch_gemm_tc.py /tmp/dump >>"$OUT/tc.log" 2>&1
+OUT=/tmp timeout 150 python3 scripts/gpu/torch_gemm_tc.py /tmp/dump >>"$OUT/tc.log" 2>&1
 note "cuBLAS and errors: $(status $?)"
 rm -rf /tmp/dump
 
