@@ -8,26 +8,22 @@ use crate::registry::Step;
 
 /// This module's entries of the registry.
 pub const STEPS: &[Step] = &[
-    Step {
-        op: "copy",
-        step: "-",
-        name: "copy",
-        entry: "copy_f32",
-        file: "copy.rs",
-        idea: "our own device-to-device copy: 16-byte accesses, grid-stride, sized to the SMs; the roof a transpose is measured against, beside `cuMemcpyDtoD`",
-        geometry: "copy_dims(len, sm_count)",
-        needs: None,
-    },
-    Step {
-        op: "copy",
-        step: "-",
-        name: "copy_strided",
-        entry: "copy_strided_f32",
-        file: "copy.rs",
-        idea: "one strided vector (a column) into another: one launch per column is how not to transpose",
-        geometry: "copy_strided_dims(len)",
-        needs: None,
-    },
+    Step::utility([
+        "copy",
+        "copy",
+        "copy_f32",
+        "copy.rs",
+        "our own device-to-device copy: 16-byte accesses, grid-stride, sized to the SMs; the roof a transpose is measured against, beside `cuMemcpyDtoD`",
+        "copy_dims(len, sm_count)",
+    ]),
+    Step::utility([
+        "copy",
+        "copy_strided",
+        "copy_strided_f32",
+        "copy.rs",
+        "one strided vector (a column) into another: one launch per column is how not to transpose",
+        "copy_strided_dims(len)",
+    ]),
 ];
 
 /// Threads per block of both copy kernels.

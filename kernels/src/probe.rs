@@ -7,26 +7,22 @@ use crate::registry::Step;
 
 /// This module's entries of the registry.
 pub const STEPS: &[Step] = &[
-    Step {
-        op: "probe",
-        step: "-",
-        name: "increment",
-        entry: "probe_increment",
-        file: "probe.rs",
-        idea: "launch overhead: one tiny launch, almost no work",
-        geometry: "increment_dims(len)",
-        needs: None,
-    },
-    Step {
-        op: "probe",
-        step: "-",
-        name: "fma_peak",
-        entry: "probe_fma_peak",
-        file: "probe.rs",
-        idea: "the FP32 roof: independent FMA chains, no memory traffic",
-        geometry: "fma_peak_dims(blocks)",
-        needs: None,
-    },
+    Step::utility([
+        "probe",
+        "increment",
+        "probe_increment",
+        "probe.rs",
+        "launch overhead: one tiny launch, almost no work",
+        "increment_dims(len)",
+    ]),
+    Step::utility([
+        "probe",
+        "fma_peak",
+        "probe_fma_peak",
+        "probe.rs",
+        "the FP32 roof: independent FMA chains, no memory traffic",
+        "fma_peak_dims(blocks)",
+    ]),
 ];
 
 /// Threads per block of both probes.

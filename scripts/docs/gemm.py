@@ -12,7 +12,7 @@ bench.log and criterion_medians.json (criterion over every step
 and the off-tile shapes, PyTorch at those shapes), ncu.txt. Every number in
 the page comes from those files."""
 import json, pathlib, re, sys
-from common import NO_FRAME, ptxas, step_sections, steps
+from common import NO_FRAME, parse_ncu, ptxas, step_sections, steps
 
 run = pathlib.Path(sys.argv[1])
 STEPS = steps("gemm")
@@ -49,32 +49,6 @@ def cublas(size, which):
 
 def err(name, size):
     return tc.get(f"err_{name}_{size}", {}).get("max_rel_to_max")
-
-
-# ---- ncu: first launch of each kernel -----------------------------------------
-def parse_ncu(text):
-    out, cur = {}, None
-    for line in text.splitlines():
-        m = re.match(r"^  ([A-Za-z_0-9]+) \(\d+, \d+, \d+\)x", line)
-        if m:
-            cur = m.group(1) if m.group(1) not in out else None
-            if cur:
-                out[cur] = {}
-            continue
-        if not cur:
-            continue
-        m = re.match(r"^\s+([a-z0-9_]+__\S+)\s+(\S+\s+)?([\d,.]+)$", line)
-        if m:
-            unit = (m.group(2) or "").strip()
-            scale = {"Gbyte": 1e9, "Mbyte": 1e6, "Kbyte": 1e3}.get(unit, 1)
-            out[cur][m.group(1)] = float(m.group(3).replace(",", "")) * scale
-            continue
-        m = re.match(r"^\s{4}(\S.*?)\s{2,}(\S+\s+)?([\d,.]+)$", line)
-        if m:
-            # Times in microseconds, whatever unit ncu chose.
-            scale = {"s": 1e6, "ms": 1e3, "us": 1, "ns": 1e-3}.get((m.group(2) or "").strip(), 1)
-            out[cur].setdefault(m.group(1).strip(), float(m.group(3).replace(",", "")) * scale)
-    return out
 
 
 ncu = parse_ncu(read("ncu.txt"))

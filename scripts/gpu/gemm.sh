@@ -22,11 +22,6 @@
 # bench 2, ncu 1). Each part has a timeout so that a hang cannot pass 9 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-B=.gpu/bin
-[[ -d $B || ! -f .gpu/bin.tgz ]] || tar -C .gpu -xzf .gpu/bin.tgz
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/scripts/gpu${PYTHONPATH:+:$PYTHONPATH}
 # shellcheck source=scripts/gpu/lib.sh
 source scripts/gpu/lib.sh
 note() { echo "== [${SECONDS}s] $*"; }
