@@ -1,7 +1,7 @@
 //! Kernels that measure the machine rather than do useful work. The kernels
 //! are listed in [`STEPS`].
 
-use crate::{Dim3, LaunchDims, ThreadCtx};
+use crate::{LaunchDims, ThreadCtx};
 
 use crate::registry::Step;
 
@@ -33,12 +33,12 @@ pub const FMA_CHAINS: usize = 8;
 
 /// Launch geometry of [`increment`] over `len` elements.
 pub const fn increment_dims(len: u32) -> LaunchDims {
-    LaunchDims { grid: Dim3::xy(len.div_ceil(PROBE_BLOCK), 1), block: Dim3::xy(PROBE_BLOCK, 1), shared_bytes: 0 }
+    LaunchDims::linear(len.div_ceil(PROBE_BLOCK), PROBE_BLOCK)
 }
 
 /// Launch geometry of [`fma_peak`]: `blocks` blocks of [`PROBE_BLOCK`] threads.
 pub const fn fma_peak_dims(blocks: u32) -> LaunchDims {
-    LaunchDims { grid: Dim3::xy(blocks, 1), block: Dim3::xy(PROBE_BLOCK, 1), shared_bytes: 0 }
+    LaunchDims::linear(blocks, PROBE_BLOCK)
 }
 
 /// Floating-point operations one [`fma_peak`] launch performs.
