@@ -11,11 +11,13 @@
 //! second per call at 8192^3, and a linear sampling plan would need 55 calls.
 //! Every operand is 64 MiB or more (past the 50 MB L2) at 4096^3.
 //!
-//! A third group, `gemm_shapes`, times the FP32 `sgemm` (step 7) around
-//! 4096 at shapes that are not multiples of the 128x256x8 tile or of 4: the
-//! edge tiles take the checked load path, and `K % 4 != 0` or `N % 4 != 0`
-//! takes it for every tile (16-byte loads would be misaligned).
-//! `scripts/gpu/torch_gemm_shapes.py` times PyTorch at the same shapes.
+//! A third group, `gemm_shapes`, times the FP32 `sgemm` at shapes off the
+//! 128x256x8 tile: odd sizes around 4096 (the edge tiles take the checked
+//! load path, and `K % 4 != 0` or `N % 4 != 0` takes it for every tile,
+//! since 16-byte loads would be misaligned), a deep and a shallow product,
+//! and 1024^3, which gives 32 blocks for an H100's 132 SMs.
+//! `scripts/gpu/torch_gemm_shapes.py` times PyTorch at the shapes this group
+//! names in its output.
 
 mod common;
 
@@ -28,14 +30,18 @@ use std::time::Duration;
 
 const SIZES: [usize; 2] = [4096, 8192];
 
-/// (M, N, K) around 4096: aligned, odd everywhere, and K or N alone off by one.
-const AWKWARD: [(usize, usize, usize); 6] = [
+/// (M, N, K) off the tile: odd everywhere, K or N alone off by one, deep,
+/// shallow, and too small to fill the GPU; 4096^3 as the reference.
+const AWKWARD: [(usize, usize, usize); 9] = [
     (4096, 4096, 4096),
     (4095, 4095, 4095),
     (4097, 4097, 4097),
+    (4000, 4000, 4000),
     (4096, 4096, 4095),
     (4096, 4095, 4096),
-    (4000, 4000, 4000),
+    (2048, 2048, 8192),
+    (8192, 8192, 256),
+    (1024, 1024, 1024),
 ];
 
 /// Values in [-1, 1) from a cheap deterministic generator.

@@ -693,6 +693,22 @@ pub(crate) fn arg<T>(value: &mut T) -> *mut c_void {
     (value as *mut T).cast()
 }
 
+/// Checks both buffers against a `shape` matrix and `entry`'s launch `dims`
+/// against `limits`: the plan of every `(input, output, rows, cols)` kernel,
+/// on the GPU and on the emulator.
+pub(crate) fn plan_matrix(
+    entry: &'static str,
+    dims: LaunchDims,
+    shape: crate::MatrixShape,
+    (input_len, output_len): (usize, usize),
+    limits: &crate::GridLimits,
+) -> Result<LaunchDims> {
+    shape.check_len("input", input_len)?;
+    shape.check_len("output", output_len)?;
+    limits.check(entry, &shape, dims)?;
+    Ok(dims)
+}
+
 /// Queues `entry`, a kernel of `(const f32* input, f32* output, u32 rows,
 /// u32 cols)` over a `shape` matrix (transposes, softmaxes), once its plan
 /// checked the lengths and the launch: refuses overlapping buffers

@@ -21,22 +21,28 @@
 
 /// One named launcher per entry of an op's registry list (handed over by
 /// `coalesce_kernels::<op>_steps!`): `fn <name>(stream, <params>)` calls the
-/// op's `launch(stream, Variant::<entry>, <params>)`.
+/// op's `launch(stream, Variant::<entry>, <params>)`. Named shortcuts to a
+/// constant of the op's enum may follow the parameters in brackets:
+/// `launchers((params) [/// doc
+/// sgemm => BEST])`.
 macro_rules! launchers {
     (
         $params:tt
+        $([ $( $(#[$adoc:meta])* $alias:ident => $target:ident ),* $(,)? ])?
         op: $op:literal;
         $(#[$meta:meta])*
         pub enum $Variant:ident, geometry $Geometry:ty;
         unsafe fn run<$C:ident> $run:tt;
         $( $(#[$vmeta:meta])* $V:ident => $name:ident { step: $step:literal, idea: $idea:literal, $($rest:tt)* } )*
     ) => {
-        $( launchers!(@one $Variant, $V, $name, $step, $idea, $params); )*
+        $( launchers!(@fn [#[doc = concat!("Step ", $step, ", [`", stringify!($Variant), "::", stringify!($V), "`]: ", $idea, ".")]]
+            $name, $Variant::$V, $params); )*
+        $($( launchers!(@fn [$(#[$adoc])*] $alias, $Variant::$target, $params); )*)?
     };
-    (@one $Variant:ident, $V:ident, $name:ident, $step:literal, $idea:literal, ($($p:ident: $t:ty),*)) => {
-        #[doc = concat!("Step ", $step, ", [`", stringify!($Variant), "::", stringify!($V), "`]: ", $idea, ".")]
+    (@fn [$($doc:tt)*] $name:ident, $which:expr, ($($p:ident: $t:ty),*)) => {
+        $($doc)*
         pub fn $name(stream: &$crate::Stream<'_>, $($p: $t),*) -> $crate::Result<()> {
-            launch(stream, $Variant::$V, $($p),*)
+            launch(stream, $which, $($p),*)
         }
     };
 }

@@ -28,7 +28,7 @@
 //! Special values follow `torch.softmax`: `-inf` entries give 0, a row of
 //! only `-inf` gives NaN, a NaN or `+inf` anywhere in a row makes that row NaN.
 
-use crate::gpu::launch_matrix;
+use crate::gpu::{launch_matrix, plan_matrix};
 use crate::{Error, GridLimits, LaunchDims, MatrixShape, Result, Stream};
 pub use coalesce_kernels::softmax::{Kernel, Strategy};
 use cust::memory::DeviceSlice;
@@ -43,13 +43,11 @@ fn plan(
     output_len: usize,
     limits: &GridLimits,
 ) -> Result<LaunchDims> {
-    shape.check_len("input", input_len)?;
-    shape.check_len("output", output_len)?;
+    let dims = kernel.launch_dims(shape.rows_u32(), shape.cols_u32());
+    let dims = plan_matrix(kernel.entry_point(), dims, shape, (input_len, output_len), limits)?;
     if shape.cols_u32() > kernel.max_cols() {
         return Err(Error::ShapeTooLarge { rows: shape.rows(), cols: shape.cols(), why: too_long(kernel.strategy()) });
     }
-    let dims = kernel.launch_dims(shape.rows_u32(), shape.cols_u32());
-    limits.check(kernel.entry_point(), &shape, dims)?;
     Ok(dims)
 }
 

@@ -14,7 +14,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::gpu::launch_matrix;
+use crate::gpu::{launch_matrix, plan_matrix};
 use crate::{GridLimits, LaunchDims, MatrixShape, Result, Stream};
 pub use coalesce_kernels::transpose::{BLOCK_ROWS, TILE, Variant};
 
@@ -29,11 +29,8 @@ pub(crate) fn plan(
     output_len: usize,
     limits: &GridLimits,
 ) -> Result<LaunchDims> {
-    shape.check_len("input", input_len)?;
-    shape.check_len("output", output_len)?;
     let dims = variant.launch_dims(shape.rows_u32(), shape.cols_u32());
-    limits.check(variant.entry_point(), &shape, dims)?;
-    Ok(dims)
+    plan_matrix(variant.entry_point(), dims, shape, (input_len, output_len), limits)
 }
 
 /// Transposes the `shape` matrix in `input` into `output` (`shape.t()`),

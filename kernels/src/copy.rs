@@ -2,32 +2,28 @@
 //! The kernels are listed in [`STEPS`].
 
 use crate::vector::F4;
-use crate::{Dim3, LaunchDims, ThreadCtx};
+use crate::{LaunchDims, ThreadCtx};
 
 use crate::registry::Step;
 
 /// This module's entries of the registry.
 pub const STEPS: &[Step] = &[
-    Step {
-        op: "copy",
-        step: "-",
-        name: "copy",
-        entry: "copy_f32",
-        file: "copy.rs",
-        idea: "our own device-to-device copy: 16-byte accesses, grid-stride, sized to the SMs; the roof a transpose is measured against, beside `cuMemcpyDtoD`",
-        geometry: "copy_dims(len, sm_count)",
-        needs: None,
-    },
-    Step {
-        op: "copy",
-        step: "-",
-        name: "copy_strided",
-        entry: "copy_strided_f32",
-        file: "copy.rs",
-        idea: "one strided vector (a column) into another: one launch per column is how not to transpose",
-        geometry: "copy_strided_dims(len)",
-        needs: None,
-    },
+    Step::utility([
+        "copy",
+        "copy",
+        "copy_f32",
+        "copy.rs",
+        "our own device-to-device copy: 16-byte accesses, grid-stride, sized to the SMs; the roof a transpose is measured against, beside `cuMemcpyDtoD`",
+        "copy_dims(len, sm_count)",
+    ]),
+    Step::utility([
+        "copy",
+        "copy_strided",
+        "copy_strided_f32",
+        "copy.rs",
+        "one strided vector (a column) into another: one launch per column is how not to transpose",
+        "copy_strided_dims(len)",
+    ]),
 ];
 
 /// Threads per block of both copy kernels.
@@ -42,12 +38,12 @@ pub const fn copy_dims(len: u64, sm_count: u32) -> LaunchDims {
     let wanted = sm_count as u64 * COPY_BLOCKS_PER_SM as u64;
     let blocks = if wanted < max_blocks { wanted } else { max_blocks };
     let blocks = if blocks == 0 { 1 } else { blocks as u32 };
-    LaunchDims { grid: Dim3::xy(blocks, 1), block: Dim3::xy(COPY_BLOCK, 1), shared_bytes: 0 }
+    LaunchDims::linear(blocks, COPY_BLOCK)
 }
 
 /// Launch geometry of [`copy_strided`] for `len` elements (one thread each).
 pub const fn copy_strided_dims(len: u32) -> LaunchDims {
-    LaunchDims { grid: Dim3::xy(len.div_ceil(COPY_BLOCK), 1), block: Dim3::xy(COPY_BLOCK, 1), shared_bytes: 0 }
+    LaunchDims::linear(len.div_ceil(COPY_BLOCK), COPY_BLOCK)
 }
 
 /// `dst[i] = src[i]` for `i < len`.

@@ -30,6 +30,14 @@ pub struct LaunchDims {
     pub shared_bytes: u32,
 }
 
+impl LaunchDims {
+    /// A one-dimensional launch: `blocks` blocks of `threads` threads, no
+    /// dynamic shared memory.
+    pub const fn linear(blocks: u32, threads: u32) -> LaunchDims {
+        LaunchDims { grid: Dim3::xy(blocks, 1), block: Dim3::xy(threads, 1), shared_bytes: 0 }
+    }
+}
+
 /// The thread's view of the machine: on the GPU each method is one PTX
 /// instruction; on the host emulator each is backed by real threads.
 ///

@@ -1,32 +1,28 @@
 //! Kernels that measure the machine rather than do useful work. The kernels
 //! are listed in [`STEPS`].
 
-use crate::{Dim3, LaunchDims, ThreadCtx};
+use crate::{LaunchDims, ThreadCtx};
 
 use crate::registry::Step;
 
 /// This module's entries of the registry.
 pub const STEPS: &[Step] = &[
-    Step {
-        op: "probe",
-        step: "-",
-        name: "increment",
-        entry: "probe_increment",
-        file: "probe.rs",
-        idea: "launch overhead: one tiny launch, almost no work",
-        geometry: "increment_dims(len)",
-        needs: None,
-    },
-    Step {
-        op: "probe",
-        step: "-",
-        name: "fma_peak",
-        entry: "probe_fma_peak",
-        file: "probe.rs",
-        idea: "the FP32 roof: independent FMA chains, no memory traffic",
-        geometry: "fma_peak_dims(blocks)",
-        needs: None,
-    },
+    Step::utility([
+        "probe",
+        "increment",
+        "probe_increment",
+        "probe.rs",
+        "launch overhead: one tiny launch, almost no work",
+        "increment_dims(len)",
+    ]),
+    Step::utility([
+        "probe",
+        "fma_peak",
+        "probe_fma_peak",
+        "probe.rs",
+        "the FP32 roof: independent FMA chains, no memory traffic",
+        "fma_peak_dims(blocks)",
+    ]),
 ];
 
 /// Threads per block of both probes.
@@ -37,12 +33,12 @@ pub const FMA_CHAINS: usize = 8;
 
 /// Launch geometry of [`increment`] over `len` elements.
 pub const fn increment_dims(len: u32) -> LaunchDims {
-    LaunchDims { grid: Dim3::xy(len.div_ceil(PROBE_BLOCK), 1), block: Dim3::xy(PROBE_BLOCK, 1), shared_bytes: 0 }
+    LaunchDims::linear(len.div_ceil(PROBE_BLOCK), PROBE_BLOCK)
 }
 
 /// Launch geometry of [`fma_peak`]: `blocks` blocks of [`PROBE_BLOCK`] threads.
 pub const fn fma_peak_dims(blocks: u32) -> LaunchDims {
-    LaunchDims { grid: Dim3::xy(blocks, 1), block: Dim3::xy(PROBE_BLOCK, 1), shared_bytes: 0 }
+    LaunchDims::linear(blocks, PROBE_BLOCK)
 }
 
 /// Floating-point operations one [`fma_peak`] launch performs.

@@ -57,6 +57,13 @@ pub struct Step {
 }
 
 impl Step {
+    /// A kernel outside the ladders (copies, probes), written
+    /// `[op, name, entry, file, idea, geometry]`: no step number, in every
+    /// module.
+    pub const fn utility([op, name, entry, file, idea, geometry]: [&'static str; 6]) -> Step {
+        Step { op, step: "-", name, entry, file, idea, geometry, needs: None }
+    }
+
     /// Whether the module built for `module` (`"sm_90"`, `"sm_90a"`, ..)
     /// has this kernel.
     pub fn in_module(&self, module: &str) -> bool {

@@ -10,7 +10,7 @@ CUDA-event timings per kernel and shape), criterion_medians.json
 8192x8192), torch_peers.json (PyTorch, same call), machine.txt. Every number
 in the page comes from those files."""
 import json, pathlib, re, sys
-from common import step_sections, steps
+from common import parse_ncu, step_sections, steps
 
 run = pathlib.Path(sys.argv[1])
 STEPS = steps("transpose")
@@ -36,18 +36,7 @@ def torch_gbs(s):
     return torch.get(f"torch_transpose_{s[0]}_GBs") if s[0] == s[1] else None
 
 
-# ---- ncu.txt: counters per kernel (first launch of each) -------------------
-ncu, cur = {}, None
-for line in (run / "ncu.txt").read_text().splitlines():
-    m = re.match(r"^  ([a-z_0-9]+) \(", line)
-    if m:
-        cur = m.group(1) if m.group(1) not in ncu else None
-        if cur:
-            ncu[cur] = {}
-        continue
-    m = re.match(r"^\s+([a-z0-9_]+__\S+)\s+(?:\S+\s+)?([\d,.]+)$", line)
-    if m and cur:
-        ncu[cur][m.group(1)] = float(m.group(2).replace(",", ""))
+ncu = parse_ncu((run / "ncu.txt").read_text())
 
 
 def counters(kernel):
@@ -59,7 +48,7 @@ def counters(kernel):
     return {
         "ld_sectors": c["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] / ld_req,
         "st_sectors": c["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] / st_req,
-        "dram_mb": c["dram__bytes.sum"],
+        "dram_mb": c["dram__bytes.sum"] / 1e6,
         "smem_wavefronts": wf / sh_ld if sh_ld else None,
     }
 

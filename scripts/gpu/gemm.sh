@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
-# The run docs/gemm.md is generated from, on the GPU machine (scripts/gpu/build.sh
-# first, here; then run(command="bash scripts/gpu/gemm.sh", carry=[".gpu"])).
-# Writes into $OUT:
-#   machine.txt           commit, GPU, driver, toolkit
-#   tests.log             test-gemm (every step against f64 at odd shapes and 4096^3)
-#   ptxas.txt             ptxas -v of the GEMM kernels in the module an H100 loads
-#   torch_gemm.json       cuBLAS SGEMM and TF32 through PyTorch (scripts/gpu/torch_gemm.py)
-#   bench.log             criterion's gemm groups, then PyTorch at the off-tile shapes
-#   criterion_medians.json (scripts/gpu/criterion_medians.py)
-#   ncu.txt               every step once at 4096^3; then cuBLAS SGEMM's kernel
-#   smi.csv               SM clock and utilisation, sampled through the benches
+# The run docs/gemm.md is generated from, in one device call on the GPU machine
+# (no Rust there): scripts/gpu/build.sh first, here; then
+#   run(command="bash scripts/gpu/gemm.sh", carry=[".gpu"])
+# and, here, with $OUT's files in docs/measurements/<date>-h100-gemm:
+#   python3 scripts/docs/gemm.py docs/measurements/<date>-h100-gemm > docs/gemm.md
+#
+# Writes into $OUT (the device call returns at most eight files):
+#   machine.txt            commit, GPU, driver, toolkit
+#   tests.log              test-gemm: every step against f64 at odd shapes and at 4096^3
+#   ptxas.txt              ptxas -v of the GEMM kernels in the module an H100 loads
+#   tc.log                 examples/gemm_tensor_cores at 4096^3 and 8192^3 (CUDA-event
+#                          medians of steps 7-11, outputs dumped), then
+#                          scripts/gpu/torch_gemm_tc.py's lines: cuBLAS SGEMM and TF32
+#                          through PyTorch, and every dumped output's error against
+#                          the f64 product on the same inputs
+#   bench.log              criterion's gemm groups (every step at 4096^3 and 8192^3,
+#                          sgemm off the tile), then PyTorch at the off-tile shapes
+#   criterion_medians.json scripts/gpu/criterion_medians.py
+#   ncu.txt                every step once at 4096^3, then cuBLAS SGEMM's kernel
+# Time on an H100: about 5 minutes (tests 1, tensor-core timings and errors 1,
+# bench 2, ncu 1). Each part has a timeout so that a hang cannot pass 9 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-B=.gpu/bin
-[[ -d $B || ! -f .gpu/bin.tgz ]] || tar -C .gpu -xzf .gpu/bin.tgz
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/scripts/gpu${PYTHONPATH:+:$PYTHONPATH}
+# shellcheck source=scripts/gpu/lib.sh
+source scripts/gpu/lib.sh
+note() { echo "== [${SECONDS}s] $*"; }
 
 {
     echo "commit $(cat .gpu/commit 2>/dev/null)"
@@ -25,11 +33,8 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/scripts/gpu${PYTHONPATH:+:$PYTHONPATH}
 } >"$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 
-nvidia-smi --query-gpu=timestamp,clocks.current.sm,power.draw,utilization.gpu --format=csv -lms 500 >"$OUT/smi.csv" &
-smi=$!
-
-"$B/test-gemm" >"$OUT/tests.log" 2>&1
-echo "== tests: exit $?; $(grep '^test result' "$OUT/tests.log")"
+timeout 150 "$B/test-gemm" >"$OUT/tests.log" 2>&1
+note "tests: $(status $?); $(grep '^test result' "$OUT/tests.log")"
 
 # The module an H100 loads: the newest of sm_90a and sm_90 in the bundle.
 module=$(ls .gpu/sm_90a.ptx .gpu/sm_90.ptx 2>/dev/null | head -1)
@@ -37,22 +42,26 @@ arch=$(basename "$module" .ptx)
 echo "### $arch" >"$OUT/ptxas.txt"
 ptxas -arch="$arch" -v "$module" -o /dev/null 2>&1 | grep -A3 "entry function 'gemm_" >>"$OUT/ptxas.txt"
 
-timeout 300 python3 scripts/gpu/torch_gemm.py >"$OUT/torch.log" 2>&1
-echo "== torch: exit $?"
+mkdir -p /tmp/dump
+timeout 120 "$B/example-gemm_tensor_cores" 4096,8192 30 /tmp/dump >"$OUT/tc.log" 2>&1
+note "tensor-core timings: $(status $?)"
+OUT=/tmp timeout 150 python3 scripts/gpu/torch_gemm_tc.py /tmp/dump >>"$OUT/tc.log" 2>&1
+note "cuBLAS and errors: $(status $?)"
+rm -rf /tmp/dump
 
-CRITERION_HOME=/tmp/criterion "$B/bench-gemm" --bench >"$OUT/bench.log" 2>&1
-echo "== bench: exit $?"
-python3 scripts/gpu/torch_gemm_shapes.py >>"$OUT/bench.log" 2>&1
+CRITERION_HOME=/tmp/criterion timeout 240 "$B/bench-gemm" --bench >"$OUT/bench.log" 2>&1
+note "bench: $(status $?)"
+timeout 90 python3 scripts/gpu/torch_gemm_shapes.py "$OUT/bench.log" >/tmp/torch_shapes.txt 2>&1
+cat /tmp/torch_shapes.txt >>"$OUT/bench.log"
 python3 scripts/gpu/criterion_medians.py /tmp/criterion >"$OUT/criterion_medians.json"
-kill "$smi"
 
 SECTIONS=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy
     --section SchedulerStats --section WarpStateStats)
 METRICS=dram__bytes.sum,lts__t_bytes.sum,sm__cycles_elapsed.avg.per_second,smsp__inst_executed.sum,sm__inst_executed_pipe_fma.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
-ncu --clock-control none --kernel-name regex:'^gemm_' "${SECTIONS[@]}" --metrics "$METRICS" \
+timeout 150 ncu --clock-control none --kernel-name regex:'^gemm_' "${SECTIONS[@]}" --metrics "$METRICS" \
     "$B/test-gemm" every_variant_on_the_gpu_at_4096_spot_checked >"$OUT/ncu.txt" 2>&1
-echo "== ncu: exit $?"
-ncu --clock-control none --kernel-name regex:'gemm|xmma|sm90' --launch-skip 2 --launch-count 1 "${SECTIONS[@]}" \
+note "ncu: $(status $?)"
+timeout 90 ncu --clock-control none --kernel-name regex:'gemm|xmma|sm90' --launch-skip 2 --launch-count 1 "${SECTIONS[@]}" \
     --metrics "$METRICS" python3 -c '
 import torch
 torch.backends.cuda.matmul.allow_tf32 = False
@@ -60,5 +69,5 @@ a, b = (torch.rand(4096, 4096, device="cuda") for _ in range(2))
 for _ in range(3):
     a @ b
 torch.cuda.synchronize()' >>"$OUT/ncu.txt" 2>&1
-echo "== ncu cuBLAS: exit $?"
-grep -E "TFLOP|sgemm" "$OUT/torch.log" "$OUT/bench.log" | tail -20
+note "ncu cuBLAS: $(status $?)"
+grep -E "TFLOP|error|sgemm" "$OUT/tc.log" "$OUT/bench.log" | tail -30

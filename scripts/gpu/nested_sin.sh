@@ -24,16 +24,10 @@
 # hang cannot pass 9 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-export OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-B=.gpu/bin
-[[ -d $B || ! -f .gpu/bin.tgz ]] || tar -C .gpu -xzf .gpu/bin.tgz   # build.sh packs the binaries
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/scripts/gpu${PYTHONPATH:+:$PYTHONPATH}
-CRIT=/tmp/criterion-nested_sin # this script's own: medians from this run only
-rm -rf "$CRIT"
-
 # shellcheck source=scripts/gpu/lib.sh
 source scripts/gpu/lib.sh
+CRIT=/tmp/criterion-nested_sin # this script's own: medians from this run only
+rm -rf "$CRIT"
 note() { echo "== [${SECONDS}s] $*"; }
 
 # The machine heads tests.log (the page's Machine section: everything before

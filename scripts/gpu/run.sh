@@ -121,7 +121,7 @@ want bench && for b in "$B"/bench-${BENCHES:-*}; do
     CRITERION_HOME=/tmp/criterion "$b" --bench ${BENCH_FILTER:-} >>"$OUT/bench.log" 2>&1
     note "bench $(basename "$b"): $(status $?)"
     # PyTorch at the same awkward GEMM shapes, in the same call.
-    [[ $b == *bench-gemm ]] && python3 scripts/gpu/torch_gemm_shapes.py >>"$OUT/bench.log" 2>&1
+    [[ $b == *bench-gemm ]] && python3 scripts/gpu/torch_gemm_shapes.py "$OUT/bench.log" >/tmp/torch_shapes.txt 2>&1 && cat /tmp/torch_shapes.txt >>"$OUT/bench.log"
 done
 
 # 4. ncu counters of the transpose kernels: shared-memory bank conflicts and

@@ -22,16 +22,10 @@
 # (90+180+90+60+60+60 s) so that a hang cannot pass 9 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-export OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-B=.gpu/bin
-[[ -d $B || ! -f .gpu/bin.tgz ]] || tar -C .gpu -xzf .gpu/bin.tgz   # build.sh packs the binaries
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/scripts/gpu${PYTHONPATH:+:$PYTHONPATH}
-CRIT=/tmp/criterion-softmax # this script's own: medians from this run only
-rm -rf "$CRIT"
-
 # shellcheck source=scripts/gpu/lib.sh
 source scripts/gpu/lib.sh
+CRIT=/tmp/criterion-softmax # this script's own: medians from this run only
+rm -rf "$CRIT"
 note() { echo "== [${SECONDS}s] $*" | tee -a "$OUT/summary.txt"; }
 
 {

@@ -10,6 +10,7 @@
 Writes $OUT/torch_gemm_tc.json."""
 import glob, json, os, sys
 import torch
+from torch_timing import event_times_ms
 
 dev = torch.device("cuda")
 out = os.environ.get("OUT", ".")
@@ -20,17 +21,8 @@ res = {"gpu": p.name, "torch": torch.__version__, "cuda": torch.version.cuda}
 print("GPU", p.name, "torch", torch.__version__, flush=True)
 
 
-def bench(fn, iters, warm=10):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(iters):
-        s = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize()
-        ts.append(s.elapsed_time(e))
-    ts.sort()
+def bench(fn, iters):
+    ts = event_times_ms(fn, iters, warm=10)
     return ts[len(ts) // 2], ts[0], ts[-1]
 
 

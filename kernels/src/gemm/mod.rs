@@ -173,7 +173,7 @@ macro_rules! gemm_steps {
             /// split in two TF32 halves; `sm_90a` only.
             Wgmma3xTf32 => wgmma_3xtf32 {
                 step: "10",
-                idea: "3xTF32: `x = hi + lo`, both TF32, and `a b ~ a_hi b_hi + a_hi b_lo + a_lo b_hi` on step 9's `wgmma`: FP32 accuracy, three tensor-core products per term",
+                idea: "3xTF32: `x = hi + lo`, both TF32, and `a b ~ a_hi b_hi + a_hi b_lo + a_lo b_hi` on step 9's `wgmma`: each product exact to 2^-22, three tensor-core products per term",
                 entry: "gemm_wgmma_3xtf32",
                 file: "gemm/10_wgmma_3xtf32.rs",
                 body: wgmma_3xtf32,

@@ -14,7 +14,7 @@
 
 use crate::registry::ladder;
 use crate::vector::F4;
-use crate::{Dim3, LaunchDims, ThreadCtx};
+use crate::{LaunchDims, ThreadCtx};
 
 /// The nested-sine ladder, handed to a generator (`ladder!` here, the
 /// launchers in `coalesce-host`). See [`crate::registry`].
@@ -135,7 +135,7 @@ pub const fn launch_dims(len: u64, sm_count: u32, blocks_per_sm: u32) -> LaunchD
     let wave = sm_count as u64 * blocks_per_sm as u64;
     let blocks = if needed < wave { needed } else { wave };
     let blocks = if blocks == 0 { 1 } else { blocks as u32 };
-    LaunchDims { grid: Dim3::xy(blocks, 1), block: Dim3::xy(BLOCK, 1), shared_bytes: 0 }
+    LaunchDims::linear(blocks, BLOCK)
 }
 
 /// `dst[i] = f(src[i])` for `i < len`: the elementwise walk every nested-sin
