@@ -71,7 +71,7 @@
 //! step's sum into the accumulator, so step 10's error over `K` terms grows
 //! like `K` where an FP32 GEMM's grows like `sqrt(K)` in practice, within
 //! the worst case all the same. The emulator truncates too (`emu.rs`), and
-//! [`tensor_core_truncation_drifts_with_k_unless_promoted_on_the_emulator`]
+//! `tensor_core_truncation_drifts_with_k_unless_promoted_on_the_emulator`
 //! measures that drift and step 11's fix.
 
 mod common;
