@@ -14,10 +14,10 @@
 //! - Warp shuffles exchange values among the 32 lanes of a warp (threads with
 //!   consecutive linear index, as on the GPU); a missing lane is an error.
 //! - `wgmma` is warpgroup-collective: the 128 threads of a warpgroup meet at
-//!   a barrier, check that they name the same operands (a missing thread or
-//!   differing descriptors is an error), and each takes its fragment of
-//!   `D += A * B^T` (or `D = A * B^T`, scale-d 0), computed from shared
-//!   memory through the matrix descriptors (start address, strides,
+//!   a barrier, check that they name the same operands (a missing thread,
+//!   differing descriptors or scale-d is an error), and each takes its
+//!   fragment of `D += A * B^T` (or `D = A * B^T`, scale-d 0), computed from
+//!   shared memory through the matrix descriptors (start address, strides,
 //!   swizzle) as the tensor cores read it. Each 8-deep step's sum is
 //!   rounded into the f32 accumulator toward zero, as the tensor cores
 //!   truncate it (see `EmuCtx::wgmma_tf32`), so the bias that this
@@ -344,7 +344,8 @@ pub fn descriptor_address(desc: u64, row: usize, kbyte: usize) -> usize {
 impl EmuCtx<'_> {
     /// One TF32 `wgmma` of shape `m64nNk8`, `N = 2 R`, for this thread's `R`
     /// accumulators: the warpgroup meets, checks that every thread names
-    /// the same descriptors, and each thread computes its fragment (layout
+    /// the same operands (descriptors and scale-d), and each thread
+    /// computes its fragment (layout
     /// in [`ThreadCtx::wgmma_m64n256k8_tf32`]) from shared memory.
     ///
     /// Each output is `RZ(D + sum of the 8 products)`: the products of TF32
