@@ -114,4 +114,19 @@ pub trait ThreadCtx {
     /// The descriptors describe memory inside this block's shared memory,
     /// written (and fenced, [`ThreadCtx::fence_proxy_async`]) before the call.
     unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64);
+    /// [`ThreadCtx::wgmma_wait`] for the 64 registers of an `m64n128`
+    /// accumulator ([`ThreadCtx::wgmma_m64n128k8_tf32`]).
+    fn wgmma_wait_n128<const N: u32>(&self, d: &mut [f32; 64]);
+    /// `wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32` with the
+    /// scale-d flag: `D = A * B^T + (accumulate ? D : 0)` for the 64x8 `A`
+    /// and the 128x8 `B` that the descriptors describe, as
+    /// [`ThreadCtx::wgmma_m64n256k8_tf32`] (same fragment layout, columns
+    /// `0..128`: `d[i]` is row `16 w + l / 4 + 8 ((i / 2) % 2)`, column
+    /// `8 (i / 4) + 2 (l % 4) + i % 2`). With `accumulate` false the old `D`
+    /// is not read: the product starts a new sum. `accumulate` must be the
+    /// same in every thread of the warpgroup.
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::wgmma_m64n256k8_tf32`].
+    unsafe fn wgmma_m64n128k8_tf32(&self, d: &mut [f32; 64], a: u64, b: u64, accumulate: bool);
 }

@@ -14,12 +14,15 @@
 //! - Warp shuffles exchange values among the 32 lanes of a warp (threads with
 //!   consecutive linear index, as on the GPU); a missing lane is an error.
 //! - `wgmma` is warpgroup-collective: the 128 threads of a warpgroup meet at
-//!   a barrier, check that they name the same operands (a missing thread or
-//!   differing descriptors is an error), and each takes its fragment of
-//!   `D += A * B^T`, computed from shared memory through the matrix
-//!   descriptors (start address, strides, swizzle) as the tensor cores read
-//!   it, with f32 accumulation. The product completes at issue, so
-//!   `wgmma_wait` and the proxy fences have nothing left to do.
+//!   a barrier, check that they name the same operands (a missing thread,
+//!   differing descriptors or scale-d is an error), and each takes its
+//!   fragment of `D += A * B^T` (or `D = A * B^T`, scale-d 0), computed from
+//!   shared memory through the matrix descriptors (start address, strides,
+//!   swizzle) as the tensor cores read it. Each 8-deep step's sum is
+//!   rounded into the f32 accumulator toward zero, as the tensor cores
+//!   truncate it (see `EmuCtx::wgmma_tf32`), so the bias that this
+//!   leaves in a long sum shows on the emulator too. The product completes
+//!   at issue, so `wgmma_wait` and the proxy fences have nothing left to do.
 //!
 //! What it does not model: timing, memory coalescing, bank conflicts, or
 //! blocks running concurrently (they run one after another), so a kernel that
@@ -83,7 +86,7 @@ impl core::fmt::Display for EmuError {
                 write!(f, "block {block:?}: wgmma in a warpgroup of {threads} threads (needs {WARPGROUP_SIZE})")
             }
             EmuError::DivergentWgmma { block, warpgroup } => {
-                write!(f, "block {block:?}: the threads of warpgroup {warpgroup} gave one wgmma different descriptors")
+                write!(f, "block {block:?}: the threads of warpgroup {warpgroup} gave one wgmma different operands")
             }
             EmuError::Panicked { block, thread, message } => {
                 write!(f, "block {block:?} thread {thread:?} panicked: {message}")
@@ -179,10 +182,11 @@ struct Warp {
     barrier: Barrier,
 }
 
-/// The operands each thread of a warpgroup gave its `wgmma`.
+/// The operands each thread of a warpgroup gave its `wgmma`: the two
+/// descriptors and the scale-d flag.
 struct Warpgroup {
     threads: u32,
-    slots: Mutex<Vec<(u64, u64)>>,
+    slots: Mutex<Vec<(u64, u64, u64)>>,
     barrier: Barrier,
 }
 
@@ -286,39 +290,19 @@ impl ThreadCtx for EmuCtx<'_> {
     fn wgmma_commit(&self) {}
     fn wgmma_wait<const N: u32>(&self, _d: &mut [f32; 128]) {}
     unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64) {
-        let index = self.linear / WARPGROUP_SIZE;
-        let group = &self.shared.warpgroups[index as usize];
-        if group.threads != WARPGROUP_SIZE {
-            self.shared.fail(EmuError::PartialWarpgroup { block: self.block, threads: group.threads });
-            std::panic::resume_unwind(Box::new(Abandoned));
-        }
-        let t = (self.linear % WARPGROUP_SIZE) as usize;
-        group.slots.lock().unwrap_or_else(|e| e.into_inner())[t] = (a, b);
-        self.group_sync(group);
-        let same = group.slots.lock().unwrap_or_else(|e| e.into_inner()).iter().all(|&s| s == (a, b));
-        self.group_sync(group); // nobody overwrites a slot before all have compared
-        if !same {
-            self.shared.fail(EmuError::DivergentWgmma { block: self.block, warpgroup: index });
-            std::panic::resume_unwind(Box::new(Abandoned));
-        }
-        let (warp, lane) = (t / 32, t % 32);
-        // SAFETY: the block's shared memory, alive for the whole launch.
-        let smem = unsafe { &*self.shared.smem.get() };
-        let bytes = smem.len() * 16;
-        let smem = smem.as_ptr().cast::<u8>();
-        let operand = |desc: u64, row: usize, k: usize| -> f32 {
-            let at = descriptor_address(desc, row, 4 * k);
-            assert!(at + 4 <= bytes, "wgmma: operand at shared byte {at}, past the {bytes} bytes of the block");
-            // SAFETY: inside the shared memory (checked); any bits are an f32.
-            let bits = unsafe { smem.add(at).cast::<u32>().read_unaligned() };
-            f32::from_bits(bits & TF32_MASK)
-        };
-        for (i, acc) in d.iter_mut().enumerate() {
-            let row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
-            let col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-            *acc = (0..8).fold(*acc, |s, k| operand(a, row, k).mul_add(operand(b, col, k), s));
-        }
+        self.wgmma_tf32(d, a, b, true);
     }
+    fn wgmma_wait_n128<const N: u32>(&self, _d: &mut [f32; 64]) {}
+    unsafe fn wgmma_m64n128k8_tf32(&self, d: &mut [f32; 64], a: u64, b: u64, accumulate: bool) {
+        self.wgmma_tf32(d, a, b, accumulate);
+    }
+}
+
+/// `x` rounded to f32 toward zero: to nearest, then one step back toward
+/// zero where that went past `x` (out of range gives `f32::MAX`, as `RZ`).
+fn round_toward_zero(x: f64) -> f32 {
+    let r = x as f32;
+    if (r as f64).abs() > x.abs() { f32::from_bits(r.to_bits() - 1) } else { r }
 }
 
 /// The bits of an f32 that a TF32 operand keeps: sign, exponent and 10 of
@@ -358,6 +342,58 @@ pub fn descriptor_address(desc: u64, row: usize, kbyte: usize) -> usize {
 }
 
 impl EmuCtx<'_> {
+    /// One TF32 `wgmma` of shape `m64nNk8`, `N = 2 R`, for this thread's `R`
+    /// accumulators: the warpgroup meets, checks that every thread names
+    /// the same operands (descriptors and scale-d), and each thread
+    /// computes its fragment (layout
+    /// in [`ThreadCtx::wgmma_m64n256k8_tf32`]) from shared memory.
+    ///
+    /// Each output is `RZ(D + sum of the 8 products)`: the products of TF32
+    /// values are exact in f64, and so is their sum with `D` unless their
+    /// magnitudes lie more than about `2^29` apart; the result is rounded
+    /// to f32 toward zero. The tensor cores do not round their f32 sum to
+    /// nearest, they truncate it, so the error of each step leans toward
+    /// zero, by up to an ulp of the running sum, and a sum over all of `K`
+    /// in one accumulator drifts in proportion to `K`. This models that
+    /// bias (not the hardware's exact bits): a kernel that leaves the drift
+    /// in shows it here, as on the GPU.
+    fn wgmma_tf32<const R: usize>(&self, d: &mut [f32; R], a: u64, b: u64, accumulate: bool) {
+        let index = self.linear / WARPGROUP_SIZE;
+        let group = &self.shared.warpgroups[index as usize];
+        if group.threads != WARPGROUP_SIZE {
+            self.shared.fail(EmuError::PartialWarpgroup { block: self.block, threads: group.threads });
+            std::panic::resume_unwind(Box::new(Abandoned));
+        }
+        let t = (self.linear % WARPGROUP_SIZE) as usize;
+        let operands = (a, b, accumulate as u64);
+        group.slots.lock().unwrap_or_else(|e| e.into_inner())[t] = operands;
+        self.group_sync(group);
+        let same = group.slots.lock().unwrap_or_else(|e| e.into_inner()).iter().all(|&s| s == operands);
+        self.group_sync(group); // nobody overwrites a slot before all have compared
+        if !same {
+            self.shared.fail(EmuError::DivergentWgmma { block: self.block, warpgroup: index });
+            std::panic::resume_unwind(Box::new(Abandoned));
+        }
+        let (warp, lane) = (t / 32, t % 32);
+        // SAFETY: the block's shared memory, alive for the whole launch.
+        let smem = unsafe { &*self.shared.smem.get() };
+        let bytes = smem.len() * 16;
+        let smem = smem.as_ptr().cast::<u8>();
+        let operand = |desc: u64, row: usize, k: usize| -> f64 {
+            let at = descriptor_address(desc, row, 4 * k);
+            assert!(at + 4 <= bytes, "wgmma: operand at shared byte {at}, past the {bytes} bytes of the block");
+            // SAFETY: inside the shared memory (checked); any bits are an f32.
+            let bits = unsafe { smem.add(at).cast::<u32>().read_unaligned() };
+            f32::from_bits(bits & TF32_MASK) as f64
+        };
+        for (i, acc) in d.iter_mut().enumerate() {
+            let row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
+            let col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+            let start = if accumulate { *acc as f64 } else { 0.0 };
+            *acc = round_toward_zero((0..8).fold(start, |s, k| s + operand(a, row, k) * operand(b, col, k)));
+        }
+    }
+
     fn group_sync(&self, group: &Warpgroup) {
         if group.barrier.wait(Site::Kernel, &self.shared.abort).is_err() {
             self.shared.fail(EmuError::DivergentBarrier { block: self.block });
@@ -418,7 +454,7 @@ where
             let threads = (threads - w * WARPGROUP_SIZE).min(WARPGROUP_SIZE);
             Warpgroup {
                 threads,
-                slots: Mutex::new(std::vec![(0, 0); threads as usize]),
+                slots: Mutex::new(std::vec![(0, 0, 0); threads as usize]),
                 barrier: Barrier::new(threads),
             }
         })

@@ -142,6 +142,32 @@ impl ThreadCtx for Gpu {
             )
         }
     }
+    #[inline(always)]
+    fn wgmma_wait_n128<const N: u32>(&self, d: &mut [f32; 64]) {
+        // As wgmma_wait: the accumulators are pinned after the wait.
+        // SAFETY: warpgroup-uniform; the registers are only pinned.
+        unsafe {
+            accumulators!(d, "wgmma.wait_group.sync.aligned {n}; // ", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63], "", n = const N)
+        }
+    }
+    #[inline(always)]
+    unsafe fn wgmma_m64n128k8_tf32(&self, d: &mut [f32; 64], a: u64, b: u64, accumulate: bool) {
+        // The scale-d operand is a predicate: false makes the product
+        // overwrite D instead of adding to it.
+        // SAFETY: the caller's contract (descriptors inside shared memory,
+        // operands fenced, warpgroup-uniform call and flag).
+        unsafe {
+            accumulators!(
+                d,
+                "{{ .reg .pred p; setp.ne.b32 p, {s}, 0; wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {{",
+                [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63],
+                "}}, {a}, {b}, p, 1, 1; }}",
+                a = in(reg64) a,
+                b = in(reg64) b,
+                s = in(reg32) accumulate as u32
+            )
+        }
+    }
 }
 
 /// A kernel must never unwind or call into `core::panicking` (that would leave

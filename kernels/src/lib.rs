@@ -99,6 +99,7 @@ pub const OPT_IN_SHARED: &[&str] = &[
     softmax::Kernel::OnlineStash.entry_point(),
     gemm::Variant::Wgmma.entry_point(),
     gemm::Variant::Wgmma3xTf32.entry_point(),
+    gemm::Variant::WgmmaPromoted.entry_point(),
 ];
 
 /// Every `.entry` kernel of every PTX module, from the [`registry`].

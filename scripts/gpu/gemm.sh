@@ -10,7 +10,7 @@
 #   tests.log              test-gemm: every step against f64 at odd shapes and at 4096^3
 #   ptxas.txt              ptxas -v of the GEMM kernels in the module an H100 loads
 #   tc.log                 examples/gemm_tensor_cores at 4096^3 and 8192^3 (CUDA-event
-#                          medians of steps 7-10, outputs dumped), then
+#                          medians of steps 7-11, outputs dumped), then
 #                          scripts/gpu/torch_gemm_tc.py's lines: cuBLAS SGEMM and TF32
 #                          through PyTorch, and every dumped output's error against
 #                          the f64 product on the same inputs

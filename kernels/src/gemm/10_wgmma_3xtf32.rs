@@ -31,10 +31,11 @@
 //!
 //! **What it does not yet deliver:** on the H100 its error grows in
 //! proportion to `K` (10-15 times cuBLAS SGEMM's largest error at 4096^3 and
-//! 8192^3, docs/gemm.md), where an FP32 GEMM's grows like `sqrt(K)`; on the
-//! CPU emulator, whose accumulation rounds to nearest, the same kernel is
-//! within FP32's bound. The tensor cores' f32 accumulation over all of `K`
-//! in one register is the suspect, so `gemm::sgemm` does not use this step.
+//! 8192^3, docs/gemm.md), where an FP32 GEMM's grows like `sqrt(K)`: the
+//! tensor cores truncate each step's sum into the f32 accumulator, which
+//! here runs over all of `K`, so the truncations lean one way and add up.
+//! The CPU emulator truncates too and shows the same drift
+//! (`tests/gemm.rs`); step 11 removes it by promoting short partial sums.
 
 use super::wgmma_kernel::{NA, NB, ROW_BYTES, interior, load_tiles, store_fragment, swizzled};
 use super::{F4, Problem, aligned16, k_major_128b, to_tf32};
@@ -91,7 +92,7 @@ unsafe fn store4(dst: *mut f32, v: [f32; 4]) {
 /// # Safety
 /// `hi` and `lo` 16-byte aligned, inside shared memory.
 #[inline(always)]
-unsafe fn store_split(hi: *mut f32, lo: *mut f32, v: [f32; 4]) {
+pub(super) unsafe fn store_split(hi: *mut f32, lo: *mut f32, v: [f32; 4]) {
     let halves = v.map(split_tf32);
     // SAFETY: forwarded.
     unsafe {

@@ -37,6 +37,8 @@ mod warptile_kernel;
 mod wgmma_kernel;
 #[path = "10_wgmma_3xtf32.rs"]
 mod wgmma_3xtf32_kernel;
+#[path = "11_wgmma_promoted.rs"]
+mod wgmma_promoted_kernel;
 
 pub use blocktile_1d_kernel::{BT1_BK, BT1_BM, BT1_BN, BT1_THREADS, BT1_TM, blocktile_1d};
 pub use blocktile_2d_kernel::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, blocktile_2d};
@@ -48,6 +50,7 @@ pub use vectorized_kernel::vectorized;
 pub use warptile_kernel::{WT, WarpTiling, warptile, warptile_with};
 pub use wgmma_3xtf32_kernel::{X3_SHARED_BYTES, split_tf32, wgmma_3xtf32};
 pub use wgmma_kernel::{WG_BK, WG_BM, WG_BN, WG_SHARED_BYTES, WG_STAGES, WG_THREADS, k_major_128b, wgmma};
+pub use wgmma_promoted_kernel::{PR_BM, PR_BN, PR_SHARED_BYTES, PR_THREADS, wgmma_promoted};
 
 // The steps name it `super::F4`.
 use crate::registry::ladder;
@@ -77,8 +80,8 @@ macro_rules! gemm_steps {
             $($pass)*
             op: "gemm";
             /// The GEMM versions, in teaching order: the FP32 ladder, then the
-            /// tensor cores: TF32 (steps 8, 9) and FP32-accurate 3xTF32 (step
-            /// 10); steps 9 and 10 only on `sm_90a`, the H100's.
+            /// tensor cores: TF32 (steps 8, 9) and FP32-accurate 3xTF32 (steps
+            /// 10, 11); steps 9-11 only on `sm_90a`, the H100's.
             pub enum Variant, geometry Geometry;
             unsafe fn run<C>(ctx, a: *const f32, b: *const f32, c: *mut f32, p: Problem);
 
@@ -177,6 +180,17 @@ macro_rules! gemm_steps {
                 geometry: Geometry { tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: X3_SHARED_BYTES / 4 },
                 needs: "sm_90a",
             }
+            /// Step 11: step 10 with the tensor cores' partial sums promoted
+            /// into f32 registers every 32 of `K`; `sm_90a` only.
+            WgmmaPromoted => wgmma_promoted {
+                step: "11",
+                idea: "3xTF32 whose `wgmma` accumulators hold one 32-deep tile (scale-d 0 on its first product), added into a second set of f32 registers after each tile (`add.f32`, to nearest): the tensor cores' truncation no longer drifts with `K`; `m64n128k8`, 128x128 tiles",
+                entry: "gemm_wgmma_promoted",
+                file: "gemm/11_wgmma_promoted.rs",
+                body: wgmma_promoted,
+                geometry: Geometry { tile: (PR_BM, PR_BN), block: Dim3::xy(PR_THREADS, 1), shared_floats: PR_SHARED_BYTES / 4 },
+                needs: "sm_90a",
+            }
         }
     };
 }
@@ -220,13 +234,22 @@ impl Variant {
     ///   allowed twice FP32's);
     /// - 3xTF32: `3 * 2^-22 (1 + 2^-20) + 2 gamma_{3k+3}` (the split drops
     ///   below `2^-22` per input and the `lo * lo` product; three products
-    ///   per term accumulated).
+    ///   per term accumulated);
+    /// - 3xTF32 promoted every 32 of `K` (step 11): `3 * 2^-22 (1 + 2^-20)
+    ///   + 2 gamma_{3 min(k, 32)} + gamma_{ceil(k/32)+3}` (the split's; the
+    ///   tensor cores' accumulation of one tile's products, twice FP32's;
+    ///   the promoted sum of `ceil(k/32)` partial sums and the epilogue,
+    ///   rounded to nearest). Below FP32's `gamma_{k+3}` from `k = 256` on
+    ///   (12 times at 4096); not below it for small `k`, where the split's
+    ///   `12 u` alone passes `gamma_4`.
     pub fn error_bound(self, k: usize) -> f64 {
         const U: f64 = 1.0 / (1u64 << 24) as f64;
         let gamma = |n: usize| n as f64 * U / (1.0 - n as f64 * U);
         let p = |e: u32| 1.0 / (1u64 << e) as f64;
+        let split = 3.0 * p(22) * (1.0 + p(20));
         match self {
-            Variant::Wgmma3xTf32 => 3.0 * p(22) * (1.0 + p(20)) + 2.0 * gamma(3 * k + 3),
+            Variant::Wgmma3xTf32 => split + 2.0 * gamma(3 * k + 3),
+            Variant::WgmmaPromoted => split + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3),
             v if v.is_tf32() => p(10) + p(22) + 2.0 * gamma(k + 3),
             _ => gamma(k + 3),
         }
