@@ -672,6 +672,47 @@ fn wgmma_without_the_sm_90a_module_is_an_error_on_the_gpu() {
     stream.synchronize().unwrap();
 }
 
+/// `gemm::sgemm` launches step 11 with the `sm_90a` module loaded (the
+/// H100's, the one module that has it) and step 7 with every other.
+#[test]
+fn sgemm_picks_step_11_in_the_sm_90a_module_and_step_7_elsewhere() {
+    for m in coalesce::MODULES {
+        let want = if m.name() == "sm_90a" { Variant::WgmmaPromoted } else { Variant::DoubleBuffered };
+        assert_eq!(Variant::sgemm_in(&m.name()), want, "{}", m.name());
+    }
+    assert_eq!(Variant::sgemm_in("sm_100"), Variant::DoubleBuffered);
+}
+
+/// On the GPU, `gemm::sgemm` runs what its module picks: its output is bit
+/// for bit that version's, within that version's bound. First with the
+/// module this GPU gets (step 11 on an H100), then with the sm_90 module
+/// forced (step 7).
+#[test]
+fn sgemm_runs_the_version_its_module_picks_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu sgemm") else { return };
+    drop(gpu);
+    let mut rng = rng("gpu sgemm");
+    let case = Case::new(&mut rng, (300, 260, 1000), AlphaBeta::new(1.5, -0.5));
+    let (want, bound) = reference(&case, None);
+    let sm_90: Vec<coalesce::Ptx> = coalesce::MODULES.iter().copied().filter(|m| !m.arch_specific).collect();
+    for modules in [coalesce::MODULES, &sm_90[..]] {
+        let gpu = coalesce::Gpu::open(0, modules).unwrap();
+        let v = gemm::sgemm_variant(&gpu);
+        let module = gpu.module_name().unwrap().to_owned();
+        assert_eq!(v, Variant::sgemm_in(&module), "{module}");
+        let stream = gpu.stream().unwrap();
+        let bufs = GpuBufs::new(&gpu, &case, 0);
+        let mut c = gpu.upload(&case.c0).unwrap();
+        gemm::sgemm(&stream, &bufs.a, &bufs.b, &mut c, case.shape, case.s).unwrap();
+        stream.synchronize().unwrap();
+        let got = download(&c);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+        assert_eq!(bits(&got), bits(&run_gpu(&stream, v, &case, &bufs, 0)), "{module}: sgemm is not {}", v.name());
+        let worst = check(v, &case, None, &got, &want, &bound);
+        eprintln!("gpu sgemm with {module}: {} {}: max error / bound {worst:.2e}", v.name(), case.shape);
+    }
+}
+
 /// The emulator's TF32 rounding is `cvt.rna.tf32.f32`: to nearest, ties
 /// away from zero, 10 mantissa bits kept.
 #[test]

@@ -18,7 +18,7 @@
 //! ```
 
 use crate::gpu::arg;
-use crate::{GridLimits, LaunchDims, MatrixShape, Result, Stream};
+use crate::{Gpu, GridLimits, LaunchDims, MatrixShape, Result, Stream};
 pub use coalesce_kernels::gemm::{DB, Problem, Variant, WT, WarpTiling};
 use cust::memory::DeviceSlice;
 use std::fmt;
@@ -144,23 +144,36 @@ pub fn launch(
     unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
 }
 
-coalesce_kernels::gemm_steps!(
-    launchers(
-        a: &DeviceSlice<f32>,
-        b: &DeviceSlice<f32>,
-        c: &mut DeviceSlice<f32>,
-        shape: GemmShape,
-        scalars: AlphaBeta
-    ) [
-        /// The fastest FP32 version ([`Variant::BEST`], step 7): full f32 precision,
-        /// FMA units only, on every GPU. On the H100's tensor cores, step 10
-        /// (3xTF32) is faster but measured less accurate than FP32, and step 11
-        /// (3xTF32, partial sums promoted) more accurate than cuBLAS SGEMM but
-        /// measured 1.34-1.37x its speed, below the 1.5x asked of a replacement
-        /// (docs/gemm.md), so neither is used here.
-        sgemm => BEST
-    ]
-);
+/// `C = alpha * A * B + beta * C` in FP32 with the fastest version the
+/// loaded module has ([`sgemm_variant`]): on an H100 (the `sm_90a` module),
+/// step 11, 3xTF32 on the tensor cores with its partial sums promoted into
+/// f32 registers, measured faster than cuBLAS SGEMM and about as accurate
+/// (docs/gemm.md); elsewhere step 7 ([`Variant::BEST`]), FMA units only.
+/// Errors as [`launch`].
+pub fn sgemm(
+    stream: &Stream<'_>,
+    a: &DeviceSlice<f32>,
+    b: &DeviceSlice<f32>,
+    c: &mut DeviceSlice<f32>,
+    shape: GemmShape,
+    scalars: AlphaBeta,
+) -> Result<()> {
+    launch(stream, sgemm_variant(stream.gpu()), a, b, c, shape, scalars)
+}
+
+/// The version [`sgemm`] launches on `gpu`: [`Variant::sgemm_in`] of its
+/// loaded module; step 7 for a module loaded as text, which may lack step 11.
+pub fn sgemm_variant(gpu: &Gpu) -> Variant {
+    gpu.module_name().map_or(Variant::BEST, Variant::sgemm_in)
+}
+
+coalesce_kernels::gemm_steps!(launchers(
+    a: &DeviceSlice<f32>,
+    b: &DeviceSlice<f32>,
+    c: &mut DeviceSlice<f32>,
+    shape: GemmShape,
+    scalars: AlphaBeta
+));
 
 /// The GEMM launchers on the CPU emulator: same checks, same kernel bodies,
 /// host slices. Slow (one OS thread per CUDA thread): small shapes only.

@@ -255,8 +255,18 @@ impl Variant {
         }
     }
 
-    /// The fastest FP32 version: what `gemm::sgemm` launches.
+    /// The fastest FP32 version that every module has (step 7, FMA units
+    /// only): what `gemm::sgemm` launches where step 11 is missing.
     pub const BEST: Variant = Variant::DoubleBuffered;
+
+    /// What `gemm::sgemm` launches with the module built for `module`
+    /// (`"sm_90a"`, `"sm_90"`, ..) loaded: step 11, 3xTF32 on the tensor
+    /// cores with its partial sums promoted, in the one module that has it
+    /// (`sm_90a`, the H100's), measured faster than cuBLAS SGEMM and about
+    /// as accurate (docs/gemm.md); step 7 ([`Variant::BEST`]) in every other.
+    pub fn sgemm_in(module: &str) -> Variant {
+        if Variant::WgmmaPromoted.registry().in_module(module) { Variant::WgmmaPromoted } else { Variant::BEST }
+    }
 
     /// The `(BM, BN)` tile of `C` one block computes.
     pub const fn block_tile(self) -> (u32, u32) {
