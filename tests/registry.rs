@@ -9,6 +9,16 @@ use std::path::Path;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
+/// Whether the sources this test checks are where it was built from (a test
+/// binary carried to another machine, as the GPU runs do, finds none).
+fn sources_here(test: &str) -> bool {
+    let here = Path::new(ROOT).join("kernels/src").is_dir();
+    if !here {
+        eprintln!("skipping {test}: no sources at {ROOT}");
+    }
+    here
+}
+
 fn read(path: &str) -> String {
     std::fs::read_to_string(Path::new(ROOT).join(path)).unwrap_or_else(|e| panic!("reading {path}: {e}"))
 }
@@ -35,6 +45,9 @@ fn registry_json() -> Value {
 
 #[test]
 fn docs_registry_json_is_the_registry() {
+    if !sources_here("docs_registry_json_is_the_registry") {
+        return;
+    }
     let want = serde_json::to_string_pretty(&registry_json()).unwrap() + "\n";
     let path = Path::new(ROOT).join("docs/registry.json");
     if std::env::var_os("COALESCE_BLESS").is_some() {
@@ -46,6 +59,9 @@ fn docs_registry_json_is_the_registry() {
 
 #[test]
 fn each_step_lives_in_its_file_and_the_file_is_numbered_by_its_step() {
+    if !sources_here("each_step_lives_in_its_file_and_the_file_is_numbered_by_its_step") {
+        return;
+    }
     for s in steps() {
         let text = read(&format!("kernels/src/{}", s.file));
         assert!(
@@ -90,6 +106,9 @@ fn names_and_entries_are_unique_and_every_entry_is_in_every_module() {
 /// Each op's page names every step, and each ladder file links to the page.
 #[test]
 fn the_docs_teach_every_step() {
+    if !sources_here("the_docs_teach_every_step") {
+        return;
+    }
     for (op, steps) in OPS.iter().filter(|(op, _)| !matches!(*op, "copy" | "probe")) {
         let page = read(&format!("docs/{op}.md"));
         for s in steps.iter() {

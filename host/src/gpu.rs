@@ -323,6 +323,11 @@ impl Gpu {
         // ([`Error::ArchitectureRequired`]).
         for step in coalesce_kernels::registry::steps() {
             let name = step.entry;
+            // Not even asked for where the registry says the module lacks it
+            // (a failed cuModuleGetFunction is an error to compute-sanitizer).
+            if gpu.module_name.as_deref().is_some_and(|m| !step.in_module(m)) {
+                continue;
+            }
             match gpu.module.get_function(name) {
                 Ok(f) => {
                     gpu.functions.insert(name, KernelHandle(f.to_raw()));
