@@ -673,14 +673,18 @@ fn wgmma_without_the_sm_90a_module_is_an_error_on_the_gpu() {
 }
 
 /// `gemm::sgemm` launches step 11 with the `sm_90a` module loaded (the
-/// H100's, the one module that has it) and step 7 with every other.
+/// H100's, the one module that has it) where its 16-byte loads apply, and
+/// step 7 otherwise.
 #[test]
 fn sgemm_picks_step_11_in_the_sm_90a_module_and_step_7_elsewhere() {
     for m in coalesce::MODULES {
         let want = if m.name() == "sm_90a" { Variant::WgmmaPromoted } else { Variant::DoubleBuffered };
-        assert_eq!(Variant::sgemm_in(&m.name()), want, "{}", m.name());
+        assert_eq!(Variant::sgemm_for(&m.name(), 4096, 4096, true), want, "{}", m.name());
     }
-    assert_eq!(Variant::sgemm_in("sm_100"), Variant::DoubleBuffered);
+    assert_eq!(Variant::sgemm_for("sm_100", 4096, 4096, true), Variant::DoubleBuffered);
+    for (n, k, vector) in [(4095, 4096, true), (4096, 4095, true), (4096, 4096, false)] {
+        assert_eq!(Variant::sgemm_for("sm_90a", n, k, vector), Variant::DoubleBuffered, "{n} {k} {vector}");
+    }
 }
 
 /// On the GPU, `gemm::sgemm` runs what its module picks: its output is bit
@@ -697,11 +701,11 @@ fn sgemm_runs_the_version_its_module_picks_on_the_gpu() {
     let sm_90: Vec<coalesce::Ptx> = coalesce::MODULES.iter().copied().filter(|m| !m.arch_specific).collect();
     for modules in [coalesce::MODULES, &sm_90[..]] {
         let gpu = coalesce::Gpu::open(0, modules).unwrap();
-        let v = gemm::sgemm_variant(&gpu);
         let module = gpu.module_name().unwrap().to_owned();
-        assert_eq!(v, Variant::sgemm_in(&module), "{module}");
         let stream = gpu.stream().unwrap();
         let bufs = GpuBufs::new(&gpu, &case, 0);
+        let v = gemm::sgemm_variant(&gpu, case.shape, &bufs.a, &bufs.b);
+        assert_eq!(v, Variant::sgemm_for(&module, 260, 1000, true), "{module}");
         let mut c = gpu.upload(&case.c0).unwrap();
         gemm::sgemm(&stream, &bufs.a, &bufs.b, &mut c, case.shape, case.s).unwrap();
         stream.synchronize().unwrap();

@@ -144,12 +144,13 @@ pub fn launch(
     unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
 }
 
-/// `C = alpha * A * B + beta * C` in FP32 with the fastest version the
-/// loaded module has ([`sgemm_variant`]): on an H100 (the `sm_90a` module),
-/// step 11, 3xTF32 on the tensor cores with its partial sums promoted into
-/// f32 registers, measured faster than cuBLAS SGEMM and about as accurate
-/// (docs/gemm.md); elsewhere step 7 ([`Variant::BEST`]), FMA units only.
-/// Errors as [`launch`].
+/// `C = alpha * A * B + beta * C` in FP32 with the fastest FP32-accurate
+/// version for the loaded module and this product ([`sgemm_variant`]): on an
+/// H100 (the `sm_90a` module), step 11, 3xTF32 on the tensor cores with its
+/// partial sums promoted into f32 registers, measured faster than cuBLAS
+/// SGEMM and more accurate (docs/gemm.md), where `N` and `K` are multiples
+/// of 4 and `A` and `B` 16-byte aligned; elsewhere step 7
+/// ([`Variant::BEST`]), FMA units only. Errors as [`launch`].
 pub fn sgemm(
     stream: &Stream<'_>,
     a: &DeviceSlice<f32>,
@@ -158,13 +159,15 @@ pub fn sgemm(
     shape: GemmShape,
     scalars: AlphaBeta,
 ) -> Result<()> {
-    launch(stream, sgemm_variant(stream.gpu()), a, b, c, shape, scalars)
+    launch(stream, sgemm_variant(stream.gpu(), shape, a, b), a, b, c, shape, scalars)
 }
 
-/// The version [`sgemm`] launches on `gpu`: [`Variant::sgemm_in`] of its
-/// loaded module; step 7 for a module loaded as text, which may lack step 11.
-pub fn sgemm_variant(gpu: &Gpu) -> Variant {
-    gpu.module_name().map_or(Variant::BEST, Variant::sgemm_in)
+/// The version [`sgemm`] launches on `gpu` for `shape` and these buffers:
+/// [`Variant::sgemm_for`] of its loaded module; step 7 for a module loaded as
+/// text, which may lack step 11.
+pub fn sgemm_variant(gpu: &Gpu, shape: GemmShape, a: &DeviceSlice<f32>, b: &DeviceSlice<f32>) -> Variant {
+    let vector = (a.as_device_ptr().as_raw() | b.as_device_ptr().as_raw()).is_multiple_of(16);
+    gpu.module_name().map_or(Variant::BEST, |m| Variant::sgemm_for(m, shape.n() as u32, shape.k() as u32, vector))
 }
 
 coalesce_kernels::gemm_steps!(launchers(

@@ -260,12 +260,17 @@ impl Variant {
     pub const BEST: Variant = Variant::DoubleBuffered;
 
     /// What `gemm::sgemm` launches with the module built for `module`
-    /// (`"sm_90a"`, `"sm_90"`, ..) loaded: step 11, 3xTF32 on the tensor
-    /// cores with its partial sums promoted, in the one module that has it
-    /// (`sm_90a`, the H100's), measured faster than cuBLAS SGEMM and about
-    /// as accurate (docs/gemm.md); step 7 ([`Variant::BEST`]) in every other.
-    pub fn sgemm_in(module: &str) -> Variant {
-        if Variant::WgmmaPromoted.registry().in_module(module) { Variant::WgmmaPromoted } else { Variant::BEST }
+    /// (`"sm_90a"`, `"sm_90"`, ..) loaded, for a product with `n` columns,
+    /// depth `k`, and `A` and `B` 16-byte aligned or not (`vector`): step
+    /// 11, 3xTF32 on the tensor cores with its partial sums promoted, where
+    /// the module has it (`sm_90a`, the H100's) and its 16-byte loads apply
+    /// (`n` and `k` multiples of 4, aligned buffers): measured faster than
+    /// cuBLAS SGEMM and more accurate (docs/gemm.md). Else step 7
+    /// ([`Variant::BEST`]): its scalar edge path is the faster of the two
+    /// when rows of `A` or `B` cannot be read 16 bytes at a time.
+    pub fn sgemm_for(module: &str, n: u32, k: u32, vector: bool) -> Variant {
+        let fits = vector && n.is_multiple_of(4) && k.is_multiple_of(4);
+        if fits && Variant::WgmmaPromoted.registry().in_module(module) { Variant::WgmmaPromoted } else { Variant::BEST }
     }
 
     /// The `(BM, BN)` tile of `C` one block computes.
