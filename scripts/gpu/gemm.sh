@@ -18,8 +18,9 @@
 #                          sgemm off the tile), then PyTorch at the off-tile shapes
 #   criterion_medians.json scripts/gpu/criterion_medians.py
 #   ncu.txt                every step once at 4096^3, then cuBLAS SGEMM's kernel
-# Time on an H100: about 5 minutes (tests 1, tensor-core timings and errors 1,
-# bench 2, ncu 1). Each part has a timeout so that a hang cannot pass 9 minutes.
+#   sanitizer.log          compute-sanitizer memcheck, then racecheck, over the GEMM GPU tests
+# Time on an H100: about 7 minutes (tests 1, tensor-core timings and errors 1,
+# bench 2, ncu 1/2, sanitizers 2). Each part has a timeout so that a hang cannot pass 9 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/gpu/lib.sh
@@ -70,4 +71,5 @@ for _ in range(3):
     a @ b
 torch.cuda.synchronize()' >>"$OUT/ncu.txt" 2>&1
 note "ncu cuBLAS: $(status $?)"
+SANITIZER_TIMEOUT=150 sanitize "$B/test-gemm"
 grep -E "TFLOP|error|sgemm" "$OUT/tc.log" "$OUT/bench.log" | tail -30

@@ -18,7 +18,7 @@ status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
 sanitize() {
     : >"$OUT/sanitizer.log"
     for tool in memcheck racecheck; do
-        COALESCE_SANITIZER=1 timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        COALESCE_SANITIZER=1 timeout "${SANITIZER_TIMEOUT:-60}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
             $([[ $tool == racecheck ]] && echo --racecheck-report all) \
             "$1" gpu --test-threads=1 >/tmp/sanitizer-$tool.log 2>&1
         rc=$?
