@@ -77,6 +77,9 @@ macro_rules! unroll {
 mod ctx;
 pub use ctx::{Dim3, LaunchDims, ThreadCtx};
 
+pub mod mem;
+pub use mem::{Extent, Global, GlobalMut, Shared, Space, Strided};
+
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emu;
 #[cfg(target_arch = "nvptx64")]
