@@ -577,7 +577,9 @@ pub(super) struct Request<'a> {
 }
 
 impl Request<'_> {
-    fn site_id(&self, loc: &'static Location<'static>) -> (u32, u32) {
+    /// The launch-wide id of `loc`'s line, and how many times this thread
+    /// executed it before in this block (counted only when `count`).
+    fn site_id(&self, loc: &'static Location<'static>, count: bool) -> (u32, u32) {
         let mut sites = self.local.sites.borrow_mut();
         let found =
             sites.iter().position(|s| core::ptr::eq(s.0, loc)).or_else(|| sites.iter().position(|s| *s.0 == *loc));
@@ -598,12 +600,12 @@ impl Request<'_> {
             }
         };
         let s = &mut sites[i];
-        s.2 += 1;
-        (s.1, s.2 - 1)
+        s.2 += count as u32;
+        (s.1, s.2.wrapping_sub(1))
     }
 
-    fn find(&self, kind: FindingKind, site: u32) {
-        self.memory.find(kind, self.memory.site(site), self.block, self.thread);
+    fn find(&self, kind: FindingKind, loc: &'static Location<'static>) {
+        self.memory.find(kind, Site::of(loc), self.block, self.thread);
     }
 
     /// Checks (and, when counting, logs) an access of `bytes` bytes aligned
@@ -620,31 +622,34 @@ impl Request<'_> {
         (elem, len, i): (usize, usize, usize),
         (bytes, align): (usize, usize),
     ) -> Option<usize> {
-        let (site, instance) = self.site_id(loc);
         let access = Access::of(store);
         let elements = if elem == 0 { 1 } else { bytes.div_ceil(elem).max(1) };
         if i.checked_add(elements).is_none_or(|end| end > len) {
-            self.find(FindingKind::OutOfBounds { space, access, index: i, elements, len }, site);
+            self.find(FindingKind::OutOfBounds { space, access, index: i, elements, len }, loc);
             return None;
         }
         let addr = base.wrapping_add(i.wrapping_mul(elem));
         if !addr.is_multiple_of(align) {
-            self.find(FindingKind::Misaligned { space, access, address: addr, align }, site);
+            self.find(FindingKind::Misaligned { space, access, address: addr, align }, loc);
         }
-        let logged = match space {
-            Space::Global => addr,
+        let counting = self.memory.counting;
+        // A global access needs the line's id only to be counted; a shared
+        // one for the race checks too.
+        let (logged, site) = match space {
+            Space::Global => (addr, counting.then(|| self.site_id(loc, true))),
             Space::Shared => {
                 let byte = addr.wrapping_sub(self.shared_base);
                 if byte.checked_add(bytes).is_none_or(|end| end > self.memory.shared_bytes as usize) {
                     let shared_bytes = self.memory.shared_bytes;
-                    self.find(FindingKind::PastSharedMemory { access, byte, bytes, shared_bytes }, site);
+                    self.find(FindingKind::PastSharedMemory { access, byte, bytes, shared_bytes }, loc);
                     return None;
                 }
-                self.shadow(site, store, byte, bytes);
-                byte
+                let site = self.site_id(loc, counting);
+                self.shadow(loc, site.0, store, byte, bytes);
+                (byte, Some(site))
             }
         };
-        if self.memory.counting {
+        if let (true, Some((site, instance))) = (counting, site) {
             let op = Op::new(space, store);
             self.local.records.borrow_mut().push(Record { site, instance, op, bytes: bytes as u32, addr: logged });
         }
@@ -653,7 +658,7 @@ impl Request<'_> {
 
     /// The race and unwritten-read checks of a shared access of `bytes`
     /// bytes at byte `byte`: at most one finding per access.
-    fn shadow(&self, site: u32, store: bool, byte: usize, bytes: usize) {
+    fn shadow(&self, loc: &'static Location<'static>, site: u32, store: bool, byte: usize, bytes: usize) {
         let (epoch, start) = (self.local.epoch.get(), self.local.block_start.get());
         let me = pack(epoch, site, self.linear);
         let other = |w: u64| {
@@ -701,7 +706,7 @@ impl Request<'_> {
                 }
             };
             if let Some(kind) = finding {
-                self.find(kind, site);
+                self.find(kind, loc);
                 return;
             }
         }
