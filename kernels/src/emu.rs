@@ -20,7 +20,6 @@
 //!   descriptors (start address, strides, swizzle) as the tensor cores read
 //!   it, with f32 accumulation. The product completes at issue, so
 //!   `wgmma_wait` and the proxy fences have nothing left to do.
-//!
 //! - Every access through a view ([`crate::mem`]) is checked: bounds,
 //!   alignment, shared-memory races and reads of unwritten shared memory
 //!   ([`memory`] says how). [`launch`] returns the findings as

@@ -26,6 +26,18 @@
 //! it instead, reads `U::default()` and drops the write). Making a view is
 //! safe; it reads nothing.
 //!
+//! Converting pointer code to views leaves the PTX alone (each kernel's
+//! fingerprint in `ptx/ENTRIES.sha256` proves it) when two things are kept:
+//!
+//! - no length arithmetic in the kernel: pass the factors, `(rows, cols)`,
+//!   and let [`Extent`] multiply them where the length is read (the
+//!   emulator), not `rows as usize * cols as usize`;
+//! - the raw code's order of evaluation: `*dst.add(a) = *src.add(b)`
+//!   computes `b` and loads before it computes `a`, while
+//!   `dst.store(a, src.load(b))` computes `a` first. LLVM keeps that order
+//!   and numbers registers by it; where it shows (step 5's XOR-swizzled
+//!   index), load into a local first: `let v = src.load(b); dst.store(a, v)`.
+//!
 //! `load_as::<U>(i)` and `store_as::<U>(i, v)` move a `U` that starts at
 //! element `i` (four floats as one 16-byte [`crate::vector::F4`], say) with
 //! the address arithmetic of the element type, as `ptr.add(i).cast::<U>()`

@@ -51,6 +51,27 @@
 //! and the bytes the lanes asked for, against the ideal: for global memory
 //! the sectors a packed, aligned request for those bytes would touch, for
 //! shared memory one wavefront per phase.
+//!
+//! The emulator has no SIMT scheduler, so lanes are paired by how many times
+//! each executed the line: exact when the lanes of a warp that execute a
+//! line execute the same iterations of it (every interior tile here, and
+//! edges where a lane either takes or skips a whole run of iterations), an
+//! approximation where lanes skip different iterations of an inner loop
+//! (step 7's scalar path on its right edge tiles).
+//!
+//! Sources: the CUDA C++ Programming Guide, "Shared Memory" for compute
+//! capability 5.x and later (32 banks of successive 32-bit words; lanes on
+//! one word do not conflict: broadcast for reads, one writer for writes);
+//! Nsight Compute's Kernel Profiling Guide (requests, sectors of 32 bytes,
+//! wavefronts: "at least one wavefront is generated for each request");
+//! for 16-byte accesses, four wavefronts of 128 bytes as the minimum
+//! (NVIDIA developer forums, "bank_conflicts metric vs wavefronts for shared
+//! memory LDS.128", where `ncu` counts 4 wavefronts and 0 conflicts).
+//!
+//! Not seen here: accesses through raw pointers (the ops not yet written
+//! with views), and `cp.async`/`wgmma` traffic ([`crate::ThreadCtx::copy_async_16`]
+//! writes shared memory behind the checker's back: a kernel that reads
+//! such data through a view needs those copies recorded first).
 
 use super::unlinear;
 use crate::Dim3;
