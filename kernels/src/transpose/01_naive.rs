@@ -7,7 +7,8 @@
 //! warp reads 128 contiguous bytes of one input row (coalesced: 4 sectors) but
 //! writes 32 floats that lie `rows * 4` bytes apart in the output (32 sectors,
 //! each of which carries 4 useful bytes of 32). The write side moves up to 8x
-//! the bytes it needs, and the caches only partly rescue it.
+//! the bytes it needs, and the caches only partly rescue it. (The emulator
+//! counts both: `cargo run --release -- --emulate --counters`.)
 
 use super::{BLOCK_ROWS, TILE};
 use crate::ThreadCtx;
