@@ -1,9 +1,34 @@
 //! The launchers of [`crate::transpose`] and friends on the CPU emulator:
 //! the same checks, the same kernel bodies, host slices instead of device
 //! buffers. Slow (one OS thread per CUDA thread) and meant for tests.
+//!
+//! Every launch runs under the emulator's checker (bounds, alignment,
+//! shared-memory races, reads of unwritten shared memory, for the kernels
+//! that access memory through views: the transposes and the copies so far);
+//! a launch with findings fails with [`crate::Error::Emulator`] holding
+//! [`EmuError::Checker`]. The `*_checked` launchers return a [`Report`]
+//! instead: the findings as values, and the memory counters of every line
+//! (32-byte sectors per global request, wavefronts per shared request).
+//!
+//! ```
+//! # fn main() -> coalesce_host::Result<()> {
+//! use coalesce_host::{MatrixShape, emu, transpose::Variant};
+//! let shape = MatrixShape::new(64, 64)?;
+//! let input = vec![1.0f32; shape.len()];
+//! let mut output = vec![0.0f32; shape.len()];
+//! let report = emu::transpose_checked(Variant::Tiled, &input, &mut output, shape)?;
+//! assert!(report.findings.is_empty());
+//! // Step 3 reads its tile down a column: 32 lanes, one bank, 32 wavefronts.
+//! assert_eq!(report.counters.total(emu::Op::SharedLoad).per_request(), 32.0);
+//! # Ok(()) }
+//! ```
 
 use crate::{GridLimits, MatrixShape, Result};
-use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
+use coalesce_kernels::LaunchDims;
+use coalesce_kernels::emu::{self, EmuCtx, SyncMutPtr, SyncPtr};
+pub use coalesce_kernels::emu::{
+    Access, Counters, EmuError, Finding, FindingKind, Op, Report, Site, SiteCounters, Tally,
+};
 use coalesce_kernels::transpose::Variant;
 
 /// [`crate::transpose::launch`] on the emulator. The grid is checked against
@@ -15,6 +40,19 @@ pub fn transpose(variant: Variant, input: &[f32], output: &mut [f32], shape: Mat
     // SAFETY: lengths checked by `plan`; `&` and `&mut` slices cannot alias.
     emu::launch(dims, |ctx| unsafe { variant.run(ctx, inp.get(), out.get(), rows, cols) })?;
     Ok(())
+}
+
+/// [`transpose`] with the memory counters: returns the [`Report`] (the
+/// checker's findings are in it, not an error). The buffers are staged in
+/// 256-byte aligned copies, as `cuMemAlloc` aligns device buffers, so the
+/// sectors are those a GPU's request would touch.
+pub fn transpose_checked(variant: Variant, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<Report> {
+    let dims = crate::transpose::plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)?;
+    let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
+    staged(dims, input, output, |ctx, inp, out| {
+        // SAFETY: lengths checked by `plan`; the staged copies are distinct.
+        unsafe { variant.run(ctx, inp, out, rows, cols) }
+    })
 }
 
 /// [`crate::copy::copy`] on the emulator (4 SMs' worth of blocks, so the
@@ -33,6 +71,61 @@ pub fn copy(src: &[f32], dst: &mut [f32]) -> Result<()> {
     // SAFETY: equal lengths; `&` and `&mut` slices cannot alias.
     emu::launch(dims, |ctx| unsafe { coalesce_kernels::copy::copy(ctx, s.get(), d.get(), len) })?;
     Ok(())
+}
+
+/// [`copy`] with the memory counters, on 256-byte aligned copies of the
+/// buffers: see [`transpose_checked`].
+pub fn copy_checked(src: &[f32], dst: &mut [f32]) -> Result<Report> {
+    crate::error::same_len("copy destination", src.len(), dst.len())?;
+    if src.is_empty() {
+        return Err(crate::Error::ZeroDimension { rows: 0, cols: 0 });
+    }
+    let dims = coalesce_kernels::copy::copy_dims(src.len() as u64, 1);
+    let len = src.len() as u64;
+    staged(dims, src, dst, |ctx, s, d| {
+        // SAFETY: equal lengths; the staged copies are distinct.
+        unsafe { coalesce_kernels::copy::copy(ctx, s, d, len) }
+    })
+}
+
+/// Host floats aligned as `cuMemAlloc`'s device buffers are (256 bytes).
+struct Aligned {
+    blocks: Vec<Block>,
+    len: usize,
+}
+
+#[derive(Clone, Copy)]
+#[repr(C, align(256))]
+struct Block([f32; 64]);
+
+impl Aligned {
+    fn copy_of(data: &[f32]) -> Aligned {
+        let mut blocks = vec![Block([0.0; 64]); data.len().div_ceil(64)];
+        for (block, chunk) in blocks.iter_mut().zip(data.chunks(64)) {
+            block.0[..chunk.len()].copy_from_slice(chunk);
+        }
+        Aligned { blocks, len: data.len() }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [f32] {
+        // SAFETY: `blocks` holds at least `len` contiguous f32s (a Block is
+        // 64 of them with no padding: 256 bytes, align 256).
+        unsafe { std::slice::from_raw_parts_mut(self.blocks.as_mut_ptr().cast::<f32>(), self.len) }
+    }
+}
+
+/// Runs `kernel(ctx, input, output)` under [`emu::launch_checked`] on
+/// aligned copies of `input` and `output`, then copies the output back.
+fn staged<F>(dims: LaunchDims, input: &[f32], output: &mut [f32], kernel: F) -> Result<Report>
+where
+    F: Fn(&EmuCtx<'_>, *const f32, *mut f32) + Sync,
+{
+    let mut inp = Aligned::copy_of(input);
+    let mut out = Aligned::copy_of(output);
+    let (i, o) = (SyncPtr::new(inp.as_mut_slice()), SyncMutPtr::new(out.as_mut_slice()));
+    let report = emu::launch_checked(dims, |ctx| kernel(ctx, i.get(), o.get()))?;
+    output.copy_from_slice(out.as_mut_slice());
+    Ok(report)
 }
 
 /// [`crate::copy::copy_strided`] on the emulator.

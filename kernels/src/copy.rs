@@ -1,6 +1,7 @@
 //! Copies: the bandwidth roof, and what one launch per strided column costs.
 //! The kernels are listed in [`STEPS`].
 
+use crate::mem::Strided;
 use crate::vector::F4;
 use crate::{LaunchDims, ThreadCtx};
 
@@ -61,20 +62,22 @@ pub unsafe fn copy<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u
     let first = b.x as u64 * bd.x as u64 + t.x as u64;
     let stride = gd.x as u64 * bd.x as u64;
     let vectors = if (src as usize | dst as usize).is_multiple_of(16) { len / 4 } else { 0 };
+    let (src4, dst4) = (ctx.global(src.cast::<F4>(), len / 4), ctx.global_mut(dst.cast::<F4>(), len / 4));
+    let (src, dst) = (ctx.global(src, len), ctx.global_mut(dst, len));
     let mut i = first;
     while i < vectors {
         // SAFETY: 4*i + 3 < len; both bases 16-byte aligned.
-        let F4([a, b, c, d]) = unsafe { *src.cast::<F4>().add(i as usize) };
+        let F4([a, b, c, d]) = unsafe { src4.load(i as usize) };
         // Rebuilt from its lanes so LLVM emits one v4 store, not a 16-byte
         // memcpy (which it lowers to two 8-byte accesses).
         // SAFETY: as above.
-        unsafe { *dst.cast::<F4>().add(i as usize) = F4([a, b, c, d]) };
+        unsafe { dst4.store(i as usize, F4([a, b, c, d])) };
         i += stride;
     }
     let mut i = vectors * 4 + first;
     while i < len {
         // SAFETY: i < len.
-        unsafe { *dst.add(i as usize) = *src.add(i as usize) };
+        unsafe { dst.store(i as usize, src.load(i as usize)) };
         i += stride;
     }
 }
@@ -93,10 +96,12 @@ pub unsafe fn copy_strided<C: ThreadCtx>(
     dst_stride: u64,
     len: u32,
 ) {
+    let src = ctx.global(src, Strided { count: len, stride: src_stride });
+    let dst = ctx.global_mut(dst, Strided { count: len, stride: dst_stride });
     let i = ctx.block_idx().x as u64 * ctx.block_dim().x as u64 + ctx.thread_idx().x as u64;
     if i < len as u64 {
         // SAFETY: i < len: inside both strided ranges.
-        unsafe { *dst.add((i * dst_stride) as usize) = *src.add((i * src_stride) as usize) };
+        unsafe { dst.store((i * dst_stride) as usize, src.load((i * src_stride) as usize)) };
     }
 }
 

@@ -1,5 +1,7 @@
 //! What a kernel body may ask of the thread running it.
 
+use crate::mem::{Extent, Global, GlobalMut, Shared, Space};
+
 /// A CUDA-style 3D extent or index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Dim3 {
@@ -58,6 +60,50 @@ pub trait ThreadCtx {
     /// sized by the launch's [`LaunchDims::shared_bytes`] and aligned to at
     /// least `align_of::<T>()` (the emulator gives 16 bytes).
     fn shared_mem<T>(&self) -> *mut T;
+    /// `len` elements of global memory at `ptr` (a count, or a matrix's
+    /// `(rows, cols)`: [`Extent`]), to read through ([`crate::mem`]).
+    #[inline(always)]
+    fn global<T>(&self, ptr: *const T, len: impl Extent) -> Global<'_, Self, T>
+    where
+        Self: Sized,
+    {
+        Global::new(self, ptr, len)
+    }
+    /// `len` elements of global memory at `ptr`, to read and write through
+    /// ([`crate::mem`]).
+    #[inline(always)]
+    fn global_mut<T>(&self, ptr: *mut T, len: impl Extent) -> GlobalMut<'_, Self, T>
+    where
+        Self: Sized,
+    {
+        GlobalMut::new(self, ptr, len)
+    }
+    /// The block's dynamic shared memory as `len` elements of `T`, from its
+    /// start ([`ThreadCtx::shared_mem`]); the launch gives at least
+    /// `len * size_of::<T>()` bytes.
+    #[inline(always)]
+    fn shared<T>(&self, len: impl Extent) -> Shared<'_, Self, T>
+    where
+        Self: Sized,
+    {
+        Shared::new(self, self.shared_mem::<T>(), len)
+    }
+    /// Reads the `U` that starts at element `i` of the `len` elements of `T`
+    /// at `base`, in `space`: the one load behind every view's `load`. On the
+    /// GPU, `*base.add(i).cast::<U>()`; on the emulator, also checked and
+    /// counted at the caller's source line.
+    ///
+    /// # Safety
+    /// `base` valid for `len` elements, the `U` inside them and aligned.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mem_load<T, U: Copy + Default>(&self, space: Space, base: *const T, len: usize, i: usize) -> U;
+    /// Writes the `U` that starts at element `i`: the one store behind every
+    /// view's `store` (see [`ThreadCtx::mem_load`]).
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::mem_load`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mem_store<T, U: Copy>(&self, space: Space, base: *mut T, len: usize, i: usize, value: U);
     /// `__shfl_xor_sync(0xffffffff, value, lane_mask)`: all 32 lanes of the
     /// warp must take part.
     fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32;

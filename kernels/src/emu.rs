@@ -23,20 +23,33 @@
 //!   truncate it (see `EmuCtx::wgmma_tf32`), so the bias that this
 //!   leaves in a long sum shows on the emulator too. The product completes
 //!   at issue, so `wgmma_wait` and the proxy fences have nothing left to do.
+//! - Every access through a view ([`crate::mem`]) is checked: bounds,
+//!   alignment, shared-memory races and reads of unwritten shared memory
+//!   ([`memory`] says how). [`launch`] returns the findings as
+//!   [`EmuError::Checker`]; [`launch_checked`] returns them in a [`Report`],
+//!   with the memory counters: 32-byte sectors per global request and
+//!   wavefronts per shared request (bank conflicts), per source line.
 //!
-//! What it does not model: timing, memory coalescing, bank conflicts, or
+//! What it does not model: timing, caches, raw-pointer accesses (the kernels
+//! not yet written with views are neither checked nor counted), or
 //! blocks running concurrently (they run one after another), so a kernel that
 //! relies on inter-block communication within one launch is not caught; nor
 //! asynchrony: a kernel that overwrites a `wgmma` operand before waiting for
 //! it, or omits a proxy fence, passes here and fails on the GPU.
 
+use crate::mem::Space;
 use crate::{Dim3, LaunchDims, ThreadCtx};
+use core::panic::Location;
 use std::boxed::Box;
 use std::cell::UnsafeCell;
 use std::string::String;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::vec::Vec;
+
+pub mod memory;
+pub use memory::{Access, Counters, Finding, FindingKind, Op, Report, Site, SiteCounters, Tally};
+use memory::{Memory, Request, ThreadMemory};
 
 /// Threads in a warp.
 pub const WARP_SIZE: u32 = 32;
@@ -69,6 +82,9 @@ pub enum EmuError {
     DivergentWgmma { block: Dim3, warpgroup: u32 },
     /// A kernel thread panicked (an out-of-bounds index, say).
     Panicked { block: Dim3, thread: Dim3, message: String },
+    /// The checker found problems in the kernel's memory accesses
+    /// ([`memory`]); [`launch_checked`] returns them instead.
+    Checker(Vec<Finding>),
 }
 
 impl core::fmt::Display for EmuError {
@@ -91,6 +107,9 @@ impl core::fmt::Display for EmuError {
             EmuError::Panicked { block, thread, message } => {
                 write!(f, "block {block:?} thread {thread:?} panicked: {message}")
             }
+            EmuError::Checker(findings) => {
+                write!(f, "the emulator's checker found {} problem(s):\n{}", findings.len(), memory::list(findings))
+            }
         }
     }
 }
@@ -99,7 +118,7 @@ impl std::error::Error for EmuError {}
 
 /// Where a thread is when it waits: inside the kernel or at the block's end.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Site {
+enum Waypoint {
     Kernel,
     BlockEnd,
 }
@@ -114,7 +133,7 @@ struct Barrier {
 struct BarrierState {
     arrived: u32,
     generation: u64,
-    site: Option<Site>,
+    site: Option<Waypoint>,
     diverged: bool,
 }
 
@@ -133,7 +152,7 @@ impl Barrier {
     /// Waits for all parties. Returns `Err` to the last arrival if arrivals
     /// disagreed on the site; every other thread then unwinds with
     /// [`Abandoned`], as it does whenever `abort` is raised.
-    fn wait(&self, site: Site, abort: &AtomicBool) -> Result<(), ()> {
+    fn wait(&self, site: Waypoint, abort: &AtomicBool) -> Result<(), ()> {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if abort.load(Ordering::Acquire) {
             drop(s);
@@ -200,6 +219,7 @@ struct Shared {
     smem: UnsafeCell<Vec<u128>>,
     abort: AtomicBool,
     error: Mutex<Option<EmuError>>,
+    memory: Memory,
 }
 
 // SAFETY: `smem` is only written through raw pointers by kernel code (whose
@@ -222,7 +242,7 @@ impl Shared {
         }
     }
 
-    fn sync(&self, site: Site, block: Dim3) {
+    fn sync(&self, site: Waypoint, block: Dim3) {
         if self.block_barrier.wait(site, &self.abort).is_err() {
             self.fail(EmuError::DivergentBarrier { block });
             std::panic::resume_unwind(Box::new(Abandoned));
@@ -233,6 +253,7 @@ impl Shared {
 /// The [`ThreadCtx`] of one emulated thread.
 pub struct EmuCtx<'a> {
     shared: &'a Shared,
+    local: &'a ThreadMemory,
     thread: Dim3,
     linear: u32,
     block: Dim3,
@@ -252,11 +273,39 @@ impl ThreadCtx for EmuCtx<'_> {
         self.shared.dims.grid
     }
     fn sync_threads(&self) {
-        self.shared.sync(Site::Kernel, self.block);
+        self.shared.sync(Waypoint::Kernel, self.block);
+        self.local.barrier();
     }
     fn shared_mem<T>(&self) -> *mut T {
         // SAFETY: only the pointer is taken; see `Shared`'s Sync note.
         unsafe { (*self.shared.smem.get()).as_mut_ptr().cast() }
+    }
+    #[track_caller]
+    unsafe fn mem_load<T, U: Copy + Default>(&self, space: Space, base: *const T, len: usize, i: usize) -> U {
+        let at = (size_of::<T>(), len, i);
+        match self.request().access(
+            Location::caller(),
+            space,
+            false,
+            base.addr(),
+            at,
+            (size_of::<U>(), align_of::<U>()),
+        ) {
+            // SAFETY: inside the view (checked), which the caller vouches
+            // for; unaligned only where the checker has reported it.
+            Some(addr) => unsafe { base.with_addr(addr).cast::<U>().read_unaligned() },
+            None => U::default(),
+        }
+    }
+    #[track_caller]
+    unsafe fn mem_store<T, U: Copy>(&self, space: Space, base: *mut T, len: usize, i: usize, value: U) {
+        let at = (size_of::<T>(), len, i);
+        if let Some(addr) =
+            self.request().access(Location::caller(), space, true, base.addr(), at, (size_of::<U>(), align_of::<U>()))
+        {
+            // SAFETY: as above.
+            unsafe { base.with_addr(addr).cast::<U>().write_unaligned(value) }
+        }
     }
     fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32 {
         let warp = &self.shared.warps[(self.linear / WARP_SIZE) as usize];
@@ -394,15 +443,26 @@ impl EmuCtx<'_> {
         }
     }
 
+    fn request(&self) -> Request<'_> {
+        Request {
+            memory: &self.shared.memory,
+            local: self.local,
+            block: self.block,
+            thread: self.thread,
+            linear: self.linear,
+            shared_base: self.shared_mem::<u8>().addr(),
+        }
+    }
+
     fn group_sync(&self, group: &Warpgroup) {
-        if group.barrier.wait(Site::Kernel, &self.shared.abort).is_err() {
+        if group.barrier.wait(Waypoint::Kernel, &self.shared.abort).is_err() {
             self.shared.fail(EmuError::DivergentBarrier { block: self.block });
             std::panic::resume_unwind(Box::new(Abandoned));
         }
     }
 
     fn warp_sync(&self, warp: &Warp) {
-        if warp.barrier.wait(Site::Kernel, &self.shared.abort).is_err() {
+        if warp.barrier.wait(Waypoint::Kernel, &self.shared.abort).is_err() {
             self.shared.fail(EmuError::DivergentBarrier { block: self.block });
             std::panic::resume_unwind(Box::new(Abandoned));
         }
@@ -424,7 +484,9 @@ fn unlinear(i: u64, d: Dim3) -> Dim3 {
     Dim3::new((i % x) as u32, ((i / x) % y) as u32, (i / (x * y)) as u32)
 }
 
-/// Runs `kernel` for every thread of the launch `dims`, on the CPU.
+/// Runs `kernel` for every thread of the launch `dims`, on the CPU, under
+/// the checker ([`memory`]): its findings, if any, are
+/// [`EmuError::Checker`].
 ///
 /// `kernel` is called once per (block, thread) with that thread's context.
 /// Blocks run one after another; a block's threads run concurrently.
@@ -432,6 +494,29 @@ fn unlinear(i: u64, d: Dim3) -> Dim3 {
 /// Global memory is whatever the closure captures: kernel bodies take raw
 /// pointers, so wrap them in [`SyncPtr`] / [`SyncMutPtr`] to share them.
 pub fn launch<F>(dims: LaunchDims, kernel: F) -> Result<(), EmuError>
+where
+    F: Fn(&EmuCtx<'_>) + Sync,
+{
+    let report = run(dims, false, kernel)?;
+    if report.findings.is_empty() { Ok(()) } else { Err(EmuError::Checker(report.findings)) }
+}
+
+/// [`launch`], counting as well ([`memory`]): returns the memory counters
+/// of every line that accesses memory through a view, and the checker's
+/// findings, as values. Errors are those of [`launch`] but
+/// [`EmuError::Checker`].
+///
+/// The sectors are counted at the buffers' real addresses: a caller that
+/// wants the GPU's figures gives buffers aligned as `cuMemAlloc`'s (256
+/// bytes), as the host's `*_checked` launchers do.
+pub fn launch_checked<F>(dims: LaunchDims, kernel: F) -> Result<Report, EmuError>
+where
+    F: Fn(&EmuCtx<'_>) + Sync,
+{
+    run(dims, true, kernel)
+}
+
+fn run<F>(dims: LaunchDims, counting: bool, kernel: F) -> Result<Report, EmuError>
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
@@ -468,6 +553,7 @@ where
         smem: UnsafeCell::new(std::vec![u128::from_ne_bytes([SHARED_POISON; 16]); words]),
         abort: AtomicBool::new(false),
         error: Mutex::new(None),
+        memory: Memory::new(counting, dims.block, threads, dims.shared_bytes),
     };
     std::thread::scope(|scope| {
         for linear in 0..threads {
@@ -481,26 +567,31 @@ where
     });
     match shared.error.into_inner().unwrap_or_else(|e| e.into_inner()) {
         Some(e) => Err(e),
-        None => Ok(()),
+        None => Ok(shared.memory.report()),
     }
 }
 
 fn run_thread<F: Fn(&EmuCtx<'_>) + Sync>(shared: &Shared, kernel: &F, linear: u32) {
     let thread = unlinear(linear as u64, shared.dims.block);
+    let local = ThreadMemory::default();
     let mut current = Dim3::new(0, 0, 0);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         for b in 0..shared.dims.grid.count() {
             let block = unlinear(b, shared.dims.grid);
             current = block;
-            kernel(&EmuCtx { shared, thread, linear, block });
+            local.start_block();
+            kernel(&EmuCtx { shared, local: &local, thread, linear, block });
+            shared.memory.end_block(linear, &local);
             // Everyone is done with this block's shared memory; thread 0
-            // poisons it for the next block while the others wait.
-            shared.sync(Site::BlockEnd, block);
+            // counts the block's requests and poisons the memory for the
+            // next block while the others wait.
+            shared.sync(Waypoint::BlockEnd, block);
             if linear == 0 {
+                shared.memory.tally_block();
                 // SAFETY: all other threads are parked at the next barrier.
                 unsafe { (*shared.smem.get()).fill(u128::from_ne_bytes([SHARED_POISON; 16])) };
             }
-            shared.sync(Site::BlockEnd, block);
+            shared.sync(Waypoint::BlockEnd, block);
         }
     }));
     if let Err(payload) = outcome

@@ -1,6 +1,7 @@
 //! [`ThreadCtx`] on the GPU: each method is one PTX special-register read or
 //! instruction, and `#[inline(always)]` makes the context vanish.
 
+use crate::mem::Space;
 use crate::{Dim3, ThreadCtx};
 use core::arch::nvptx;
 
@@ -57,6 +58,17 @@ impl ThreadCtx for Gpu {
     #[inline(always)]
     fn shared_mem<T>(&self) -> *mut T {
         core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
+    }
+    #[inline(always)]
+    unsafe fn mem_load<T, U: Copy + Default>(&self, _: Space, base: *const T, _: usize, i: usize) -> U {
+        // SAFETY: the caller's contract. The address space comes from the
+        // pointer (LLVM infers shared from `shared_mem`'s).
+        unsafe { *base.add(i).cast::<U>() }
+    }
+    #[inline(always)]
+    unsafe fn mem_store<T, U: Copy>(&self, _: Space, base: *mut T, _: usize, i: usize, value: U) {
+        // SAFETY: as above.
+        unsafe { *base.add(i).cast::<U>() = value }
     }
     #[inline(always)]
     fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32 {

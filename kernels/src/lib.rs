@@ -11,6 +11,12 @@
 //!   run as real OS threads with a real barrier and per-block shared memory, so
 //!   the very same body is tested on machines without a GPU.
 //!
+//! Kernels read and write memory through the typed views of [`mem`]
+//! (`ctx.global(ptr, len)`, `ctx.shared::<f32>(len)`): one `ld`/`st` each on
+//! the GPU, checked and counted per source line on the emulator. The
+//! transposes and the copies use them; the other ops still dereference raw
+//! pointers, which the emulator runs but neither checks nor counts.
+//!
 //! Launch geometry (tile sizes, threads per block, shared bytes) is defined
 //! here, next to the code that depends on it, and the host reads it from here.
 //!
@@ -76,6 +82,9 @@ macro_rules! unroll {
 
 mod ctx;
 pub use ctx::{Dim3, LaunchDims, ThreadCtx};
+
+pub mod mem;
+pub use mem::{Extent, Global, GlobalMut, Shared, Space, Strided};
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emu;

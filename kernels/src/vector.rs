@@ -5,7 +5,7 @@
 /// (`ld.global.v4.f32`, `st.shared.v4.f32`, ...): a pointer cast to `*const
 /// F4` and dereferenced loads all four in one instruction, and an `F4` built
 /// from its lanes and stored is one vector store, not a `memcpy`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C, align(16))]
 pub struct F4(pub [f32; 4]);
 

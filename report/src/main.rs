@@ -6,6 +6,7 @@
 //!     cargo run --release -- --ops transpose --shapes 4096,8192x2048 --reps 20
 //!     cargo run --release -- --peers torch_peers.json   # PyTorch columns
 //!     cargo run --release -- --emulate             # no GPU: the CPU emulator
+//!     cargo run --release -- --emulate --counters  # sectors and bank conflicts, counted on the CPU
 
 mod report;
 
@@ -46,6 +47,12 @@ struct Args {
     /// times are not meaningful).
     #[arg(long)]
     emulate: bool,
+    /// With --emulate: print the memory counters (sectors per global
+    /// request, shared-memory wavefronts per request) of every transpose
+    /// step and the copy kernel, counted by the emulator at this shape
+    /// (ROWSxCOLS or N; 256x256 when no shape is given), instead of the report.
+    #[arg(long, num_args = 0..=1, default_missing_value = "256x256", value_parser = parse_shape, value_name = "SHAPE")]
+    counters: Option<(usize, usize)>,
     /// Re-print and re-draw a report.json from an earlier run instead of
     /// measuring (for docs; with --peers to add PyTorch).
     #[arg(long)]
@@ -65,6 +72,22 @@ fn main() -> ExitCode {
     if let Some(bad) = args.ops.iter().find(|o| !OPS.contains(&o.as_str())) {
         eprintln!("error: unknown op {bad:?}; known: {}", OPS.join(", "));
         return ExitCode::from(2);
+    }
+    if let Some((rows, cols)) = args.counters {
+        if !args.emulate {
+            eprintln!("error: --counters counts on the CPU emulator: add --emulate");
+            return ExitCode::from(2);
+        }
+        return match report::counters::run(rows, cols) {
+            Ok(table) => {
+                print!("{table}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
     }
     let result = if let Some(path) = &args.from {
         std::fs::read_to_string(path)

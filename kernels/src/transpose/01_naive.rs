@@ -7,7 +7,8 @@
 //! warp reads 128 contiguous bytes of one input row (coalesced: 4 sectors) but
 //! writes 32 floats that lie `rows * 4` bytes apart in the output (32 sectors,
 //! each of which carries 4 useful bytes of 32). The write side moves up to 8x
-//! the bytes it needs, and the caches only partly rescue it.
+//! the bytes it needs, and the caches only partly rescue it. (The emulator
+//! counts both: `cargo run --release -- --emulate --counters`.)
 
 use super::{BLOCK_ROWS, TILE};
 use crate::ThreadCtx;
@@ -28,13 +29,14 @@ use crate::ThreadCtx;
 /// overlap; the launch must use [`super::Variant::launch_dims`].
 #[inline(always)]
 pub unsafe fn naive<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));
     let (t, b) = (ctx.thread_idx(), ctx.block_idx());
     let col = (b.x * TILE + t.x) as usize;
     for k in 0..TILE / BLOCK_ROWS {
         let row = (b.y * TILE + t.y + k * BLOCK_ROWS) as usize;
         if row < rows as usize && col < cols as usize {
-            // SAFETY: row < rows and col < cols, so both offsets are in bounds.
-            unsafe { *output.add(col * rows as usize + row) = *input.add(row * cols as usize + col) };
+            // SAFETY: row < rows and col < cols, so both indices are in bounds.
+            unsafe { output.store(col * rows as usize + row, input.load(row * cols as usize + col)) };
         }
     }
 }

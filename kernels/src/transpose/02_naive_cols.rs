@@ -34,14 +34,15 @@ use crate::ThreadCtx;
 /// As [`super::naive`].
 #[inline(always)]
 pub unsafe fn naive_cols<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));
     let (t, b) = (ctx.thread_idx(), ctx.block_idx());
     // The output is cols x rows: out_col indexes input rows, out_row input columns.
     let out_col = (b.x * TILE + t.x) as usize;
     for k in 0..TILE / BLOCK_ROWS {
         let out_row = (b.y * TILE + t.y + k * BLOCK_ROWS) as usize;
         if out_row < cols as usize && out_col < rows as usize {
-            // SAFETY: out_row < cols and out_col < rows, so both offsets are in bounds.
-            unsafe { *output.add(out_row * rows as usize + out_col) = *input.add(out_col * cols as usize + out_row) };
+            // SAFETY: out_row < cols and out_col < rows, so both indices are in bounds.
+            unsafe { output.store(out_row * rows as usize + out_col, input.load(out_col * cols as usize + out_row)) };
         }
     }
 }

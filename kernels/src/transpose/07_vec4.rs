@@ -48,12 +48,13 @@ pub unsafe fn vec4<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, r
     const S: usize = T + 1; // floats per tile row, as step 6
     const STEP: usize = 16; // rows of threads
     const PASSES: usize = T / STEP;
-    let tile = ctx.shared_mem::<f32>();
+    let tile = ctx.shared::<f32>(T * S);
+    let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));
     let (t, b) = (ctx.thread_idx(), ctx.block_idx());
     let (tx, ty) = (t.x as usize, t.y as usize);
     let (rows, cols) = (rows as usize, cols as usize);
     let (row0, col0) = (b.y as usize * T, b.x as usize * T);
-    let aligned = (input as usize | output as usize).is_multiple_of(16);
+    let aligned = (input.as_ptr() as usize | output.as_ptr() as usize).is_multiple_of(16);
     let fast = aligned && rows.is_multiple_of(4) && cols.is_multiple_of(4) && row0 + T <= rows && col0 + T <= cols;
 
     if fast {
@@ -61,12 +62,12 @@ pub unsafe fn vec4<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, r
         for (k, v) in v.iter_mut().enumerate() {
             // SAFETY: interior tile; an aligned base, cols % 4 == 0 and
             // 4*tx % 4 == 0 keep the address 16-byte aligned.
-            *v = unsafe { *input.add((row0 + ty + STEP * k) * cols + col0 + 4 * tx).cast::<F4>() };
+            *v = unsafe { input.load_as::<F4>((row0 + ty + STEP * k) * cols + col0 + 4 * tx) };
         }
         for (k, v) in v.into_iter().enumerate() {
             for q in 0..4 {
                 // SAFETY: row < T, column < T <= S: inside the tile.
-                unsafe { *tile.add((ty + STEP * k) * S + 4 * tx + q) = v.0[q] };
+                unsafe { tile.store((ty + STEP * k) * S + 4 * tx + q, v.0[q]) };
             }
         }
     } else {
@@ -76,7 +77,9 @@ pub unsafe fn vec4<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, r
                 let (c, col) = (4 * tx + q, col0 + 4 * tx + q);
                 if row < rows && col < cols {
                     // SAFETY: row < rows, col < cols; (r, c) inside the tile.
-                    unsafe { *tile.add(r * S + c) = *input.add(row * cols + col) };
+                    let x = unsafe { input.load(row * cols + col) };
+                    // SAFETY: (r, c) inside the tile.
+                    unsafe { tile.store(r * S + c, x) };
                 }
             }
         }
@@ -90,11 +93,11 @@ pub unsafe fn vec4<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, r
             let mut v = F4([0.0; 4]);
             for (i, x) in v.0.iter_mut().enumerate() {
                 // SAFETY: inside the tile.
-                *x = unsafe { *tile.add((4 * tx + i) * S + oc) };
+                *x = unsafe { tile.load((4 * tx + i) * S + oc) };
             }
             // SAFETY: output row col0+oc < cols, columns row0+4tx..+4 <= rows;
             // rows % 4 == 0 keeps the address 16-byte aligned.
-            unsafe { *output.add((col0 + oc) * rows + row0 + 4 * tx).cast::<F4>() = v };
+            unsafe { output.store_as::<F4>((col0 + oc) * rows + row0 + 4 * tx, v) };
         }
     } else {
         for k in 0..PASSES {
@@ -102,8 +105,10 @@ pub unsafe fn vec4<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, r
             for i in 0..4 {
                 let out_col = row0 + 4 * tx + i;
                 if out_row < cols && out_col < rows {
-                    // SAFETY: out_row < cols, out_col < rows; tile index inside.
-                    unsafe { *output.add(out_row * rows + out_col) = *tile.add((4 * tx + i) * S + oc) };
+                    // SAFETY: (4tx + i, oc) inside the tile.
+                    let x = unsafe { tile.load((4 * tx + i) * S + oc) };
+                    // SAFETY: out_row < cols, out_col < rows.
+                    unsafe { output.store(out_row * rows + out_col, x) };
                 }
             }
         }

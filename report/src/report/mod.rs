@@ -1,6 +1,7 @@
 //! The roofline report: rows of measured kernels, the two roofs, the table,
 //! the JSON and the picture.
 
+pub mod counters;
 pub mod emulate;
 pub mod gpu;
 pub mod plot;

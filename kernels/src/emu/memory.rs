@@ -1,0 +1,735 @@
+//! What the emulator sees of every access a kernel makes through a view
+//! ([`crate::mem`]): the checker's findings and the memory counters.
+//!
+//! # The checker
+//!
+//! Every launch runs it. Each finding names the source line of the access
+//! (`#[track_caller]` on the views), the block and the thread:
+//!
+//! - [`FindingKind::OutOfBounds`]: an index past the view's length (the load
+//!   reads `U::default()`, the store is dropped, and the kernel goes on);
+//! - [`FindingKind::PastSharedMemory`]: a shared view longer than the
+//!   launch's dynamic shared memory, used past its end;
+//! - [`FindingKind::Misaligned`]: an address not aligned for the access (a
+//!   16-byte `F4` at an address that is not a multiple of 16, which the GPU
+//!   refuses with "misaligned address");
+//! - [`FindingKind::UnwrittenShared`]: a read of a shared-memory word that no
+//!   thread of this block has written (its content is another block's, or
+//!   undefined);
+//! - [`FindingKind::SharedRace`]: two threads touch one 4-byte word of shared
+//!   memory, at least one of them writing, with no barrier between them.
+//!   Each block counts its barriers (an epoch); each shared word remembers
+//!   the epoch, thread and line of its last write and of its reads, so two
+//!   accesses in one epoch by different threads, one a write, are a race,
+//!   whichever runs first.
+//!
+//! Findings with the same kind and lines are folded into one, with a count
+//! and the first occurrence's block, thread and address.
+//!
+//! # The counters
+//!
+//! [`super::launch_checked`] also counts, per source line of an access
+//! (a [`Site`]): a *request* is one warp-level execution of the line,
+//! the 32 lanes' accesses grouped by (block, warp, line, how many times
+//! each thread had executed that line before). Per request:
+//!
+//! - global memory: the 32-byte sectors that the lanes' bytes touch, at
+//!   their real addresses (a request of 32 consecutive floats is 4 sectors
+//!   when aligned, 5 when not);
+//! - shared memory: wavefronts, as the Hopper L1 processes them. Shared
+//!   memory has 32 banks of 4-byte words (word `w` in bank `w % 32`); lanes
+//!   that touch the same word are served together (a broadcast for loads, one
+//!   write for stores), different words in one bank take a wavefront each.
+//!   Accesses of 4 bytes or less go through as one phase of 32 lanes, 8-byte
+//!   accesses as two phases of 16 lanes (lanes 0-15, 16-31), 16-byte accesses
+//!   as four phases of 8 lanes (128 bytes a phase, what the banks deliver per
+//!   cycle). A phase takes as many wavefronts as the most distinct words any
+//!   one bank holds among its lanes' words; a request, the sum over its
+//!   phases with active lanes. Not modelled: the pairing of uniform
+//!   addresses that lets some `LDS.128` patterns take 2 wavefronts instead of 4.
+//!
+//! and the bytes the lanes asked for, against the ideal: for global memory
+//! the sectors a packed, aligned request for those bytes would touch, for
+//! shared memory one wavefront per phase.
+//!
+//! The emulator has no SIMT scheduler, so lanes are paired by how many times
+//! each executed the line: exact when the lanes of a warp that execute a
+//! line execute the same iterations of it (every interior tile here, and
+//! edges where a lane either takes or skips a whole run of iterations), an
+//! approximation where lanes skip different iterations of an inner loop
+//! (step 7's scalar path on its right edge tiles).
+//!
+//! Sources: the CUDA C++ Programming Guide, "Shared Memory" for compute
+//! capability 5.x and later (32 banks of successive 32-bit words; lanes on
+//! one word do not conflict: broadcast for reads, one writer for writes);
+//! Nsight Compute's Kernel Profiling Guide (requests, sectors of 32 bytes,
+//! wavefronts: "at least one wavefront is generated for each request");
+//! for 16-byte accesses, four wavefronts of 128 bytes as the minimum
+//! (NVIDIA developer forums, "bank_conflicts metric vs wavefronts for shared
+//! memory LDS.128", where `ncu` counts 4 wavefronts and 0 conflicts).
+//!
+//! Not seen here: accesses through raw pointers (the ops not yet written
+//! with views), and `cp.async`/`wgmma` traffic ([`crate::ThreadCtx::copy_async_16`]
+//! writes shared memory behind the checker's back: a kernel that reads
+//! such data through a view needs those copies recorded first).
+
+use super::unlinear;
+use crate::Dim3;
+use crate::mem::Space;
+use core::cell::{Cell, RefCell};
+use core::panic::Location;
+use std::collections::HashMap;
+use std::string::String;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::vec::Vec;
+
+/// The source location of a `load` or `store` on a view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Site {
+    /// As the compiler names it (`kernels/src/transpose/03_tiled.rs`).
+    pub file: &'static str,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Site {
+    fn of(loc: &'static Location<'static>) -> Site {
+        Site { file: loc.file(), line: loc.line(), column: loc.column() }
+    }
+
+    /// The file name without its folders (`03_tiled.rs`).
+    pub fn file_name(&self) -> &'static str {
+        self.file.rsplit(['/', '\\']).next().unwrap_or(self.file)
+    }
+}
+
+impl core::fmt::Display for Site {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// What an access does, and to which memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    GlobalLoad,
+    GlobalStore,
+    SharedLoad,
+    SharedStore,
+}
+
+impl Op {
+    /// Every op, in the order tables list them.
+    pub const ALL: [Op; 4] = [Op::GlobalLoad, Op::GlobalStore, Op::SharedLoad, Op::SharedStore];
+
+    fn new(space: Space, store: bool) -> Op {
+        match (space, store) {
+            (Space::Global, false) => Op::GlobalLoad,
+            (Space::Global, true) => Op::GlobalStore,
+            (Space::Shared, false) => Op::SharedLoad,
+            (Space::Shared, true) => Op::SharedStore,
+        }
+    }
+
+    pub fn space(self) -> Space {
+        match self {
+            Op::GlobalLoad | Op::GlobalStore => Space::Global,
+            Op::SharedLoad | Op::SharedStore => Space::Shared,
+        }
+    }
+
+    pub fn is_store(self) -> bool {
+        matches!(self, Op::GlobalStore | Op::SharedStore)
+    }
+
+    /// `global ld`, `shared st`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::GlobalLoad => "global ld",
+            Op::GlobalStore => "global st",
+            Op::SharedLoad => "shared ld",
+            Op::SharedStore => "shared st",
+        }
+    }
+
+    /// What a request costs in this memory: `sectors` or `wavefronts`.
+    pub fn unit(self) -> &'static str {
+        match self.space() {
+            Space::Global => "sectors",
+            Space::Shared => "wavefronts",
+        }
+    }
+}
+
+/// Counts of one [`Op`] at one line, or summed over lines.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Warp-level executions of the access.
+    pub requests: u64,
+    /// Thread-level accesses (32 per request of a full warp).
+    pub accesses: u64,
+    /// Bytes the threads asked for.
+    pub bytes: u64,
+    /// Global: 32-byte sectors touched. Shared: wavefronts.
+    pub transactions: u64,
+    /// The fewest transactions that serve the same requests: global, the
+    /// sectors of each request's distinct bytes packed and aligned; shared,
+    /// one wavefront per phase.
+    pub ideal: u64,
+}
+
+impl Tally {
+    fn add(&mut self, other: &Tally) {
+        self.requests += other.requests;
+        self.accesses += other.accesses;
+        self.bytes += other.bytes;
+        self.transactions += other.transactions;
+        self.ideal += other.ideal;
+    }
+
+    /// Sectors (global) or wavefronts (shared) per request; 0 without requests.
+    pub fn per_request(&self) -> f64 {
+        if self.requests == 0 { 0.0 } else { self.transactions as f64 / self.requests as f64 }
+    }
+
+    /// The ideal per request.
+    pub fn ideal_per_request(&self) -> f64 {
+        if self.requests == 0 { 0.0 } else { self.ideal as f64 / self.requests as f64 }
+    }
+
+    /// Ideal over actual transactions, 1 when there were none: for global
+    /// memory the share of the sectors' bytes that were asked for (when every
+    /// byte is asked for once), for shared memory 1 / (the average conflict
+    /// degree).
+    pub fn efficiency(&self) -> f64 {
+        if self.transactions == 0 { 1.0 } else { self.ideal as f64 / self.transactions as f64 }
+    }
+}
+
+/// The counters of one line of a kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SiteCounters {
+    pub site: Site,
+    pub op: Op,
+    /// Bytes one thread moves per access (4 for an f32, 16 for an F4).
+    pub width: u32,
+    pub tally: Tally,
+}
+
+/// The counters of one launch, one entry per (line, op), in source order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub sites: Vec<SiteCounters>,
+}
+
+impl Counters {
+    /// The sum over every line of `op`.
+    pub fn total(&self, op: Op) -> Tally {
+        let mut t = Tally::default();
+        self.sites.iter().filter(|s| s.op == op).for_each(|s| t.add(&s.tally));
+        t
+    }
+
+    /// The lines of `op`, in source order.
+    pub fn of(&self, op: Op) -> impl Iterator<Item = &SiteCounters> {
+        self.sites.iter().filter(move |s| s.op == op)
+    }
+}
+
+/// A load or a store, as a finding names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+impl Access {
+    fn of(store: bool) -> Access {
+        if store { Access::Write } else { Access::Read }
+    }
+
+    fn verb(self) -> &'static str {
+        match self {
+            Access::Read => "reads",
+            Access::Write => "writes",
+        }
+    }
+}
+
+/// What the checker found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FindingKind {
+    /// Element `index` (and the `elements - 1` after it, for a wide access)
+    /// of a view of `len` elements.
+    OutOfBounds { space: Space, access: Access, index: usize, elements: usize, len: usize },
+    /// Bytes `byte..byte + bytes` of shared memory, past the launch's `shared_bytes`.
+    PastSharedMemory { access: Access, byte: usize, bytes: usize, shared_bytes: u32 },
+    /// An access of `align`-byte alignment at an address that is not.
+    Misaligned { space: Space, access: Access, address: usize, align: usize },
+    /// A read of the shared word at byte `byte` that no thread of the block wrote.
+    UnwrittenShared { byte: usize },
+    /// The shared word at byte `byte`, accessed by this thread (`access`)
+    /// and by `other_thread` (`None`: several threads) at `other_site`
+    /// (`other_access`) since the last barrier.
+    SharedRace { byte: usize, access: Access, other_access: Access, other_thread: Option<Dim3>, other_site: Site },
+}
+
+impl FindingKind {
+    /// What folds two findings into one: the kind, its access, and the other line.
+    fn key(&self) -> (u8, Option<Access>, Option<Access>, Option<Site>) {
+        match *self {
+            FindingKind::OutOfBounds { access, .. } => (0, Some(access), None, None),
+            FindingKind::PastSharedMemory { access, .. } => (1, Some(access), None, None),
+            FindingKind::Misaligned { access, .. } => (2, Some(access), None, None),
+            FindingKind::UnwrittenShared { .. } => (3, None, None, None),
+            FindingKind::SharedRace { access, other_access, other_site, .. } => {
+                (4, Some(access), Some(other_access), Some(other_site))
+            }
+        }
+    }
+}
+
+/// One problem the checker found, at one line, with the first block and
+/// thread it happened in and how many times it happened in the launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: FindingKind,
+    pub site: Site,
+    pub block: Dim3,
+    pub thread: Dim3,
+    pub count: u64,
+}
+
+fn space_name(space: Space) -> &'static str {
+    match space {
+        Space::Global => "global",
+        Space::Shared => "shared",
+    }
+}
+
+impl core::fmt::Display for Finding {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (b, t) = (self.block, self.thread);
+        write!(f, "{}: block ({}, {}, {}) thread ({}, {}, {}) ", self.site, b.x, b.y, b.z, t.x, t.y, t.z)?;
+        match &self.kind {
+            FindingKind::OutOfBounds { space, access, index, elements, len } => {
+                let what = if *elements == 1 {
+                    std::format!("element {index}")
+                } else {
+                    std::format!("elements {index}..{}", index + elements)
+                };
+                write!(f, "{} {what} of a {} view of {len}: out of bounds", access.verb(), space_name(*space))?
+            }
+            FindingKind::PastSharedMemory { access, byte, bytes, shared_bytes } => write!(
+                f,
+                "{} shared bytes {byte}..{} past the launch's {shared_bytes} bytes of shared memory",
+                access.verb(),
+                byte + bytes
+            )?,
+            FindingKind::Misaligned { space, access, address, align } => write!(
+                f,
+                "{} {} address {address:#x}, not aligned to the access's {align} bytes",
+                access.verb(),
+                space_name(*space)
+            )?,
+            FindingKind::UnwrittenShared { byte } => {
+                write!(f, "reads shared byte {byte}, which no thread of this block has written")?
+            }
+            FindingKind::SharedRace { byte, access, other_access, other_thread, other_site } => {
+                write!(f, "{} shared byte {byte}, which ", access.verb())?;
+                match other_thread {
+                    Some(o) => write!(f, "thread ({}, {}, {})", o.x, o.y, o.z)?,
+                    None => write!(f, "several threads")?,
+                }
+                write!(
+                    f,
+                    " {} at {other_site} with no barrier between: a race",
+                    match other_access {
+                        Access::Read => "read",
+                        Access::Write => "wrote",
+                    }
+                )?
+            }
+        }
+        if self.count > 1 {
+            write!(f, " ({} times in this launch)", self.count)?;
+        }
+        Ok(())
+    }
+}
+
+/// The findings and counters of one emulated launch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Empty for the plain [`super::launch`], which does not count.
+    pub counters: Counters,
+    pub findings: Vec<Finding>,
+}
+
+/// `findings`, one per line, for an error message.
+pub(super) fn list(findings: &[Finding]) -> String {
+    let mut s = String::new();
+    for (i, finding) in findings.iter().enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        s.push_str(&std::format!("{finding}"));
+    }
+    s
+}
+
+/// One access as a thread logged it, for the counters.
+#[derive(Clone, Copy)]
+struct Record {
+    site: u32,
+    instance: u32,
+    op: Op,
+    bytes: u32,
+    /// Global: the host address; shared: the byte offset in the block's memory.
+    addr: usize,
+}
+
+/// A word's last writer or readers: `epoch << 32 | site << 16 | thread`.
+/// Epoch 0 is "never".
+const MANY: u64 = 0xffff;
+
+fn pack(epoch: u32, site: u32, thread: u32) -> u64 {
+    (epoch as u64) << 32 | (site as u64 & 0xffff) << 16 | thread as u64
+}
+
+fn epoch_of(w: u64) -> u32 {
+    (w >> 32) as u32
+}
+
+fn site_of(w: u64) -> u32 {
+    (w >> 16) as u32 & 0xffff
+}
+
+fn thread_of(w: u64) -> u64 {
+    w & 0xffff
+}
+
+/// What every thread of a launch shares about memory.
+pub(super) struct Memory {
+    counting: bool,
+    block: Dim3,
+    shared_bytes: u32,
+    sites: Mutex<Vec<Site>>,
+    writes: Vec<AtomicU64>,
+    reads: Vec<AtomicU64>,
+    findings: Mutex<Vec<Finding>>,
+    /// This block's records, one list per thread (counting only).
+    logs: Vec<Mutex<Vec<Record>>>,
+    tallies: Mutex<HashMap<(u32, Op), (u32, Tally)>>,
+}
+
+impl Memory {
+    pub(super) fn new(counting: bool, block: Dim3, threads: u32, shared_bytes: u32) -> Memory {
+        let words = (shared_bytes as usize).div_ceil(4);
+        Memory {
+            counting,
+            block,
+            shared_bytes,
+            sites: Mutex::new(Vec::new()),
+            writes: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            reads: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            findings: Mutex::new(Vec::new()),
+            logs: (0..if counting { threads } else { 0 }).map(|_| Mutex::new(Vec::new())).collect(),
+            tallies: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn site(&self, id: u32) -> Site {
+        self.sites.lock().unwrap_or_else(|e| e.into_inner())[id as usize]
+    }
+
+    fn find(&self, kind: FindingKind, site: Site, block: Dim3, thread: Dim3) {
+        let mut all = self.findings.lock().unwrap_or_else(|e| e.into_inner());
+        let key = kind.key();
+        match all.iter_mut().find(|f| f.site == site && f.kind.key() == key) {
+            Some(f) => f.count += 1,
+            None => all.push(Finding { kind, site, block, thread, count: 1 }),
+        }
+    }
+
+    /// Hands this block's records of thread `linear` over for counting.
+    pub(super) fn end_block(&self, linear: u32, local: &ThreadMemory) {
+        if self.counting {
+            let records = core::mem::take(&mut *local.records.borrow_mut());
+            *self.logs[linear as usize].lock().unwrap_or_else(|e| e.into_inner()) = records;
+        }
+        local.sites.borrow_mut().iter_mut().for_each(|s| s.2 = 0);
+    }
+
+    /// Counts the block's requests (one thread calls this, between two
+    /// barriers, after every thread's [`Memory::end_block`]).
+    pub(super) fn tally_block(&self) {
+        if !self.counting {
+            return;
+        }
+        let mut tallies = self.tallies.lock().unwrap_or_else(|e| e.into_inner());
+        let mut warp = Vec::new();
+        for lanes in self.logs.chunks(super::WARP_SIZE as usize) {
+            warp.clear();
+            for (lane, log) in lanes.iter().enumerate() {
+                let log = core::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()));
+                warp.extend(log.into_iter().map(|r| (lane as u32, r)));
+            }
+            warp.sort_unstable_by_key(|&(lane, r)| (r.site, r.instance, lane));
+            for group in warp.chunk_by(|a, b| (a.1.site, a.1.instance) == (b.1.site, b.1.instance)) {
+                let r = group[0].1;
+                let (width, tally) = tallies.entry((r.site, r.op)).or_insert((r.bytes, Tally::default()));
+                *width = (*width).max(r.bytes);
+                let lanes: Vec<(u32, usize, u32)> = group.iter().map(|&(l, r)| (l, r.addr, r.bytes)).collect();
+                let (transactions, ideal) = match r.op.space() {
+                    Space::Global => (sectors(&lanes), ideal_sectors(&lanes)),
+                    Space::Shared => wavefronts(&lanes),
+                };
+                tally.add(&Tally {
+                    requests: 1,
+                    accesses: lanes.len() as u64,
+                    bytes: lanes.iter().map(|l| l.2 as u64).sum(),
+                    transactions,
+                    ideal,
+                });
+            }
+        }
+    }
+
+    /// The launch's report.
+    pub(super) fn report(self) -> Report {
+        let sites = self.sites.into_inner().unwrap_or_else(|e| e.into_inner());
+        let tallies = self.tallies.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut counters: Vec<SiteCounters> = tallies
+            .into_iter()
+            .map(|((site, op), (width, tally))| SiteCounters { site: sites[site as usize], op, width, tally })
+            .collect();
+        counters.sort_by_key(|c| (c.site, c.op));
+        let mut findings = self.findings.into_inner().unwrap_or_else(|e| e.into_inner());
+        findings.sort_by_key(|f| (f.site, f.kind.key().0));
+        Report { counters: Counters { sites: counters }, findings }
+    }
+}
+
+/// The 32-byte sectors that the lanes' `(lane, address, bytes)` touch.
+fn sectors(lanes: &[(u32, usize, u32)]) -> u64 {
+    let mut s: Vec<usize> = lanes.iter().flat_map(|&(_, a, n)| a / 32..=(a + n.max(1) as usize - 1) / 32).collect();
+    s.sort_unstable();
+    s.dedup();
+    s.len() as u64
+}
+
+/// The sectors of the lanes' distinct bytes, packed into aligned sectors.
+fn ideal_sectors(lanes: &[(u32, usize, u32)]) -> u64 {
+    let mut ranges: Vec<(usize, usize)> = lanes.iter().map(|&(_, a, n)| (a, a + n as usize)).collect();
+    ranges.sort_unstable();
+    let (mut distinct, mut end) = (0usize, 0usize);
+    for (a, b) in ranges {
+        let a = a.max(end);
+        if b > a {
+            distinct += b - a;
+            end = b;
+        }
+    }
+    distinct.div_ceil(32) as u64
+}
+
+/// Wavefronts and the ideal of one shared-memory request (see the module
+/// docs): phases of 32, 16 or 8 lanes for 4-, 8- and 16-byte accesses.
+fn wavefronts(lanes: &[(u32, usize, u32)]) -> (u64, u64) {
+    let width = lanes.iter().map(|l| l.2).max().unwrap_or(4).max(4);
+    let per_phase = (32 / width.div_ceil(4)).max(8);
+    let (mut total, mut phases) = (0u64, 0u64);
+    let mut words: Vec<usize> = Vec::new();
+    for phase in 0..32 / per_phase {
+        words.clear();
+        let active = lanes.iter().filter(|l| l.0 / per_phase == phase);
+        for &(_, a, n) in active {
+            words.extend(a / 4..=(a + n.max(1) as usize - 1) / 4);
+        }
+        if words.is_empty() {
+            continue;
+        }
+        words.sort_unstable();
+        words.dedup(); // lanes on one word: a broadcast, not a conflict
+        let mut per_bank = [0u64; 32];
+        words.iter().for_each(|w| per_bank[w % 32] += 1);
+        total += per_bank.iter().copied().max().unwrap_or(0);
+        phases += 1;
+    }
+    (total, phases)
+}
+
+/// What one emulated thread keeps about its own accesses, across blocks.
+#[derive(Default)]
+pub(super) struct ThreadMemory {
+    /// The lines seen: location, launch-wide id, executions in this block.
+    sites: RefCell<Vec<(&'static Location<'static>, u32, u32)>>,
+    records: RefCell<Vec<Record>>,
+    /// Barriers passed in this launch, plus one per block started.
+    epoch: Cell<u32>,
+    /// The epoch this block started in.
+    block_start: Cell<u32>,
+}
+
+impl ThreadMemory {
+    /// A new block starts: a new epoch that no earlier write shares.
+    pub(super) fn start_block(&self) {
+        self.barrier();
+        self.block_start.set(self.epoch.get());
+    }
+
+    /// The thread passed a barrier.
+    pub(super) fn barrier(&self) {
+        self.epoch.set(self.epoch.get() + 1);
+    }
+}
+
+/// One access through a view, as the emulated thread makes it.
+pub(super) struct Request<'a> {
+    pub memory: &'a Memory,
+    pub local: &'a ThreadMemory,
+    pub block: Dim3,
+    pub thread: Dim3,
+    pub linear: u32,
+    /// Start of the block's shared memory.
+    pub shared_base: usize,
+}
+
+impl Request<'_> {
+    /// The launch-wide id of `loc`'s line, and how many times this thread
+    /// executed it before in this block (counted only when `count`).
+    fn site_id(&self, loc: &'static Location<'static>, count: bool) -> (u32, u32) {
+        let mut sites = self.local.sites.borrow_mut();
+        let found =
+            sites.iter().position(|s| core::ptr::eq(s.0, loc)).or_else(|| sites.iter().position(|s| *s.0 == *loc));
+        let i = match found {
+            Some(i) => i,
+            None => {
+                let site = Site::of(loc);
+                let mut all = self.memory.sites.lock().unwrap_or_else(|e| e.into_inner());
+                let id = match all.iter().position(|s| *s == site) {
+                    Some(id) => id,
+                    None => {
+                        all.push(site);
+                        all.len() - 1
+                    }
+                };
+                sites.push((loc, id as u32, 0));
+                sites.len() - 1
+            }
+        };
+        let s = &mut sites[i];
+        s.2 += count as u32;
+        (s.1, s.2.wrapping_sub(1))
+    }
+
+    fn find(&self, kind: FindingKind, loc: &'static Location<'static>) {
+        self.memory.find(kind, Site::of(loc), self.block, self.thread);
+    }
+
+    /// Checks (and, when counting, logs) an access of `bytes` bytes aligned
+    /// to `align` at element `i` of the `len` elements of `elem` bytes at
+    /// `base`. Returns the address to access, or `None` when the access must
+    /// not happen (out of bounds).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn access(
+        &self,
+        loc: &'static Location<'static>,
+        space: Space,
+        store: bool,
+        base: usize,
+        (elem, len, i): (usize, usize, usize),
+        (bytes, align): (usize, usize),
+    ) -> Option<usize> {
+        let access = Access::of(store);
+        let elements = if elem == 0 { 1 } else { bytes.div_ceil(elem).max(1) };
+        if i.checked_add(elements).is_none_or(|end| end > len) {
+            self.find(FindingKind::OutOfBounds { space, access, index: i, elements, len }, loc);
+            return None;
+        }
+        let addr = base.wrapping_add(i.wrapping_mul(elem));
+        if !addr.is_multiple_of(align) {
+            self.find(FindingKind::Misaligned { space, access, address: addr, align }, loc);
+        }
+        let counting = self.memory.counting;
+        // A global access needs the line's id only to be counted; a shared
+        // one for the race checks too.
+        let (logged, site) = match space {
+            Space::Global => (addr, counting.then(|| self.site_id(loc, true))),
+            Space::Shared => {
+                let byte = addr.wrapping_sub(self.shared_base);
+                if byte.checked_add(bytes).is_none_or(|end| end > self.memory.shared_bytes as usize) {
+                    let shared_bytes = self.memory.shared_bytes;
+                    self.find(FindingKind::PastSharedMemory { access, byte, bytes, shared_bytes }, loc);
+                    return None;
+                }
+                let site = self.site_id(loc, counting);
+                self.shadow(loc, site.0, store, byte, bytes);
+                (byte, Some(site))
+            }
+        };
+        if let (true, Some((site, instance))) = (counting, site) {
+            let op = Op::new(space, store);
+            self.local.records.borrow_mut().push(Record { site, instance, op, bytes: bytes as u32, addr: logged });
+        }
+        Some(addr)
+    }
+
+    /// The race and unwritten-read checks of a shared access of `bytes`
+    /// bytes at byte `byte`: at most one finding per access.
+    fn shadow(&self, loc: &'static Location<'static>, site: u32, store: bool, byte: usize, bytes: usize) {
+        let (epoch, start) = (self.local.epoch.get(), self.local.block_start.get());
+        let me = pack(epoch, site, self.linear);
+        let other = |w: u64| {
+            let t = thread_of(w);
+            (t != MANY).then(|| unlinear(t, self.memory.block))
+        };
+        let mem = self.memory;
+        for word in byte / 4..=(byte + bytes.max(1) - 1) / 4 {
+            let (writes, reads) = (&mem.writes[word], &mem.reads[word]);
+            let race = |access, other_access, w: u64| FindingKind::SharedRace {
+                byte: word * 4,
+                access,
+                other_access,
+                other_thread: other(w),
+                other_site: mem.site(site_of(w)),
+            };
+            let finding = if store {
+                let old = writes.swap(me, SeqCst);
+                let r = reads.load(SeqCst);
+                if epoch_of(old) == epoch && thread_of(old) != self.linear as u64 {
+                    Some(race(Access::Write, Access::Write, old))
+                } else if epoch_of(r) == epoch && thread_of(r) != self.linear as u64 {
+                    Some(race(Access::Write, Access::Read, r))
+                } else {
+                    None
+                }
+            } else {
+                let linear = self.linear as u64;
+                let _ = reads.fetch_update(SeqCst, SeqCst, |r| {
+                    if epoch_of(r) != epoch {
+                        Some(me)
+                    } else if thread_of(r) != linear && thread_of(r) != MANY {
+                        Some(pack(epoch, site_of(r), MANY as u32))
+                    } else {
+                        None
+                    }
+                });
+                let w = writes.load(SeqCst);
+                if epoch_of(w) < start {
+                    Some(FindingKind::UnwrittenShared { byte: word * 4 })
+                } else if epoch_of(w) == epoch && thread_of(w) != linear {
+                    Some(race(Access::Read, Access::Write, w))
+                } else {
+                    None
+                }
+            };
+            if let Some(kind) = finding {
+                self.find(kind, loc);
+                return;
+            }
+        }
+    }
+}

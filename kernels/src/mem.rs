@@ -1,0 +1,288 @@
+//! Typed views of global and shared memory, made by the thread context.
+//!
+//! A kernel body turns each pointer it is given into a view with its length
+//! (`ctx.global(input, rows * cols)`), and the block's dynamic shared memory
+//! into another (`ctx.shared::<f32>(floats)`), then reads and writes through
+//! them:
+//!
+//! ```text
+//! let (input, output) = (ctx.global(input, n), ctx.global_mut(output, n));
+//! // SAFETY: row < rows and col < cols, so both indices are in bounds.
+//! unsafe { output.store(col * rows + row, input.load(row * cols + col)) };
+//! ```
+//!
+//! - On the GPU a view is its pointer: `load(i)` is `*ptr.add(i)`, one `ld`,
+//!   and `store` one `st`, the same instructions (and the same PTX, which
+//!   `ptx/ENTRIES.sha256` pins per kernel) as the raw pointer code. The
+//!   length is never read there, so no bounds check survives.
+//! - On the CPU emulator every access goes to [`crate::emu`], which knows the
+//!   thread, the view's length and, through `#[track_caller]`, the source line
+//!   of the `load` or `store`: it checks bounds, alignment, shared-memory
+//!   races and reads of unwritten shared memory, and counts 32-byte sectors
+//!   and shared-memory wavefronts per warp-level request.
+//!
+//! Accesses are `unsafe`: on the GPU an index past the length is undefined
+//! behaviour, exactly as with the pointer it replaces (the emulator reports
+//! it instead, reads `U::default()` and drops the write). Making a view is
+//! safe; it reads nothing.
+//!
+//! Converting pointer code to views leaves the PTX alone (each kernel's
+//! fingerprint in `ptx/ENTRIES.sha256` proves it) when two things are kept:
+//!
+//! - no length arithmetic in the kernel: pass the factors, `(rows, cols)`,
+//!   and let [`Extent`] multiply them where the length is read (the
+//!   emulator), not `rows as usize * cols as usize`;
+//! - the raw code's order of evaluation: `*dst.add(a) = *src.add(b)`
+//!   computes `b` and loads before it computes `a`, while
+//!   `dst.store(a, src.load(b))` computes `a` first. LLVM keeps that order
+//!   and numbers registers by it; where it shows (step 5's XOR-swizzled
+//!   index), load into a local first: `let v = src.load(b); dst.store(a, v)`.
+//!
+//! `load_as::<U>(i)` and `store_as::<U>(i, v)` move a `U` that starts at
+//! element `i` (four floats as one 16-byte [`crate::vector::F4`], say) with
+//! the address arithmetic of the element type, as `ptr.add(i).cast::<U>()`
+//! does; `U` must be aligned there.
+
+use crate::ThreadCtx;
+
+/// Which memory a view is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// Global memory: the buffers a kernel is given.
+    Global,
+    /// The block's shared memory.
+    Shared,
+}
+
+/// How many elements a view has: a count (`usize`, `u32`, `u64`) or a
+/// matrix's `(rows, cols)`.
+///
+/// Only the emulator computes it: the GPU never reads a view's length, and
+/// a length computed in the kernel (`rows as usize * cols as usize`) would
+/// still move the kernel's own arithmetic around (LLVM merges its widening of
+/// `rows` with the kernel's and places it first, which renumbers registers
+/// and changes the PTX). Passing the factors defers the product to where
+/// it is used.
+pub trait Extent: Copy {
+    /// The number of elements.
+    fn elements(self) -> usize;
+}
+
+impl Extent for usize {
+    #[inline(always)]
+    fn elements(self) -> usize {
+        self
+    }
+}
+
+impl Extent for u32 {
+    #[inline(always)]
+    fn elements(self) -> usize {
+        self as usize
+    }
+}
+
+impl Extent for u64 {
+    #[inline(always)]
+    fn elements(self) -> usize {
+        usize::try_from(self).unwrap_or(usize::MAX)
+    }
+}
+
+/// `(rows, cols)`: `rows * cols` elements.
+impl Extent for (u32, u32) {
+    #[inline(always)]
+    fn elements(self) -> usize {
+        usize::try_from(self.0 as u64 * self.1 as u64).unwrap_or(usize::MAX)
+    }
+}
+
+/// `count` elements `stride` apart (a matrix column, say): the view spans
+/// the first to the last, `(count - 1) * stride + 1` elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strided {
+    pub count: u32,
+    pub stride: u64,
+}
+
+impl Extent for Strided {
+    #[inline(always)]
+    fn elements(self) -> usize {
+        match self.count {
+            0 => 0,
+            n => usize::try_from((n as u64 - 1).saturating_mul(self.stride).saturating_add(1)).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+/// The length a view keeps: the extent's on the emulator, nothing computed
+/// on the GPU (which never reads it).
+#[inline(always)]
+fn length(extent: impl Extent) -> usize {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let _ = extent;
+        0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        extent.elements()
+    }
+}
+
+/// `len` elements of global memory that a kernel reads.
+pub struct Global<'c, C: ?Sized, T> {
+    ctx: &'c C,
+    ptr: *const T,
+    len: usize,
+}
+
+/// `len` elements of global memory that a kernel reads and writes.
+pub struct GlobalMut<'c, C: ?Sized, T> {
+    ctx: &'c C,
+    ptr: *mut T,
+    len: usize,
+}
+
+/// `len` elements of the block's shared memory, which every thread of the
+/// block reads and writes (between barriers: [`ThreadCtx::sync_threads`]).
+pub struct Shared<'c, C: ?Sized, T> {
+    ctx: &'c C,
+    ptr: *mut T,
+    len: usize,
+}
+
+// Views are pointers: copied freely, whatever `C` and `T` are.
+impl<C: ?Sized, T> Clone for Global<'_, C, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<C: ?Sized, T> Copy for Global<'_, C, T> {}
+impl<C: ?Sized, T> Clone for GlobalMut<'_, C, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<C: ?Sized, T> Copy for GlobalMut<'_, C, T> {}
+impl<C: ?Sized, T> Clone for Shared<'_, C, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<C: ?Sized, T> Copy for Shared<'_, C, T> {}
+
+/// The methods every view has: `len`, `load` and `load_as`.
+macro_rules! readable {
+    ($View:ident, $space:expr) => {
+        impl<C: ThreadCtx, T: Copy + Default> $View<'_, C, T> {
+            /// Elements in the view (on the emulator; 0 on the GPU, which
+            /// does not keep it).
+            #[inline(always)]
+            pub fn len(&self) -> usize {
+                self.len
+            }
+
+            /// The pointer the view was made from (to test its alignment, say).
+            #[inline(always)]
+            pub fn as_ptr(&self) -> *const T {
+                self.ptr
+            }
+
+            /// Whether the view has no elements.
+            #[inline(always)]
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+
+            /// Element `i`: one load.
+            ///
+            /// # Safety
+            /// `i < len`, and the memory was valid for the view's `len`
+            /// elements when it was made (on the GPU nothing checks either).
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            pub unsafe fn load(&self, i: usize) -> T {
+                // SAFETY: forwarded from the caller.
+                unsafe { self.ctx.mem_load::<T, T>($space, self.ptr, self.len, i) }
+            }
+
+            /// The `U` that starts at element `i`, as one load of
+            /// `size_of::<U>()` bytes (`load_as::<F4>(i)`: elements `i..i+4`).
+            ///
+            /// # Safety
+            /// As [`Self::load`], for every element the `U` covers, and the
+            /// address aligned for `U`.
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            pub unsafe fn load_as<U: Copy + Default>(&self, i: usize) -> U {
+                // SAFETY: forwarded from the caller.
+                unsafe { self.ctx.mem_load::<T, U>($space, self.ptr, self.len, i) }
+            }
+        }
+    };
+}
+
+/// `store` and `store_as`, for the views that may write.
+macro_rules! writable {
+    ($View:ident, $space:expr) => {
+        impl<C: ThreadCtx, T: Copy + Default> $View<'_, C, T> {
+            /// Writes element `i`: one store.
+            ///
+            /// # Safety
+            /// As [`Self::load`].
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            pub unsafe fn store(&self, i: usize, value: T) {
+                // SAFETY: forwarded from the caller.
+                unsafe { self.ctx.mem_store::<T, T>($space, self.ptr, self.len, i, value) }
+            }
+
+            /// Writes the `U` that starts at element `i`, as one store of
+            /// `size_of::<U>()` bytes.
+            ///
+            /// # Safety
+            /// As [`Self::load_as`].
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            pub unsafe fn store_as<U: Copy + Default>(&self, i: usize, value: U) {
+                // SAFETY: forwarded from the caller.
+                unsafe { self.ctx.mem_store::<T, U>($space, self.ptr, self.len, i, value) }
+            }
+        }
+    };
+}
+
+impl<'c, C: ?Sized, T> Global<'c, C, T> {
+    /// The view of `len` elements at `ptr`, seen from `ctx`
+    /// ([`ThreadCtx::global`] makes it).
+    #[inline(always)]
+    pub fn new(ctx: &'c C, ptr: *const T, len: impl Extent) -> Self {
+        Global { ctx, ptr, len: length(len) }
+    }
+}
+
+impl<'c, C: ?Sized, T> GlobalMut<'c, C, T> {
+    /// The view of `len` elements at `ptr`, seen from `ctx`
+    /// ([`ThreadCtx::global_mut`] makes it).
+    #[inline(always)]
+    pub fn new(ctx: &'c C, ptr: *mut T, len: impl Extent) -> Self {
+        GlobalMut { ctx, ptr, len: length(len) }
+    }
+}
+
+impl<'c, C: ?Sized, T> Shared<'c, C, T> {
+    /// The view of `len` elements of shared memory at `ptr` (inside the
+    /// block's dynamic shared memory), seen from `ctx`
+    /// ([`ThreadCtx::shared`] makes it, at the start).
+    #[inline(always)]
+    pub fn new(ctx: &'c C, ptr: *mut T, len: impl Extent) -> Self {
+        Shared { ctx, ptr, len: length(len) }
+    }
+}
+
+readable!(Global, Space::Global);
+readable!(GlobalMut, Space::Global);
+readable!(Shared, Space::Shared);
+writable!(GlobalMut, Space::Global);
+writable!(Shared, Space::Shared);
