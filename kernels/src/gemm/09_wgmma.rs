@@ -50,7 +50,7 @@
 //! swizzle and the descriptors are what the tests check; the asynchrony and
 //! the proxy fences are not modelled there.
 
-use super::{F4, Problem, aligned16, store_c, to_tf32};
+use super::{F4, Problem, aligned16, store_c, swizzle_base, to_tf32};
 use crate::ThreadCtx;
 
 /// Rows of the `C` tile per block: two warpgroups of 64.
@@ -213,12 +213,7 @@ unsafe fn wgmma_with<C: ThreadCtx, const INTERIOR: bool>(
     let a_vec = k.is_multiple_of(4) && aligned16(a, a, a);
     let b_vec = n.is_multiple_of(4) && aligned16(b, b, b);
 
-    // The buffers start at the first 1024-byte boundary of the shared window.
-    let raw = ctx.shared_mem::<F4>().cast::<u8>();
-    let skew = (1024 - ctx.shared_addr(raw) as usize % 1024) % 1024;
-    // SAFETY: the launch reserves 1024 bytes for this skew.
-    let base = unsafe { raw.add(skew) };
-    let base_addr = ctx.shared_addr(base);
+    let (base, base_addr) = swizzle_base(ctx);
     // SAFETY (both): buffer `s` < STAGES lies inside the launch's shared memory.
     let a_tile = |s: usize| unsafe { base.add(s * STAGE_FLOATS * 4) };
     let b_tile = |s: usize| unsafe { base.add(s * STAGE_FLOATS * 4 + BM * ROW_BYTES) };

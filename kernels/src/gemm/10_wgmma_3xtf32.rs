@@ -38,7 +38,7 @@
 //! (`tests/gemm.rs`); step 11 removes it by promoting short partial sums.
 
 use super::wgmma_kernel::{NA, NB, ROW_BYTES, interior, load_tiles, store_fragment, swizzled};
-use super::{F4, Problem, aligned16, k_major_128b, to_tf32};
+use super::{Problem, aligned16, k_major_128b, swizzle_base, to_tf32};
 use crate::ThreadCtx;
 
 /// Rows, columns and depth of a block's tile, and threads: step 9's.
@@ -146,12 +146,7 @@ unsafe fn wgmma_3xtf32_with<C: ThreadCtx, const INTERIOR: bool>(
     let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
     let vec = (k.is_multiple_of(4) && aligned16(a, a, a), n.is_multiple_of(4) && aligned16(b, b, b));
 
-    // The buffers start at the first 1024-byte boundary of the shared window.
-    let raw = ctx.shared_mem::<F4>().cast::<u8>();
-    let skew = (1024 - ctx.shared_addr(raw) as usize % 1024) % 1024;
-    // SAFETY: the launch reserves 1024 bytes for this skew.
-    let base = unsafe { raw.add(skew) };
-    let base_addr = ctx.shared_addr(base);
+    let (base, base_addr) = swizzle_base(ctx);
     // SAFETY: buffer `s` < STAGES, tile offset inside it: the launch's shared memory.
     let tile = |s: usize, at: usize| unsafe { base.add(s * STAGE_BYTES + at) };
 

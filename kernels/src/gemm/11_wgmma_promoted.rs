@@ -53,7 +53,7 @@
 
 use super::wgmma_3xtf32_kernel::store_split;
 use super::wgmma_kernel::{ROW_BYTES, load4, swizzled};
-use super::{F4, Problem, aligned16, k_major_128b, store_c};
+use super::{Problem, aligned16, k_major_128b, store_c, swizzle_base};
 use crate::ThreadCtx;
 
 /// Rows of the `C` tile per block: two warpgroups of 64.
@@ -162,12 +162,7 @@ unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(
     let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
     let vec = (k.is_multiple_of(4) && aligned16(a, a, a), n.is_multiple_of(4) && aligned16(b, b, b));
 
-    // The buffers start at the first 1024-byte boundary of the shared window.
-    let raw = ctx.shared_mem::<F4>().cast::<u8>();
-    let skew = (1024 - ctx.shared_addr(raw) as usize % 1024) % 1024;
-    // SAFETY: the launch reserves 1024 bytes for this skew.
-    let base = unsafe { raw.add(skew) };
-    let base_addr = ctx.shared_addr(base);
+    let (base, base_addr) = swizzle_base(ctx);
     // SAFETY: buffer `s` < STAGES, tile offset inside it: the launch's shared memory.
     let tile = |s: usize, at: usize| unsafe { base.add(s * STAGE_BYTES + at) };
 

@@ -319,6 +319,19 @@ pub(crate) unsafe fn store_c4(c: *mut f32, acc: [f32; 4], alpha: f32, beta: f32)
     unsafe { *c = v };
 }
 
+/// The first 1024-byte boundary of the block's shared window, as a pointer
+/// and as the shared-space address `wgmma` descriptors take: the
+/// tensor-core steps' 128-byte swizzle repeats every 1024 bytes, and their
+/// launches reserve 1024 bytes for this skew.
+#[inline(always)]
+pub(crate) fn swizzle_base<C: crate::ThreadCtx>(ctx: &C) -> (*mut u8, u32) {
+    let raw = ctx.shared_mem::<F4>().cast::<u8>();
+    let skew = (1024 - ctx.shared_addr(raw) as usize % 1024) % 1024;
+    // SAFETY: the launch reserves 1024 bytes for this skew.
+    let base = unsafe { raw.add(skew) };
+    (base, ctx.shared_addr(base))
+}
+
 /// Whether every pointer is 16-byte aligned (the vector paths need it).
 #[inline(always)]
 pub(crate) fn aligned16(a: *const f32, b: *const f32, c: *const f32) -> bool {
