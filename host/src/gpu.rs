@@ -270,7 +270,7 @@ impl Gpu {
                     device: name.clone(),
                     major,
                     minor,
-                    shipped: modules.iter().map(|m| format!("sm_{}", m.arch)).collect::<Vec<_>>().join(", "),
+                    shipped: modules.iter().map(Ptx::name).collect::<Vec<_>>().join(", "),
                 })?;
                 (m.text, Some(m.arch), Some(m.name()))
             }
