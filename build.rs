@@ -340,11 +340,14 @@ fn functions(ptx: &str) -> Vec<(&str, &str)> {
         let tail = &rest[start + skip..];
         let name_end = tail.find(|c: char| c == '(' || c.is_whitespace()).unwrap_or(tail.len());
         let name = tail[..name_end].trim();
-        let end = tail.find("\n}\n").map_or(tail.len(), |e| e + 3);
-        // A `.func` followed by `;` is a declaration, not a definition.
-        if !tail[..end].trim_end().ends_with(';') || tail[..end].contains('{') {
-            found.push((name, &tail[..end]));
+        // A declaration (`.func f(..);`) ends at its `;`, before any `{`.
+        let body = tail.find('{').unwrap_or(tail.len());
+        if let Some(semi) = tail[..body].find(';') {
+            rest = &tail[semi + 1..];
+            continue;
         }
+        let end = tail.find("\n}\n").map_or(tail.len(), |e| e + 3);
+        found.push((name, &tail[..end]));
         rest = &tail[end..];
     }
     found
