@@ -88,8 +88,10 @@ pub fn copy_checked(src: &[f32], dst: &mut [f32]) -> Result<Report> {
     })
 }
 
-/// Host floats aligned as `cuMemAlloc`'s device buffers are (256 bytes).
-struct Aligned {
+/// Host floats aligned as `cuMemAlloc`'s device buffers are (256 bytes):
+/// the `*_checked` launchers stage their buffers in these, so that the
+/// counted sectors are those of the GPU's requests.
+pub(crate) struct Aligned {
     blocks: Vec<Block>,
     len: usize,
 }
@@ -99,7 +101,7 @@ struct Aligned {
 struct Block([f32; 64]);
 
 impl Aligned {
-    fn copy_of(data: &[f32]) -> Aligned {
+    pub(crate) fn copy_of(data: &[f32]) -> Aligned {
         let mut blocks = vec![Block([0.0; 64]); data.len().div_ceil(64)];
         for (block, chunk) in blocks.iter_mut().zip(data.chunks(64)) {
             block.0[..chunk.len()].copy_from_slice(chunk);
@@ -107,7 +109,7 @@ impl Aligned {
         Aligned { blocks, len: data.len() }
     }
 
-    fn as_mut_slice(&mut self) -> &mut [f32] {
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [f32] {
         // SAFETY: `blocks` holds at least `len` contiguous f32s (a Block is
         // 64 of them with no padding: 256 bytes, align 256).
         unsafe { std::slice::from_raw_parts_mut(self.blocks.as_mut_ptr().cast::<f32>(), self.len) }

@@ -159,6 +159,7 @@ pub trait ThreadCtx {
     /// # Safety
     /// The descriptors describe memory inside this block's shared memory,
     /// written (and fenced, [`ThreadCtx::fence_proxy_async`]) before the call.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64);
     /// [`ThreadCtx::wgmma_wait`] for the 64 registers of an `m64n128`
     /// accumulator ([`ThreadCtx::wgmma_m64n128k8_tf32`]).
@@ -174,5 +175,6 @@ pub trait ThreadCtx {
     ///
     /// # Safety
     /// As [`ThreadCtx::wgmma_m64n256k8_tf32`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn wgmma_m64n128k8_tf32(&self, d: &mut [f32; 64], a: u64, b: u64, accumulate: bool);
 }

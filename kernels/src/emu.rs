@@ -338,10 +338,12 @@ impl ThreadCtx for EmuCtx<'_> {
     fn wgmma_fence(&self) {}
     fn wgmma_commit(&self) {}
     fn wgmma_wait<const N: u32>(&self, _d: &mut [f32; 128]) {}
+    #[track_caller]
     unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64) {
         self.wgmma_tf32(d, a, b, true);
     }
     fn wgmma_wait_n128<const N: u32>(&self, _d: &mut [f32; 64]) {}
+    #[track_caller]
     unsafe fn wgmma_m64n128k8_tf32(&self, d: &mut [f32; 64], a: u64, b: u64, accumulate: bool) {
         self.wgmma_tf32(d, a, b, accumulate);
     }
@@ -406,6 +408,7 @@ impl EmuCtx<'_> {
     /// in one accumulator drifts in proportion to `K`. This models that
     /// bias (not the hardware's exact bits): a kernel that leaves the drift
     /// in shows it here, as on the GPU.
+    #[track_caller]
     fn wgmma_tf32<const R: usize>(&self, d: &mut [f32; R], a: u64, b: u64, accumulate: bool) {
         let index = self.linear / WARPGROUP_SIZE;
         let group = &self.shared.warpgroups[index as usize];
@@ -428,18 +431,28 @@ impl EmuCtx<'_> {
         let smem = unsafe { &*self.shared.smem.get() };
         let bytes = smem.len() * 16;
         let smem = smem.as_ptr().cast::<u8>();
-        let operand = |desc: u64, row: usize, k: usize| -> f64 {
-            let at = descriptor_address(desc, row, 4 * k);
-            assert!(at + 4 <= bytes, "wgmma: operand at shared byte {at}, past the {bytes} bytes of the block");
-            // SAFETY: inside the shared memory (checked); any bits are an f32.
-            let bits = unsafe { smem.add(at).cast::<u32>().read_unaligned() };
-            f32::from_bits(bits & TF32_MASK) as f64
+        let (loc, request) = (Location::caller(), self.request());
+        // The 8 TF32 values of `k` that row `row` of an operand holds, each
+        // word read through the checker (races with the staging stores,
+        // unwritten words) at the `wgmma`'s line, not counted: the operands
+        // bypass the load/store unit.
+        let operand = |desc: u64, row: usize| -> [f64; 8] {
+            core::array::from_fn(|k| {
+                let at = descriptor_address(desc, row, 4 * k);
+                assert!(at + 4 <= bytes, "wgmma: operand at shared byte {at}, past the {bytes} bytes of the block");
+                request.operand_read(loc, at, 4);
+                // SAFETY: inside the shared memory (checked); any bits are an f32.
+                let bits = unsafe { smem.add(at).cast::<u32>().read_unaligned() };
+                f32::from_bits(bits & TF32_MASK) as f64
+            })
         };
+        // This thread's rows of A (two) and columns of B (R / 2), read once each.
+        let rows: [[f64; 8]; 2] = core::array::from_fn(|h| operand(a, 16 * warp + lane / 4 + 8 * h));
+        let cols: Vec<[f64; 8]> = (0..R / 2).map(|j| operand(b, 8 * (j / 2) + 2 * (lane % 4) + j % 2)).collect();
         for (i, acc) in d.iter_mut().enumerate() {
-            let row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
-            let col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+            let (x, y) = (&rows[(i / 2) % 2], &cols[2 * (i / 4) + i % 2]);
             let start = if accumulate { *acc as f64 } else { 0.0 };
-            *acc = round_toward_zero((0..8).fold(start, |s, k| s + operand(a, row, k) * operand(b, col, k)));
+            *acc = round_toward_zero((0..8).fold(start, |s, k| s + x[k] * y[k]));
         }
     }
 

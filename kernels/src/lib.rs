@@ -84,7 +84,7 @@ mod ctx;
 pub use ctx::{Dim3, LaunchDims, ThreadCtx};
 
 pub mod mem;
-pub use mem::{Extent, Global, GlobalMut, Shared, Space, Strided};
+pub use mem::{Extent, Global, GlobalMut, Load, Shared, Space, Store, Strided};
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emu;

@@ -281,6 +281,161 @@ impl<'c, C: ?Sized, T> Shared<'c, C, T> {
     }
 }
 
+/// Sub-views and casts, which every view has.
+macro_rules! reshape {
+    ($View:ident, $Ptr:ty) => {
+        impl<'c, C: ?Sized, T> $View<'c, C, T> {
+            /// The `len` elements from element `start` on, as a view of their
+            /// own (a tile of shared memory after another, a row of a matrix).
+            /// On the emulator it never reaches past this view's end: an
+            /// access beyond is out of bounds of both.
+            ///
+            /// # Safety
+            /// `start` is inside the memory the view was made from, as for
+            /// `ptr.add(start)`.
+            #[inline(always)]
+            pub unsafe fn at(self, start: usize, len: impl Extent) -> Self {
+                // SAFETY: forwarded from the caller.
+                let ptr = unsafe { self.ptr.add(start) };
+                $View { ctx: self.ctx, ptr, len: sub_length(self.len, start, len) }
+            }
+
+            /// The same memory as `len` elements of `U` (a block's shared
+            /// memory, aligned as `F4`, used as floats).
+            #[inline(always)]
+            pub fn cast<U>(self, len: impl Extent) -> $View<'c, C, U> {
+                $View { ctx: self.ctx, ptr: self.ptr.cast::<U>() as $Ptr, len: length(len) }
+            }
+        }
+    };
+}
+
+/// The length of the sub-view `start..start + len` of a view of `parent`
+/// elements: clamped to the parent's end on the emulator, nothing on the GPU.
+#[inline(always)]
+fn sub_length(parent: usize, start: usize, len: impl Extent) -> usize {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let _ = (parent, start, len);
+        0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        len.elements().min(parent.saturating_sub(start))
+    }
+}
+
+reshape!(Global, *const U);
+reshape!(GlobalMut, *mut U);
+reshape!(Shared, *mut U);
+
+/// A view to read from, whichever memory it is of: code that reads a row
+/// from global or shared memory alike takes `impl Load<T>`.
+pub trait Load<T>: Copy {
+    /// The first element's address.
+    fn as_ptr(&self) -> *const T;
+    /// Element `i` (see [`Global::load`]).
+    ///
+    /// # Safety
+    /// As [`Global::load`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn load(&self, i: usize) -> T;
+    /// The `U` at element `i` (see [`Global::load_as`]).
+    ///
+    /// # Safety
+    /// As [`Global::load_as`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn load_as<U: Copy + Default>(&self, i: usize) -> U;
+}
+
+/// A view to write to, global or shared.
+pub trait Store<T>: Load<T> {
+    /// Writes element `i` (see [`GlobalMut::store`]).
+    ///
+    /// # Safety
+    /// As [`GlobalMut::store`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn store(&self, i: usize, value: T);
+    /// Writes the `U` at element `i` (see [`GlobalMut::store_as`]).
+    ///
+    /// # Safety
+    /// As [`GlobalMut::store_as`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn store_as<U: Copy + Default>(&self, i: usize, value: U);
+}
+
+macro_rules! load_trait {
+    ($View:ident) => {
+        impl<C: ThreadCtx, T: Copy + Default> Load<T> for $View<'_, C, T> {
+            #[inline(always)]
+            fn as_ptr(&self) -> *const T {
+                $View::as_ptr(self)
+            }
+            #[inline(always)]
+            unsafe fn load(&self, i: usize) -> T {
+                // SAFETY: forwarded from the caller.
+                unsafe { $View::load(self, i) }
+            }
+            #[inline(always)]
+            unsafe fn load_as<U: Copy + Default>(&self, i: usize) -> U {
+                // SAFETY: forwarded from the caller.
+                unsafe { $View::load_as::<U>(self, i) }
+            }
+        }
+    };
+}
+
+macro_rules! store_trait {
+    ($View:ident) => {
+        impl<C: ThreadCtx, T: Copy + Default> Store<T> for $View<'_, C, T> {
+            #[inline(always)]
+            unsafe fn store(&self, i: usize, value: T) {
+                // SAFETY: forwarded from the caller.
+                unsafe { $View::store(self, i, value) }
+            }
+            #[inline(always)]
+            unsafe fn store_as<U: Copy + Default>(&self, i: usize, value: U) {
+                // SAFETY: forwarded from the caller.
+                unsafe { $View::store_as::<U>(self, i, value) }
+            }
+        }
+    };
+}
+
+load_trait!(Global);
+load_trait!(GlobalMut);
+load_trait!(Shared);
+store_trait!(GlobalMut);
+store_trait!(Shared);
+
+impl<C: ThreadCtx> Shared<'_, C, f32> {
+    /// Starts copying the 4 floats at element `j` of `src` to elements
+    /// `i..i + 4` of this view without holding them in registers
+    /// ([`ThreadCtx::copy_async_16`], `cp.async.cg`); this thread reads them
+    /// after [`ThreadCtx::wait_async_copies`], other threads after a barrier
+    /// besides. On the emulator the copy is a checked and counted 16-byte
+    /// global load and shared store at the caller's line.
+    ///
+    /// # Safety
+    /// As [`Self::store_as`] and [`Global::load_as`] for a 16-byte `F4`:
+    /// both addresses 16-byte aligned, both ranges inside their views.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn copy_async_16(&self, i: usize, src: &impl Load<f32>, j: usize) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.ctx.copy_async_16(self.ptr.add(i), src.as_ptr().add(j))
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let v = src.load_as::<crate::vector::F4>(j);
+            self.store_as::<crate::vector::F4>(i, v)
+        }
+    }
+}
+
 readable!(Global, Space::Global);
 readable!(GlobalMut, Space::Global);
 readable!(Shared, Space::Shared);

@@ -677,6 +677,14 @@ impl Request<'_> {
         Some(addr)
     }
 
+    /// The checks of a read of shared memory that no load instruction of
+    /// this thread makes (a `wgmma` operand, which the tensor cores read):
+    /// races and unwritten words, at `loc`; not counted.
+    pub(super) fn operand_read(&self, loc: &'static Location<'static>, byte: usize, bytes: usize) {
+        let (site, _) = self.site_id(loc, false);
+        self.shadow(loc, site, false, byte, bytes);
+    }
+
     /// The race and unwritten-read checks of a shared access of `bytes`
     /// bytes at byte `byte`: at most one finding per access.
     fn shadow(&self, loc: &'static Location<'static>, site: u32, store: bool, byte: usize, bytes: usize) {
