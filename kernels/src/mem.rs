@@ -436,6 +436,37 @@ impl<C: ThreadCtx> Shared<'_, C, f32> {
     }
 }
 
+impl<C: ThreadCtx, T> Shared<'_, C, T> {
+    /// Writes four floats at element `i` (which must be 16-byte aligned) as
+    /// one 16-byte store: on the GPU four scalar stores that LLVM merges
+    /// into one `st.shared.v4.f32`, told the alignment (a whole-`F4`
+    /// assignment is an aggregate copy that LLVM lowers as two 8-byte
+    /// integer moves, through local memory when the floats came from an
+    /// array); on the emulator one checked 16-byte access, as the GPU makes it.
+    ///
+    /// # Safety
+    /// As [`Self::store_as`] for a 16-byte `F4` at element `i`.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn store_f32x4(&self, i: usize, v: [f32; 4]) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: forwarded from the caller, who guarantees the alignment.
+        unsafe {
+            let dst = self.ptr.add(i).cast::<f32>();
+            core::hint::assert_unchecked((dst as usize).is_multiple_of(16));
+            *dst = v[0];
+            *dst.add(1) = v[1];
+            *dst.add(2) = v[2];
+            *dst.add(3) = v[3];
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.ctx.mem_store::<T, crate::vector::F4>(Space::Shared, self.ptr, self.len, i, crate::vector::F4(v))
+        }
+    }
+}
+
 readable!(Global, Space::Global);
 readable!(GlobalMut, Space::Global);
 readable!(Shared, Space::Shared);

@@ -50,8 +50,8 @@
 //! swizzle and the descriptors are what the tests check; the asynchrony and
 //! the proxy fences are not modelled there.
 
-use super::{F4, Problem, aligned16, store_c, swizzle_base, to_tf32};
-use crate::ThreadCtx;
+use super::{F4, Problem, aligned16, store_c_at, swizzle_base, to_tf32};
+use crate::{Global, GlobalMut, Load, Shared, ThreadCtx};
 
 /// Rows of the `C` tile per block: two warpgroups of 64.
 pub const WG_BM: u32 = 128;
@@ -103,19 +103,16 @@ pub(super) fn swizzled(row: usize, chunk: usize) -> usize {
     row * ROW_BYTES + 16 * (chunk ^ (row % 8))
 }
 
-/// Stores four floats, rounded to TF32, as one 16-byte shared store.
+/// Stores four floats, rounded to TF32, as one 16-byte shared store at
+/// byte `at` of `tile`.
 ///
 /// # Safety
-/// `dst` 16-byte aligned, inside shared memory.
+/// `at` 16-byte aligned, the 16 bytes inside `tile`.
 #[inline(always)]
-unsafe fn store_tf32(dst: *mut f32, v: [f32; 4]) {
-    // SAFETY: the caller guarantees the alignment; telling LLVM lets it
-    // merge the four stores into one `st.shared.v4.f32`.
-    unsafe { core::hint::assert_unchecked((dst as usize).is_multiple_of(16)) };
-    unroll!(q < 4, [0, 1, 2, 3], {
-        // SAFETY: inside the vector at dst.
-        unsafe { *dst.add(q) = to_tf32(v[q]) };
-    });
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn store_tf32<C: ThreadCtx>(tile: Shared<'_, C, u8>, at: usize, v: [f32; 4]) {
+    // SAFETY: forwarded.
+    unsafe { tile.store_f32x4(at, v.map(to_tf32)) };
 }
 
 /// Four floats of row `r` of a row-major matrix with `cols` columns, from
@@ -123,19 +120,19 @@ unsafe fn store_tf32(dst: *mut f32, v: [f32; 4]) {
 /// past the matrix (`rows x cols`).
 ///
 /// # Safety
-/// `p` valid for `rows * cols` floats; when `fast`, the four are inside and
+/// `p` holds the `rows * cols` floats; when `fast`, the four are inside and
 /// 16-byte aligned.
 #[inline(always)]
-pub(super) unsafe fn load4(p: *const f32, rows: usize, cols: usize, r: usize, c: usize, fast: bool) -> [f32; 4] {
+pub(super) unsafe fn load4(p: &impl Load<f32>, rows: usize, cols: usize, r: usize, c: usize, fast: bool) -> [f32; 4] {
     if fast {
         // SAFETY: the caller's contract.
-        unsafe { (*p.add(r * cols + c).cast::<F4>()).0 }
+        unsafe { p.load_as::<F4>(r * cols + c).0 }
     } else {
         let mut v = [0.0f32; 4];
         unroll!(q < 4, [0, 1, 2, 3], {
             if r < rows && c + q < cols {
                 // SAFETY: checked just above.
-                v[q] = unsafe { *p.add(r * cols + c + q) };
+                v[q] = unsafe { p.load(r * cols + c + q) };
             }
         });
         v
@@ -169,8 +166,9 @@ pub(super) unsafe fn load4(p: *const f32, rows: usize, cols: usize, r: usize, c:
 /// As [`super::naive`]; the GPU must run `sm_90a` code (compute capability 9.0).
 #[inline(always)]
 pub unsafe fn wgmma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
     // SAFETY (both): forwarded.
-    if interior(a, b, &p, ctx.block_idx()) {
+    if interior(a.as_ptr(), b.as_ptr(), &p, ctx.block_idx()) {
         unsafe { wgmma_with::<C, true>(ctx, a, b, c, p) }
     } else {
         unsafe { wgmma_with::<C, false>(ctx, a, b, c, p) }
@@ -201,32 +199,32 @@ pub(super) fn interior(a: *const f32, b: *const f32, p: &Problem, blk: crate::Di
 #[inline(always)]
 unsafe fn wgmma_with<C: ThreadCtx, const INTERIOR: bool>(
     ctx: &C,
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
+    a: Global<'_, C, f32>,
+    b: Global<'_, C, f32>,
+    c: GlobalMut<'_, C, f32>,
     p: Problem,
 ) {
     let tid = ctx.thread_idx().x as usize;
     let blk = ctx.block_idx();
     let (n, k) = (p.n as usize, p.k as usize);
     let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
-    let a_vec = k.is_multiple_of(4) && aligned16(a, a, a);
-    let b_vec = n.is_multiple_of(4) && aligned16(b, b, b);
+    let a_vec = k.is_multiple_of(4) && aligned16(a.as_ptr(), a.as_ptr(), a.as_ptr());
+    let b_vec = n.is_multiple_of(4) && aligned16(b.as_ptr(), b.as_ptr(), b.as_ptr());
 
-    let (base, base_addr) = swizzle_base(ctx);
+    let (base, base_addr) = swizzle_base(ctx, WG_SHARED_BYTES);
     // SAFETY (both): buffer `s` < STAGES lies inside the launch's shared memory.
-    let a_tile = |s: usize| unsafe { base.add(s * STAGE_FLOATS * 4) };
-    let b_tile = |s: usize| unsafe { base.add(s * STAGE_FLOATS * 4 + BM * ROW_BYTES) };
+    let a_tile = |s: usize| unsafe { base.at(s * STAGE_FLOATS * 4, BM * ROW_BYTES) };
+    let b_tile = |s: usize| unsafe { base.at(s * STAGE_FLOATS * 4 + BM * ROW_BYTES, BN * ROW_BYTES) };
 
     let load = |k0: usize, sa: &mut [[f32; 4]; NA], sb: &mut [[[f32; 4]; 4]; NB]| {
         // SAFETY: forwarded from the caller (A and B hold their matrices).
-        unsafe { load_tiles::<INTERIOR>(a, b, &p, (m0, n0, k0), (a_vec, b_vec), tid, sa, sb) }
+        unsafe { load_tiles::<INTERIOR>(&a, &b, &p, (m0, n0, k0), (a_vec, b_vec), tid, sa, sb) }
     };
     let stage = |s: usize, sa: &[[f32; 4]; NA], sb: &[[[f32; 4]; 4]; NB]| {
         unroll!(i < NA, [0, 1, 2, 3], {
             let v = tid + i * THREADS;
             // SAFETY: row v / 8 < BM, chunk < 8: inside the A tile; 16-byte aligned.
-            unsafe { store_tf32(a_tile(s).add(swizzled(v / 8, v % 8)).cast(), sa[i]) };
+            unsafe { store_tf32(a_tile(s), swizzled(v / 8, v % 8), sa[i]) };
         });
         unroll!(i < NB, [0, 1, 2, 3], {
             let v = tid + i * THREADS;
@@ -234,7 +232,7 @@ unsafe fn wgmma_with<C: ThreadCtx, const INTERIOR: bool>(
                 // Column j of the 4x4 block: 4 consecutive k of row 4 (v / 8) + j of B^T.
                 let col = [sb[i][0][j], sb[i][1][j], sb[i][2][j], sb[i][3][j]];
                 // SAFETY: row < BN, chunk < 8: inside the B tile; 16-byte aligned.
-                unsafe { store_tf32(b_tile(s).add(swizzled(4 * (v / 8) + j, v % 8)).cast(), col) };
+                unsafe { store_tf32(b_tile(s), swizzled(4 * (v / 8) + j, v % 8), col) };
             });
         });
         ctx.fence_proxy_async();
@@ -274,7 +272,7 @@ unsafe fn wgmma_with<C: ThreadCtx, const INTERIOR: bool>(
     ctx.wgmma_wait::<0>(&mut acc);
 
     // SAFETY: forwarded from the caller (C holds its matrix).
-    unsafe { store_fragment(c, &acc, &p, (m0, n0), tid) };
+    unsafe { store_fragment(&c, &acc, &p, (m0, n0), tid) };
 }
 
 /// Loads the tiles at `k0` of `A` (this thread's [`NA`] vectors) and `B`
@@ -284,13 +282,13 @@ unsafe fn wgmma_with<C: ThreadCtx, const INTERIOR: bool>(
 /// without a branch, when `INTERIOR` ([`interior`]).
 ///
 /// # Safety
-/// `a` and `b` valid for `m * k` and `k * n` floats; `INTERIOR` only when
+/// `a` and `b` hold the `m * k` and `k * n` floats; `INTERIOR` only when
 /// [`interior`] holds for this block.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) unsafe fn load_tiles<const INTERIOR: bool>(
-    a: *const f32,
-    b: *const f32,
+    a: &impl Load<f32>,
+    b: &impl Load<f32>,
     p: &Problem,
     (m0, n0, k0): (usize, usize, usize),
     vec: (bool, bool),
@@ -319,9 +317,15 @@ pub(super) unsafe fn load_tiles<const INTERIOR: bool>(
 /// the `wgmma` D layout) into the block's tile of `C` at `(m0, n0)`.
 ///
 /// # Safety
-/// `c` valid for `m * n` floats.
+/// `c` holds the `m * n` floats.
 #[inline(always)]
-pub(super) unsafe fn store_fragment(c: *mut f32, acc: &[f32; 128], p: &Problem, (m0, n0): (usize, usize), tid: usize) {
+pub(super) unsafe fn store_fragment<C: ThreadCtx>(
+    c: &GlobalMut<'_, C, f32>,
+    acc: &[f32; 128],
+    p: &Problem,
+    (m0, n0): (usize, usize),
+    tid: usize,
+) {
     let (m, n) = (p.m as usize, p.n as usize);
     let (group, warp, lane) = (tid / 128, (tid % 128) / 32, tid % 32);
     let row0 = m0 + 64 * group + 16 * warp + lane / 4;
@@ -340,7 +344,7 @@ pub(super) unsafe fn store_fragment(c: *mut f32, acc: &[f32; 128], p: &Problem, 
             let (r, cc) = (row0 + 8 * ((i / 2) % 2), col0 + 8 * (i / 4) + i % 2);
             if fast || (r < m && cc < n) {
                 // SAFETY: inside C (interior block, or checked).
-                unsafe { store_c(c.add(r * n + cc), acc[i], p.alpha, p.beta) };
+                unsafe { store_c_at(c, r * n + cc, acc[i], p.alpha, p.beta) };
             }
         }
     );

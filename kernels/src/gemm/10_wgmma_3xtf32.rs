@@ -39,7 +39,7 @@
 
 use super::wgmma_kernel::{NA, NB, ROW_BYTES, interior, load_tiles, store_fragment, swizzled};
 use super::{Problem, aligned16, k_major_128b, swizzle_base, to_tf32};
-use crate::ThreadCtx;
+use crate::{Global, GlobalMut, Shared, ThreadCtx};
 
 /// Rows, columns and depth of a block's tile, and threads: step 9's.
 const BM: usize = super::WG_BM as usize;
@@ -70,34 +70,21 @@ pub fn split_tf32(x: f32) -> (f32, f32) {
     (hi, to_tf32(x - hi))
 }
 
-/// Stores four floats as one 16-byte shared store.
-///
-/// # Safety
-/// `dst` 16-byte aligned, inside shared memory.
-#[inline(always)]
-unsafe fn store4(dst: *mut f32, v: [f32; 4]) {
-    // SAFETY: the caller guarantees the alignment; telling LLVM lets it
-    // merge the four stores into one `st.shared.v4.f32` (scalar stores of a
-    // quarter warp's 8 rows would meet in 8 banks: 4-way conflicts).
-    unsafe { core::hint::assert_unchecked((dst as usize).is_multiple_of(16)) };
-    unroll!(q < 4, [0, 1, 2, 3], {
-        // SAFETY: inside the vector at dst.
-        unsafe { *dst.add(q) = v[q] };
-    });
-}
-
 /// Stores the split of four floats: the `hi` halves as one 16-byte shared
-/// store at `hi`, the `lo` halves as one at `lo`.
+/// store at byte `hi` of `tiles`, the `lo` halves as one at byte `lo` (as
+/// 16-byte stores: scalar stores of a quarter warp's 8 rows would meet in 8
+/// banks, 4-way conflicts).
 ///
 /// # Safety
-/// `hi` and `lo` 16-byte aligned, inside shared memory.
+/// `hi` and `lo` 16-byte aligned, their 16 bytes inside `tiles`.
 #[inline(always)]
-pub(super) unsafe fn store_split(hi: *mut f32, lo: *mut f32, v: [f32; 4]) {
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub(super) unsafe fn store_split<C: ThreadCtx>(tiles: Shared<'_, C, u8>, hi: usize, lo: usize, v: [f32; 4]) {
     let halves = v.map(split_tf32);
     // SAFETY: forwarded.
     unsafe {
-        store4(hi, halves.map(|h| h.0));
-        store4(lo, halves.map(|h| h.1));
+        tiles.store_f32x4(hi, halves.map(|h| h.0));
+        tiles.store_f32x4(lo, halves.map(|h| h.1));
     }
 }
 
@@ -120,8 +107,9 @@ pub(super) unsafe fn store_split(hi: *mut f32, lo: *mut f32, v: [f32; 4]) {
 /// As [`super::naive`]; the GPU must run `sm_90a` code (compute capability 9.0).
 #[inline(always)]
 pub unsafe fn wgmma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
     // SAFETY (both): forwarded; step 9's interior test (its tile is ours).
-    if interior(a, b, &p, ctx.block_idx()) {
+    if interior(a.as_ptr(), b.as_ptr(), &p, ctx.block_idx()) {
         unsafe { wgmma_3xtf32_with::<C, true>(ctx, a, b, c, p) }
     } else {
         unsafe { wgmma_3xtf32_with::<C, false>(ctx, a, b, c, p) }
@@ -135,31 +123,32 @@ pub unsafe fn wgmma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
 #[inline(always)]
 unsafe fn wgmma_3xtf32_with<C: ThreadCtx, const INTERIOR: bool>(
     ctx: &C,
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
+    a: Global<'_, C, f32>,
+    b: Global<'_, C, f32>,
+    c: GlobalMut<'_, C, f32>,
     p: Problem,
 ) {
     let tid = ctx.thread_idx().x as usize;
     let blk = ctx.block_idx();
     let (n, k) = (p.n as usize, p.k as usize);
     let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
-    let vec = (k.is_multiple_of(4) && aligned16(a, a, a), n.is_multiple_of(4) && aligned16(b, b, b));
+    let (ap, bp) = (a.as_ptr(), b.as_ptr());
+    let vec = (k.is_multiple_of(4) && aligned16(ap, ap, ap), n.is_multiple_of(4) && aligned16(bp, bp, bp));
 
-    let (base, base_addr) = swizzle_base(ctx);
-    // SAFETY: buffer `s` < STAGES, tile offset inside it: the launch's shared memory.
-    let tile = |s: usize, at: usize| unsafe { base.add(s * STAGE_BYTES + at) };
+    let (base, base_addr) = swizzle_base(ctx, X3_SHARED_BYTES);
+    // SAFETY: buffer `s` < STAGES: inside the launch's shared memory.
+    let tiles = |s: usize| unsafe { base.at(s * STAGE_BYTES, STAGE_BYTES) };
 
     let load = |k0: usize, sa: &mut [[f32; 4]; NA], sb: &mut [[[f32; 4]; 4]; NB]| {
         // SAFETY: forwarded from the caller (A and B hold their matrices).
-        unsafe { load_tiles::<INTERIOR>(a, b, &p, (m0, n0, k0), vec, tid, sa, sb) }
+        unsafe { load_tiles::<INTERIOR>(&a, &b, &p, (m0, n0, k0), vec, tid, sa, sb) }
     };
     let stage = |s: usize, sa: &[[f32; 4]; NA], sb: &[[[f32; 4]; 4]; NB]| {
         unroll!(i < NA, [0, 1, 2, 3], {
             let v = tid + i * THREADS;
             let at = swizzled(v / 8, v % 8);
             // SAFETY: row v / 8 < BM, chunk < 8: inside the A tiles; 16-byte aligned.
-            unsafe { store_split(tile(s, A_HI + at).cast(), tile(s, A_LO + at).cast(), sa[i]) };
+            unsafe { store_split(tiles(s), A_HI + at, A_LO + at, sa[i]) };
         });
         unroll!(i < NB, [0, 1, 2, 3], {
             let v = tid + i * THREADS;
@@ -168,7 +157,7 @@ unsafe fn wgmma_3xtf32_with<C: ThreadCtx, const INTERIOR: bool>(
                 let col = [sb[i][0][j], sb[i][1][j], sb[i][2][j], sb[i][3][j]];
                 let at = swizzled(4 * (v / 8) + j, v % 8);
                 // SAFETY: row < BN, chunk < 8: inside the B tiles; 16-byte aligned.
-                unsafe { store_split(tile(s, B_HI + at).cast(), tile(s, B_LO + at).cast(), col) };
+                unsafe { store_split(tiles(s), B_HI + at, B_LO + at, col) };
             });
         });
         ctx.fence_proxy_async();
@@ -214,7 +203,7 @@ unsafe fn wgmma_3xtf32_with<C: ThreadCtx, const INTERIOR: bool>(
     }
     ctx.wgmma_wait::<0>(&mut acc);
     // SAFETY: forwarded from the caller (C holds its matrix).
-    unsafe { store_fragment(c, &acc, &p, (m0, n0), tid) };
+    unsafe { store_fragment(&c, &acc, &p, (m0, n0), tid) };
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]

@@ -53,8 +53,8 @@
 
 use super::wgmma_3xtf32_kernel::store_split;
 use super::wgmma_kernel::{ROW_BYTES, load4, swizzled};
-use super::{Problem, aligned16, k_major_128b, store_c, swizzle_base};
-use crate::ThreadCtx;
+use super::{Problem, aligned16, k_major_128b, store_c_at, swizzle_base};
+use crate::{Global, GlobalMut, Load, ThreadCtx};
 
 /// Rows of the `C` tile per block: two warpgroups of 64.
 pub const PR_BM: u32 = 128;
@@ -122,8 +122,9 @@ const _: () = assert!(ACC * 2 == BN);
 /// As [`super::naive`]; the GPU must run `sm_90a` code (compute capability 9.0).
 #[inline(always)]
 pub unsafe fn wgmma_promoted<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
     // SAFETY (both): forwarded.
-    if interior(a, b, &p, ctx.block_idx()) {
+    if interior(a.as_ptr(), b.as_ptr(), &p, ctx.block_idx()) {
         unsafe { wgmma_promoted_with::<C, true>(ctx, a, b, c, p) }
     } else {
         unsafe { wgmma_promoted_with::<C, false>(ctx, a, b, c, p) }
@@ -151,38 +152,39 @@ fn interior(a: *const f32, b: *const f32, p: &Problem, blk: crate::Dim3) -> bool
 #[inline(always)]
 unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(
     ctx: &C,
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
+    a: Global<'_, C, f32>,
+    b: Global<'_, C, f32>,
+    c: GlobalMut<'_, C, f32>,
     p: Problem,
 ) {
     let tid = ctx.thread_idx().x as usize;
     let blk = ctx.block_idx();
     let (n, k) = (p.n as usize, p.k as usize);
     let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
-    let vec = (k.is_multiple_of(4) && aligned16(a, a, a), n.is_multiple_of(4) && aligned16(b, b, b));
+    let (ap, bp) = (a.as_ptr(), b.as_ptr());
+    let vec = (k.is_multiple_of(4) && aligned16(ap, ap, ap), n.is_multiple_of(4) && aligned16(bp, bp, bp));
 
-    let (base, base_addr) = swizzle_base(ctx);
-    // SAFETY: buffer `s` < STAGES, tile offset inside it: the launch's shared memory.
-    let tile = |s: usize, at: usize| unsafe { base.add(s * STAGE_BYTES + at) };
+    let (base, base_addr) = swizzle_base(ctx, PR_SHARED_BYTES);
+    // SAFETY: buffer `s` < STAGES: inside the launch's shared memory.
+    let tiles = |s: usize| unsafe { base.at(s * STAGE_BYTES, STAGE_BYTES) };
 
     let load = |k0: usize, sa: &mut [[f32; 4]; NA], sb: &mut [[f32; 4]; 4]| {
         // SAFETY: forwarded from the caller (A and B hold their matrices).
-        unsafe { load_tiles::<INTERIOR>(a, b, &p, (m0, n0, k0), vec, tid, sa, sb) }
+        unsafe { load_tiles::<INTERIOR>(&a, &b, &p, (m0, n0, k0), vec, tid, sa, sb) }
     };
     let stage = |s: usize, sa: &[[f32; 4]; NA], sb: &[[f32; 4]; 4]| {
         unroll!(i < NA, [0, 1, 2, 3], {
             let v = tid + i * THREADS;
             let at = swizzled(v / 8, v % 8);
             // SAFETY: row v / 8 < BM, chunk < 8: inside the A tiles; 16-byte aligned.
-            unsafe { store_split(tile(s, A_HI + at).cast(), tile(s, A_LO + at).cast(), sa[i]) };
+            unsafe { store_split(tiles(s), A_HI + at, A_LO + at, sa[i]) };
         });
         unroll!(j < 4, [0, 1, 2, 3], {
             // Column j of the 4x4 block: 4 consecutive k of row 4 (tid / 8) + j of B^T.
             let col = [sb[0][j], sb[1][j], sb[2][j], sb[3][j]];
             let at = swizzled(4 * (tid / 8) + j, tid % 8);
             // SAFETY: row < BN, chunk < 8: inside the B tiles; 16-byte aligned.
-            unsafe { store_split(tile(s, B_HI + at).cast(), tile(s, B_LO + at).cast(), col) };
+            unsafe { store_split(tiles(s), B_HI + at, B_LO + at, col) };
         });
         ctx.fence_proxy_async();
     };
@@ -230,7 +232,7 @@ unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(
         ctx.sync_threads();
     }
     // SAFETY: forwarded from the caller (C holds its matrix).
-    unsafe { store_fragment(c, &acc, &p, (m0, n0), tid) };
+    unsafe { store_fragment(&c, &acc, &p, (m0, n0), tid) };
 }
 
 /// `acc += part`, element by element, in f32 rounded to nearest.
@@ -256,13 +258,13 @@ fn promote(acc: &mut [f32; ACC], part: &[f32; ACC]) {
 /// branch, when `INTERIOR` ([`interior`]).
 ///
 /// # Safety
-/// `a` and `b` valid for `m * k` and `k * n` floats; `INTERIOR` only when
+/// `a` and `b` hold the `m * k` and `k * n` floats; `INTERIOR` only when
 /// [`interior`] holds for this block.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn load_tiles<const INTERIOR: bool>(
-    a: *const f32,
-    b: *const f32,
+    a: &impl Load<f32>,
+    b: &impl Load<f32>,
     p: &Problem,
     (m0, n0, k0): (usize, usize, usize),
     vec: (bool, bool),
@@ -288,9 +290,15 @@ unsafe fn load_tiles<const INTERIOR: bool>(
 /// `m64n128` D layout) into the block's tile of `C` at `(m0, n0)`.
 ///
 /// # Safety
-/// `c` valid for `m * n` floats.
+/// `c` holds the `m * n` floats.
 #[inline(always)]
-unsafe fn store_fragment(c: *mut f32, acc: &[f32; ACC], p: &Problem, (m0, n0): (usize, usize), tid: usize) {
+unsafe fn store_fragment<C: ThreadCtx>(
+    c: &GlobalMut<'_, C, f32>,
+    acc: &[f32; ACC],
+    p: &Problem,
+    (m0, n0): (usize, usize),
+    tid: usize,
+) {
     let (m, n) = (p.m as usize, p.n as usize);
     let (group, warp, lane) = (tid / 128, (tid % 128) / 32, tid % 32);
     let row0 = m0 + 64 * group + 16 * warp + lane / 4;
@@ -307,7 +315,7 @@ unsafe fn store_fragment(c: *mut f32, acc: &[f32; ACC], p: &Problem, (m0, n0): (
             let (r, cc) = (row0 + 8 * ((i / 2) % 2), col0 + 8 * (i / 4) + i % 2);
             if fast || (r < m && cc < n) {
                 // SAFETY: inside C (interior block, or checked).
-                unsafe { store_c(c.add(r * n + cc), acc[i], p.alpha, p.beta) };
+                unsafe { store_c_at(c, r * n + cc, acc[i], p.alpha, p.beta) };
             }
         }
     );

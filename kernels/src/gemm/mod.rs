@@ -300,6 +300,23 @@ pub(crate) unsafe fn store_c(c: *mut f32, acc: f32, alpha: f32, beta: f32) {
     }
 }
 
+/// [`store_c`] on element `i` of a view of `C`.
+///
+/// # Safety
+/// `i` inside `c`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub(crate) unsafe fn store_c_at<C: crate::ThreadCtx>(
+    c: &crate::GlobalMut<'_, C, f32>,
+    i: usize,
+    acc: f32,
+    alpha: f32,
+    beta: f32,
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe { c.store(i, if beta == 0.0 { alpha * acc } else { alpha * acc + beta * c.load(i) }) }
+}
+
 /// [`store_c`] for four adjacent elements, one 16-byte load and store.
 ///
 /// # Safety
@@ -319,17 +336,17 @@ pub(crate) unsafe fn store_c4(c: *mut f32, acc: [f32; 4], alpha: f32, beta: f32)
     unsafe { *c = v };
 }
 
-/// The first 1024-byte boundary of the block's shared window, as a pointer
-/// and as the shared-space address `wgmma` descriptors take: the
-/// tensor-core steps' 128-byte swizzle repeats every 1024 bytes, and their
-/// launches reserve 1024 bytes for this skew.
+/// The first 1024-byte boundary of the block's `bytes` of shared memory,
+/// as a view of the bytes from there and as the shared-space address
+/// `wgmma` descriptors take: the tensor-core steps' 128-byte swizzle repeats
+/// every 1024 bytes, and their launches reserve 1024 bytes for this skew.
 #[inline(always)]
-pub(crate) fn swizzle_base<C: crate::ThreadCtx>(ctx: &C) -> (*mut u8, u32) {
-    let raw = ctx.shared_mem::<F4>().cast::<u8>();
-    let skew = (1024 - ctx.shared_addr(raw) as usize % 1024) % 1024;
+pub(crate) fn swizzle_base<C: crate::ThreadCtx>(ctx: &C, bytes: u32) -> (crate::Shared<'_, C, u8>, u32) {
+    let raw = ctx.shared::<F4>(bytes / 16).cast::<u8>(bytes);
+    let skew = (1024 - ctx.shared_addr(raw.as_ptr()) as usize % 1024) % 1024;
     // SAFETY: the launch reserves 1024 bytes for this skew.
-    let base = unsafe { raw.add(skew) };
-    (base, ctx.shared_addr(base))
+    let base = unsafe { raw.at(skew, bytes as usize - skew) };
+    (base, ctx.shared_addr(base.as_ptr()))
 }
 
 /// Whether every pointer is 16-byte aligned (the vector paths need it).
