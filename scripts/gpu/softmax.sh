@@ -60,7 +60,9 @@ sanitize "$B/test-softmax"
 # online kernel once per shape and prints `ncu probe: <kernel> on <shape>`
 # before each (the page pairs them in order). Clock control off: leave the
 # GPU as found.
-METRICS=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,launch__block_size,launch__grid_size,launch__registers_per_thread,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active
+# Requests, sectors and wavefronts: what the emulator's counters model
+# (`--emulate --counters`), for the page's emulator-against-ncu table.
+METRICS=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,launch__block_size,launch__grid_size,launch__registers_per_thread,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
 timeout 60 ncu --clock-control none --kernel-name regex:'^softmax_' --metrics "$METRICS" \
     "$B/test-softmax" gpu_ncu_probe --ignored --nocapture >"$OUT/ncu.txt" 2>&1
 note "ncu: $(status $?); $(grep -c '^  softmax_' "$OUT/ncu.txt") launches profiled"
