@@ -155,6 +155,9 @@ fn mma(a: [f32; 4], b: [f32; 2], c: [f32; 4]) -> [f32; 4] {
 /// `r >= 8`, `k >= 4`), `B[k][n]` by lane `4 n + k % 4` (`b0`/`b1` by
 /// `k >= 4`). `a_of(l)`/`b_of(l)` return lane `l`'s fragments, computed by
 /// the very functions the GPU path uses, so the layout is what is tested.
+/// Each is asked once for each lane whose fragment this lane's outputs
+/// need: the 4 that hold rows `g` and `g + 8` of `A`, the 8 that hold
+/// columns `2t` and `2t + 1` of `B`.
 #[cfg(not(target_arch = "nvptx64"))]
 fn mma_emulated(
     lane: usize,
@@ -163,8 +166,11 @@ fn mma_emulated(
     c: [f32; 4],
 ) -> [f32; 4] {
     let (g, t) = (lane / 4, lane % 4);
-    let a = |r: usize, k: usize| a_of(4 * (r % 8) + k % 4)[(r / 8) + 2 * (k / 4)];
-    let b = |k: usize, n: usize| b_of(4 * n + k % 4)[k / 4];
+    let a_lanes: [[f32; 4]; 4] = core::array::from_fn(|j| a_of(4 * g + j));
+    let b_lanes: [[f32; 2]; 8] = core::array::from_fn(|j| b_of(8 * t + j));
+    // Only for the rows g, g + 8 and the columns 2t, 2t + 1 read below.
+    let a = |r: usize, k: usize| a_lanes[4 * (r % 8) + k % 4 - 4 * g][(r / 8) + 2 * (k / 4)];
+    let b = |k: usize, n: usize| b_lanes[4 * n + k % 4 - 8 * t][k / 4];
     let dot = |r: usize, n: usize, acc: f32| (0..8).fold(acc, |s, k| a(r, k).mul_add(b(k, n), s));
     [dot(g, 2 * t, c[0]), dot(g, 2 * t + 1, c[1]), dot(g + 8, 2 * t, c[2]), dot(g + 8, 2 * t + 1, c[3])]
 }
