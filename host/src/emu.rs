@@ -4,9 +4,10 @@
 //!
 //! Every launch runs under the emulator's checker (bounds, alignment,
 //! shared-memory races, reads of unwritten shared memory, for the kernels
-//! that access memory through views: the transposes and the copies so far);
-//! a launch with findings fails with [`crate::Error::Emulator`] holding
-//! [`EmuError::Checker`]. The `*_checked` launchers return a [`Report`]
+//! that access memory through views: the transposes, the copies and GEMM
+//! steps 1-8 so far); a launch with findings fails with
+//! [`crate::Error::Emulator`] holding [`EmuError::Checker`]. The `*_checked`
+//! launchers (and [`crate::gemm::emu::gemm_checked`]) return a [`Report`]
 //! instead: the findings as values, and the memory counters of every line
 //! (32-byte sectors per global request, wavefronts per shared request).
 //!
@@ -49,7 +50,7 @@ pub fn transpose(variant: Variant, input: &[f32], output: &mut [f32], shape: Mat
 pub fn transpose_checked(variant: Variant, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<Report> {
     let dims = crate::transpose::plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)?;
     let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
-    staged(dims, input, output, |ctx, inp, out| {
+    staged(dims, [input], output, |ctx, [inp], out| {
         // SAFETY: lengths checked by `plan`; the staged copies are distinct.
         unsafe { variant.run(ctx, inp, out, rows, cols) }
     })
@@ -82,7 +83,7 @@ pub fn copy_checked(src: &[f32], dst: &mut [f32]) -> Result<Report> {
     }
     let dims = coalesce_kernels::copy::copy_dims(src.len() as u64, 1);
     let len = src.len() as u64;
-    staged(dims, src, dst, |ctx, s, d| {
+    staged(dims, [src], dst, |ctx, [s], d| {
         // SAFETY: equal lengths; the staged copies are distinct.
         unsafe { coalesce_kernels::copy::copy(ctx, s, d, len) }
     })
@@ -116,16 +117,23 @@ impl Aligned {
     }
 }
 
-/// Runs `kernel(ctx, input, output)` under [`emu::launch_checked`] on
-/// aligned copies of `input` and `output`, then copies the output back.
-fn staged<F>(dims: LaunchDims, input: &[f32], output: &mut [f32], kernel: F) -> Result<Report>
+/// Runs `kernel(ctx, inputs, output)` under [`emu::launch_checked`] on
+/// aligned copies of the `inputs` and of `output`, then copies the output
+/// back.
+pub(crate) fn staged<const N: usize, F>(
+    dims: LaunchDims,
+    inputs: [&[f32]; N],
+    output: &mut [f32],
+    kernel: F,
+) -> Result<Report>
 where
-    F: Fn(&EmuCtx<'_>, *const f32, *mut f32) + Sync,
+    F: Fn(&EmuCtx<'_>, [*const f32; N], *mut f32) + Sync,
 {
-    let mut inp = Aligned::copy_of(input);
+    let mut inp = inputs.map(Aligned::copy_of);
     let mut out = Aligned::copy_of(output);
-    let (i, o) = (SyncPtr::new(inp.as_mut_slice()), SyncMutPtr::new(out.as_mut_slice()));
-    let report = emu::launch_checked(dims, |ctx| kernel(ctx, i.get(), o.get()))?;
+    let i = inp.each_mut().map(|a| SyncPtr::new(a.as_mut_slice()));
+    let o = SyncMutPtr::new(out.as_mut_slice());
+    let report = emu::launch_checked(dims, |ctx| kernel(ctx, i.map(SyncPtr::get), o.get()))?;
     output.copy_from_slice(out.as_mut_slice());
     Ok(report)
 }

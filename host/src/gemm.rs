@@ -182,6 +182,7 @@ coalesce_kernels::gemm_steps!(launchers(
 /// host slices. Slow (one OS thread per CUDA thread): small shapes only.
 pub mod emu {
     use super::{AlphaBeta, GemmShape, Variant, plan};
+    use crate::emu::{Report, staged};
     use crate::{GridLimits, Result};
     use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
 
@@ -201,5 +202,40 @@ pub mod emu {
         // SAFETY: lengths checked by `plan`; `&` and `&mut` slices cannot alias.
         emu::launch(dims, |ctx| unsafe { variant.run(ctx, pa.get(), pb.get(), pc.get(), p) })?;
         Ok(())
+    }
+
+    /// [`gemm`] with the memory counters: returns the [`Report`] (the
+    /// checker's findings are in it, not an error). `A`, `B` and `C` are
+    /// staged in 256-byte aligned copies, as `cuMemAlloc` aligns device
+    /// buffers, so the sectors are those a GPU's request would touch.
+    ///
+    /// ```
+    /// # fn main() -> coalesce_host::Result<()> {
+    /// use coalesce_host::emu::Op;
+    /// use coalesce_host::gemm::{AlphaBeta, GemmShape, Variant, emu};
+    /// let shape = GemmShape::new(32, 32, 32)?;
+    /// let (a, b) = (vec![1.0f32; shape.a().len()], vec![1.0f32; shape.b().len()]);
+    /// let mut c = vec![0.0f32; shape.c().len()];
+    /// let report = emu::gemm_checked(Variant::SmemTiled, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)?;
+    /// assert!(report.findings.is_empty());
+    /// assert!(c.iter().all(|&x| x == 32.0));
+    /// // The tile loads: a warp reads 32 consecutive floats of a row, 4 sectors.
+    /// assert_eq!(report.counters.total(Op::GlobalLoad).per_request(), 4.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn gemm_checked(
+        variant: Variant,
+        a: &[f32],
+        b: &[f32],
+        c: &mut [f32],
+        shape: GemmShape,
+        scalars: AlphaBeta,
+    ) -> Result<Report> {
+        let dims = plan(variant, shape, (a.len(), b.len(), c.len()), &GridLimits::CUDA)?;
+        let p = shape.problem(scalars);
+        staged(dims, [a, b], c, |ctx, [a, b], c| {
+            // SAFETY: lengths checked by `plan`; the staged copies are distinct.
+            unsafe { variant.run(ctx, a, b, c, p) }
+        })
     }
 }

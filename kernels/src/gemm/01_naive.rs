@@ -13,7 +13,7 @@
 //! along rows instead (`threadIdx.x -> row`) would make the `B` loads strided
 //! too, and is several times slower still.
 
-use super::{Problem, store_c};
+use super::{Problem, store_c_at};
 use crate::math::fma;
 use crate::{Dim3, ThreadCtx};
 
@@ -34,6 +34,7 @@ pub const NAIVE_BLOCK: Dim3 = Dim3::xy(32, 8);
 /// the launch uses [`super::Variant::launch_dims`].
 #[inline(always)]
 pub unsafe fn naive<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
     let (t, blk) = (ctx.thread_idx(), ctx.block_idx());
     let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
     let col = (blk.x * NAIVE_BLOCK.x + t.x) as usize;
@@ -44,11 +45,11 @@ pub unsafe fn naive<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut
     let mut acc = 0.0f32;
     for i in 0..k {
         // SAFETY: row < m, col < n, i < k: inside A and B.
-        let (x, y) = unsafe { (*a.add(row * k + i), *b.add(i * n + col)) };
+        let (x, y) = unsafe { (a.load(row * k + i), b.load(i * n + col)) };
         acc = fma(x, y, acc);
     }
     // SAFETY: row < m, col < n: inside C.
-    unsafe { store_c(c.add(row * n + col), acc, p.alpha, p.beta) }
+    unsafe { store_c_at(c, row * n + col, acc, p.alpha, p.beta) }
 }
 
 #[cfg(target_arch = "nvptx64")]

@@ -17,7 +17,7 @@
 //! cycle but serves about one shared load. Steps 3-4 make each loaded value
 //! feed several FMAs.
 
-use super::{Problem, store_c};
+use super::{Problem, store_c_at};
 use crate::ThreadCtx;
 use crate::math::fma;
 
@@ -40,9 +40,10 @@ pub const SMEM_TILE: u32 = 32;
 #[inline(always)]
 pub unsafe fn smem_tiled<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     const T: usize = SMEM_TILE as usize;
-    let a_tile = ctx.shared_mem::<f32>();
-    // SAFETY: the launch gives 2 * T * T floats of shared memory.
-    let b_tile = unsafe { a_tile.add(T * T) };
+    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
+    let smem = ctx.shared::<f32>(2 * T * T);
+    // SAFETY: the launch gives 2 * T * T floats of shared memory: the A tile, then the B tile.
+    let (a_tile, b_tile) = unsafe { (smem.at(0, T * T), smem.at(T * T, T * T)) };
     let (t, blk) = (ctx.thread_idx(), ctx.block_idx());
     let (tx, ty) = (t.x as usize, t.y as usize);
     let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
@@ -56,13 +57,15 @@ pub unsafe fn smem_tiled<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c:
         let (ka, kb) = (k0 + tx, k0 + ty);
         // SAFETY: each load is guarded by its bounds; tile indices < T * T.
         unsafe {
-            *a_tile.add(ty * T + tx) = if row < m && ka < k { *a.add(row * k + ka) } else { 0.0 };
-            *b_tile.add(ty * T + tx) = if kb < k && col < n { *b.add(kb * n + col) } else { 0.0 };
+            let x = if row < m && ka < k { a.load(row * k + ka) } else { 0.0 };
+            a_tile.store(ty * T + tx, x);
+            let y = if kb < k && col < n { b.load(kb * n + col) } else { 0.0 };
+            b_tile.store(ty * T + tx, y);
         }
         ctx.sync_threads();
         for i in 0..T {
             // SAFETY: indices inside the tiles.
-            let (x, y) = unsafe { (*a_tile.add(ty * T + i), *b_tile.add(i * T + tx)) };
+            let (x, y) = unsafe { (a_tile.load(ty * T + i), b_tile.load(i * T + tx)) };
             acc = fma(x, y, acc);
         }
         ctx.sync_threads();
@@ -70,7 +73,7 @@ pub unsafe fn smem_tiled<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c:
     }
     if row < m && col < n {
         // SAFETY: row < m, col < n.
-        unsafe { store_c(c.add(row * n + col), acc, p.alpha, p.beta) }
+        unsafe { store_c_at(c, row * n + col, acc, p.alpha, p.beta) }
     }
 }
 

@@ -15,7 +15,7 @@
 //! cheap in bandwidth, but registers and issue slots); step 4 blocks in both
 //! dimensions.
 
-use super::{Problem, store_c};
+use super::{Problem, store_c_at};
 use crate::ThreadCtx;
 use crate::math::fma;
 
@@ -51,9 +51,10 @@ pub unsafe fn blocktile_1d<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
     const BN: usize = BT1_BN as usize;
     const BK: usize = BT1_BK as usize;
     const TM: usize = BT1_TM as usize;
-    let a_tile = ctx.shared_mem::<f32>(); // [BM][BK]
-    // SAFETY: the launch gives BM*BK + BK*BN floats.
-    let b_tile = unsafe { a_tile.add(BM * BK) }; // [BK][BN]
+    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
+    let smem = ctx.shared::<f32>(BM * BK + BK * BN);
+    // SAFETY: the launch gives BM*BK + BK*BN floats: As[BM][BK], then Bs[BK][BN].
+    let (a_tile, b_tile) = unsafe { (smem.at(0, BM * BK), smem.at(BM * BK, BK * BN)) };
     let tid = ctx.thread_idx().x as usize;
     let blk = ctx.block_idx();
     let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
@@ -71,16 +72,18 @@ pub unsafe fn blocktile_1d<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
         // SAFETY: each load is in bounds (full tile, or checked); the tile
         // indices are < BM*BK and < BK*BN.
         unsafe {
-            *a_tile.add(a_r * BK + a_c) = if full || (ar < m && ac < k) { *a.add(ar * k + ac) } else { 0.0 };
-            *b_tile.add(b_r * BN + b_c) = if full || (br < k && bc < n) { *b.add(br * n + bc) } else { 0.0 };
+            let x = if full || (ar < m && ac < k) { a.load(ar * k + ac) } else { 0.0 };
+            a_tile.store(a_r * BK + a_c, x);
+            let y = if full || (br < k && bc < n) { b.load(br * n + bc) } else { 0.0 };
+            b_tile.store(b_r * BN + b_c, y);
         }
         ctx.sync_threads();
         for i in 0..BK {
             // SAFETY: inside the tiles.
-            let bv = unsafe { *b_tile.add(i * BN + col) };
+            let bv = unsafe { b_tile.load(i * BN + col) };
             for (r, acc) in acc.iter_mut().enumerate() {
                 // SAFETY: row + r < BM.
-                let x = unsafe { *a_tile.add((row + r) * BK + i) };
+                let x = unsafe { a_tile.load((row + r) * BK + i) };
                 *acc = fma(x, bv, *acc);
             }
         }
@@ -92,7 +95,7 @@ pub unsafe fn blocktile_1d<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
         let gr = m0 + row + r;
         if gr < m && gc < n {
             // SAFETY: gr < m, gc < n.
-            unsafe { store_c(c.add(gr * n + gc), acc, p.alpha, p.beta) }
+            unsafe { store_c_at(c, gr * n + gc, acc, p.alpha, p.beta) }
         }
     }
 }

@@ -20,7 +20,7 @@
 //! of a warp are 32 bytes apart: ncu counts 2 extra wavefronts per shared
 //! load request.
 
-use super::{Problem, store_c};
+use super::{Problem, store_c_at};
 use crate::ThreadCtx;
 use crate::math::fma;
 
@@ -64,9 +64,10 @@ pub unsafe fn blocktile_2d<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
     const TM: usize = BT2_TM as usize;
     const TN: usize = BT2_TN as usize;
     const THREADS: usize = BT2_THREADS as usize;
-    let a_tile = ctx.shared_mem::<f32>(); // [BM][BK]
-    // SAFETY: the launch gives BM*BK + BK*BN floats.
-    let b_tile = unsafe { a_tile.add(BM * BK) }; // [BK][BN]
+    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
+    let smem = ctx.shared::<f32>(BM * BK + BK * BN);
+    // SAFETY: the launch gives BM*BK + BK*BN floats: As[BM][BK], then Bs[BK][BN].
+    let (a_tile, b_tile) = unsafe { (smem.at(0, BM * BK), smem.at(BM * BK, BK * BN)) };
     let tid = ctx.thread_idx().x as usize;
     let blk = ctx.block_idx();
     let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
@@ -82,13 +83,19 @@ pub unsafe fn blocktile_2d<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
             let e = tid + i * THREADS;
             let (r, cc) = (m0 + e / BK, k0 + e % BK);
             // SAFETY: in bounds (full tile, or checked); e < BM*BK.
-            unsafe { *a_tile.add(e) = if full || (r < m && cc < k) { *a.add(r * k + cc) } else { 0.0 } };
+            unsafe {
+                let x = if full || (r < m && cc < k) { a.load(r * k + cc) } else { 0.0 };
+                a_tile.store(e, x);
+            }
         }
         for i in 0..BK * BN / THREADS {
             let e = tid + i * THREADS;
             let (r, cc) = (k0 + e / BN, n0 + e % BN);
             // SAFETY: in bounds (full tile, or checked); e < BK*BN.
-            unsafe { *b_tile.add(e) = if full || (r < k && cc < n) { *b.add(r * n + cc) } else { 0.0 } };
+            unsafe {
+                let y = if full || (r < k && cc < n) { b.load(r * n + cc) } else { 0.0 };
+                b_tile.store(e, y);
+            }
         }
         ctx.sync_threads();
         unroll!(kk < BK, [0, 1, 2, 3, 4, 5, 6, 7], {
@@ -96,11 +103,11 @@ pub unsafe fn blocktile_2d<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
             let mut bv = [0.0f32; TN];
             for (i, v) in av.iter_mut().enumerate() {
                 // SAFETY: row + i < BM, kk < BK.
-                *v = unsafe { *a_tile.add((row + i) * BK + kk) };
+                *v = unsafe { a_tile.load((row + i) * BK + kk) };
             }
             for (j, v) in bv.iter_mut().enumerate() {
                 // SAFETY: kk < BK, col + j < BN.
-                *v = unsafe { *b_tile.add(kk * BN + col + j) };
+                *v = unsafe { b_tile.load(kk * BN + col + j) };
             }
             for (acc, x) in acc.iter_mut().zip(av.iter()) {
                 for (acc, y) in acc.iter_mut().zip(bv.iter()) {
@@ -116,7 +123,7 @@ pub unsafe fn blocktile_2d<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
             let (gr, gc) = (m0 + row + i, n0 + col + j);
             if gr < m && gc < n {
                 // SAFETY: gr < m, gc < n.
-                unsafe { store_c(c.add(gr * n + gc), acc[i][j], p.alpha, p.beta) }
+                unsafe { store_c_at(c, gr * n + gc, acc[i][j], p.alpha, p.beta) }
             }
         });
     });

@@ -25,7 +25,7 @@
 //! otherwise, and on edge tiles, loads are scalar with bounds checks.
 
 use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b};
-use super::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, F4, Problem, aligned16, store_c, store_c4};
+use super::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, F4, Problem, aligned16, store_c_at, store_c4_at};
 use crate::ThreadCtx;
 use crate::math::fma;
 
@@ -50,9 +50,12 @@ pub unsafe fn vectorized<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c:
     const TM: usize = BT2_TM as usize;
     const TN: usize = BT2_TN as usize;
     const THREADS: usize = BT2_THREADS as usize;
-    let a_tile = ctx.shared_mem::<F4>().cast::<f32>(); // [BK][BM]
-    // SAFETY: the launch gives BK*BM + BK*BN floats; BK*BM is a multiple of 4.
-    let b_tile = unsafe { a_tile.add(BK * BM) }; // [BK][BN]
+    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
+    // As F4, for the 16-byte alignment of the vector accesses.
+    let smem = ctx.shared::<F4>((BK * BM + BK * BN) / 4).cast::<f32>(BK * BM + BK * BN);
+    // SAFETY: the launch gives BK*BM + BK*BN floats: As[BK][BM] (transposed),
+    // then Bs[BK][BN]; BK*BM is a multiple of 4.
+    let (a_tile, b_tile) = unsafe { (smem.at(0, BK * BM), smem.at(BK * BM, BK * BN)) };
     let tid = ctx.thread_idx().x as usize;
     let blk = ctx.block_idx();
     let t = TileCtx {
@@ -61,8 +64,8 @@ pub unsafe fn vectorized<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c:
         k: p.k as usize,
         m0: blk.y as usize * BM,
         n0: blk.x as usize * BN,
-        a_vec: p.k.is_multiple_of(4) && aligned16(a, a, a),
-        bc_vec: p.n.is_multiple_of(4) && aligned16(b, b, c),
+        a_vec: p.k.is_multiple_of(4) && aligned16(a.as_ptr(), a.as_ptr(), a.as_ptr()),
+        bc_vec: p.n.is_multiple_of(4) && aligned16(b.as_ptr(), b.as_ptr(), c.as_ptr()),
     };
     let (row, col) = ((tid / (BN / TN)) * TM, (tid % (BN / TN)) * TN);
 
@@ -84,9 +87,9 @@ pub unsafe fn vectorized<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c:
         unroll!(kk < BK, [0, 1, 2, 3, 4, 5, 6, 7], {
             // SAFETY: row, col multiples of 4 below BM, BN: aligned, inside.
             let (av, bv) = unsafe {
-                let ap = a_tile.add(kk * BM + row).cast::<F4>();
-                let bp = b_tile.add(kk * BN + col).cast::<F4>();
-                ([*ap, *ap.add(1)], [*bp, *bp.add(1)])
+                let ap = a_tile.at(kk * BM + row, TM).cast::<F4>(TM / 4);
+                let bp = b_tile.at(kk * BN + col, TN).cast::<F4>(TN / 4);
+                ([ap.load(0), ap.load(1)], [bp.load(0), bp.load(1)])
             };
             for (i, acc) in acc.iter_mut().enumerate() {
                 let x = av[i / 4].0[i % 4];
@@ -106,12 +109,12 @@ pub unsafe fn vectorized<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c:
             let v = [acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]];
             if fast {
                 // SAFETY: interior tile, n % 4 == 0, aligned c: 16-byte aligned, inside C.
-                unsafe { store_c4(c.add(gr * t.n + gc), v, p.alpha, p.beta) };
+                unsafe { store_c4_at(c, gr * t.n + gc, v, p.alpha, p.beta) };
             } else {
                 unroll!(q < 4, [0, 1, 2, 3], {
                     if gr < t.m && gc + q < t.n {
                         // SAFETY: checked just above.
-                        unsafe { store_c(c.add(gr * t.n + gc + q), v[q], p.alpha, p.beta) };
+                        unsafe { store_c_at(c, gr * t.n + gc + q, v[q], p.alpha, p.beta) };
                     }
                 });
             }

@@ -25,6 +25,7 @@ use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b, st
 use super::{F4, Problem, aligned16};
 use crate::ThreadCtx;
 use crate::math::fma;
+use crate::mem::{Global, GlobalMut, Shared};
 
 /// Geometry of a warp-tiled kernel (steps 6 and 7).
 ///
@@ -130,10 +131,10 @@ type Frags<const MI: usize, const NI: usize> = ([F4; MI], [F4; NI]);
 /// `a_tile`/`b_tile` hold a staged tile in `g`'s layout; `(row, col)` from
 /// [`thread_origin`]; `kk < g.bk`.
 #[inline(always)]
-unsafe fn load_frags<const MI: usize, const NI: usize>(
+unsafe fn load_frags<C: ThreadCtx, const MI: usize, const NI: usize>(
     g: &WarpTiling,
-    a_tile: *const f32,
-    b_tile: *const f32,
+    a_tile: Shared<'_, C, f32>,
+    b_tile: Shared<'_, C, f32>,
     row: usize,
     col: usize,
     kk: usize,
@@ -144,11 +145,11 @@ unsafe fn load_frags<const MI: usize, const NI: usize>(
     let mut bv = [F4::ZERO; NI];
     for (i, v) in av.iter_mut().enumerate() {
         // SAFETY: row + sub_m*i + 4 <= bm, a multiple of 4: aligned, inside.
-        *v = unsafe { *a_tile.add(kk * a_stride + row + sub_m * i).cast::<F4>() };
+        *v = unsafe { a_tile.load_as::<F4>(kk * a_stride + row + sub_m * i) };
     }
     for (j, v) in bv.iter_mut().enumerate() {
         // SAFETY: as above for B.
-        *v = unsafe { *b_tile.add(kk * bn + col + sub_n * j).cast::<F4>() };
+        *v = unsafe { b_tile.load_as::<F4>(kk * bn + col + sub_n * j) };
     }
     (av, bv)
 }
@@ -175,17 +176,17 @@ fn outer_product<const MI: usize, const NI: usize>(acc: &mut Acc<MI, NI>, (av, b
 /// # Safety
 /// As [`load_frags`].
 #[inline(always)]
-pub(crate) unsafe fn compute_tile<const MI: usize, const NI: usize>(
+pub(crate) unsafe fn compute_tile<C: ThreadCtx, const MI: usize, const NI: usize>(
     g: &WarpTiling,
-    a_tile: *const f32,
-    b_tile: *const f32,
+    a_tile: Shared<'_, C, f32>,
+    b_tile: Shared<'_, C, f32>,
     row: usize,
     col: usize,
     acc: &mut Acc<MI, NI>,
 ) {
     unroll!(kk < g.bk as usize, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], {
         // SAFETY: forwarded; kk < bk.
-        let frags = unsafe { load_frags::<MI, NI>(g, a_tile, b_tile, row, col, kk) };
+        let frags = unsafe { load_frags::<C, MI, NI>(g, a_tile, b_tile, row, col, kk) };
         outer_product(acc, &frags);
     });
 }
@@ -193,11 +194,11 @@ pub(crate) unsafe fn compute_tile<const MI: usize, const NI: usize>(
 /// Writes a thread's fragments to `C` with the epilogue.
 ///
 /// # Safety
-/// `c` valid for `m * n` floats.
+/// `c` views the `m * n` floats of `C`.
 #[inline(always)]
-pub(crate) unsafe fn store_acc<const MI: usize, const NI: usize, const INTERIOR: bool>(
+pub(crate) unsafe fn store_acc<C: ThreadCtx, const MI: usize, const NI: usize, const INTERIOR: bool>(
     g: &WarpTiling,
-    c: *mut f32,
+    c: GlobalMut<'_, C, f32>,
     t: &TileCtx,
     row: usize,
     col: usize,
@@ -221,9 +222,9 @@ pub(crate) unsafe fn store_acc<const MI: usize, const NI: usize, const INTERIOR:
 pub(crate) fn tile_ctx<C: ThreadCtx>(
     ctx: &C,
     g: &WarpTiling,
-    a: *const f32,
-    b: *const f32,
-    c: *const f32,
+    a: Global<'_, C, f32>,
+    b: Global<'_, C, f32>,
+    c: GlobalMut<'_, C, f32>,
     p: &Problem,
 ) -> TileCtx {
     let blk = ctx.block_idx();
@@ -233,8 +234,8 @@ pub(crate) fn tile_ctx<C: ThreadCtx>(
         k: p.k as usize,
         m0: blk.y as usize * g.bm as usize,
         n0: blk.x as usize * g.bn as usize,
-        a_vec: p.k.is_multiple_of(4) && aligned16(a, a, a),
-        bc_vec: p.n.is_multiple_of(4) && aligned16(b, b, c),
+        a_vec: p.k.is_multiple_of(4) && aligned16(a.as_ptr(), a.as_ptr(), a.as_ptr()),
+        bc_vec: p.n.is_multiple_of(4) && aligned16(b.as_ptr(), b.as_ptr(), c.as_ptr()),
     }
 }
 
@@ -254,9 +255,12 @@ pub unsafe fn warptile_with<C: ThreadCtx, const MI: usize, const NI: usize>(
 ) {
     debug_assert!(g.is_valid() && g.mi as usize == MI && g.ni as usize == NI);
     let (bm, bn, bk, threads) = (g.bm as usize, g.bn as usize, g.bk as usize, g.threads() as usize);
-    let a_tile = ctx.shared_mem::<F4>().cast::<f32>();
+    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
+    let a_floats = bk * g.a_stride() as usize;
+    // As F4, for the 16-byte alignment of the vector accesses.
+    let smem = ctx.shared::<F4>(g.shared_floats() / 4).cast::<f32>(g.shared_floats());
     // SAFETY: the B tile follows the A tile; bk * a_stride is a multiple of 4.
-    let b_tile = unsafe { a_tile.add(bk * g.a_stride() as usize) };
+    let (a_tile, b_tile) = unsafe { (smem.at(0, a_floats), smem.at(a_floats, bk * bn)) };
     let tid = ctx.thread_idx().x as usize;
     let t = tile_ctx(ctx, &g, a, b, c, &p);
     let (row, col) = thread_origin(&g, tid);
@@ -282,7 +286,7 @@ pub unsafe fn warptile_with<C: ThreadCtx, const MI: usize, const NI: usize>(
         k0 += bk;
     }
     // SAFETY: forwarded.
-    unsafe { store_acc::<MI, NI, false>(&g, c, &t, row, col, &acc, &p) };
+    unsafe { store_acc::<C, MI, NI, false>(&g, c, &t, row, col, &acc, &p) };
 }
 
 /// `C = alpha * A * B + beta * C`, warp-tiled with the geometry [`WT`].

@@ -43,6 +43,7 @@ use super::tiles::{
 use super::warptile_kernel::{Acc, WarpTiling, compute_tile, store_acc, thread_origin, tile_ctx};
 use super::{F4, Problem};
 use crate::ThreadCtx;
+use crate::mem::{Global, GlobalMut, Shared};
 
 /// Step 7's geometry, chosen by measurement on the H100 among 16 candidates
 /// (docs/gemm.md, "Choosing step 7's geometry"): a 128x256x8 block tile, 8
@@ -70,6 +71,7 @@ pub unsafe fn double_buffered_with<C: ThreadCtx, const MI: usize, const NI: usiz
 ) {
     debug_assert!(g.is_valid() && g.mi as usize == MI && g.ni as usize == NI);
     debug_assert!(g.a_vectors() as usize == NA && g.b_vectors() as usize == NB);
+    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
     let t = tile_ctx(ctx, &g, a, b, c, &p);
     // SAFETY (all three): forwarded. Interior blocks (the whole grid when
     // M, N and K are multiples of the tile) run a copy of the loop compiled
@@ -112,16 +114,17 @@ unsafe fn main_loop<
 >(
     ctx: &C,
     g: &WarpTiling,
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
+    a: Global<'_, C, f32>,
+    b: Global<'_, C, f32>,
+    c: GlobalMut<'_, C, f32>,
     p: &Problem,
     t: &TileCtx,
 ) {
     let bk = g.bk as usize;
     let a_floats = bk * g.a_stride() as usize;
     let stage_floats = g.shared_floats() as usize; // one buffer: A tile then B tile
-    let smem = ctx.shared_mem::<F4>().cast::<f32>();
+    // Two buffers, as F4 for the 16-byte alignment of the vector accesses.
+    let smem = ctx.shared::<F4>(2 * stage_floats / 4).cast::<f32>(2 * stage_floats);
     let tid = ctx.thread_idx().x as usize;
     let (row, col) = thread_origin(g, tid);
     // Tile 0 holds the K residue, `kw` values of k (all `bk` when K is a
@@ -137,11 +140,11 @@ unsafe fn main_loop<
     // shared memory.
     unsafe {
         if MODE == INTERIOR {
-            load_tiles::<NA, NB, INTERIOR>(g, (a, b), t, 0, tid, (&mut sa, &mut sb));
+            load_tiles::<C, NA, NB, INTERIOR>(g, (a, b), t, 0, tid, (&mut sa, &mut sb));
         } else {
             load_first_tiles(g, a, b, t, kw, tid, &mut sa, &mut sb);
         }
-        stage_tiles(g, smem, t, tid, &sa, &sb, false);
+        stage_tiles(g, smem.at(0, stage_floats), t, tid, &sa, &sb, false);
     }
     ctx.sync_threads();
     for tile in 0..tiles {
@@ -149,26 +152,28 @@ unsafe fn main_loop<
         if more {
             // SAFETY: as above; tile + 1 starts at kw + tile * bk and is whole.
             let k0 = kw + tile * bk;
-            unsafe { load_tiles::<NA, NB, MODE>(g, (a, b), t, k0, tid, (&mut sa, &mut sb)) };
+            unsafe { load_tiles::<C, NA, NB, MODE>(g, (a, b), t, k0, tid, (&mut sa, &mut sb)) };
         }
         let buf = tile % 2;
         // SAFETY: buffer `buf` holds tile `tile` (staged before the last barrier).
         unsafe {
-            let a_tile = smem.add(buf * stage_floats);
-            compute_tile(g, a_tile, a_tile.add(a_floats), row, col, &mut acc);
+            let buffer = smem.at(buf * stage_floats, stage_floats);
+            compute_tile(g, buffer.at(0, a_floats), buffer.at(a_floats, stage_floats - a_floats), row, col, &mut acc);
         }
         if more {
             // SAFETY: as above; nobody reads buffer 1 - buf until the barrier.
-            unsafe { stage_tiles(g, smem.add((1 - buf) * stage_floats), t, tid, &sa, &sb, MODE == EDGE) };
+            let buffer = unsafe { smem.at((1 - buf) * stage_floats, stage_floats) };
+            // SAFETY: as above.
+            unsafe { stage_tiles(g, buffer, t, tid, &sa, &sb, MODE == EDGE) };
         }
         ctx.sync_threads();
     }
     // SAFETY: forwarded.
     unsafe {
         if MODE == INTERIOR {
-            store_acc::<MI, NI, true>(g, c, t, row, col, &acc, p)
+            store_acc::<C, MI, NI, true>(g, c, t, row, col, &acc, p)
         } else {
-            store_acc::<MI, NI, false>(g, c, t, row, col, &acc, p)
+            store_acc::<C, MI, NI, false>(g, c, t, row, col, &acc, p)
         }
     };
 }
@@ -178,12 +183,12 @@ unsafe fn main_loop<
 /// at the edges, checked scalars when `N < 4`.
 ///
 /// # Safety
-/// `a`, `b` valid for the problem in `t`; `k0 + bk <= k`; `MODE` as for
-/// `main_loop`.
+/// `a`, `b` view the matrices of the problem in `t`; `k0 + bk <= k`;
+/// `MODE` as for `main_loop`.
 #[inline(always)]
-unsafe fn load_tiles<const NA: usize, const NB: usize, const MODE: u8>(
+unsafe fn load_tiles<C: ThreadCtx, const NA: usize, const NB: usize, const MODE: u8>(
     g: &WarpTiling,
-    (a, b): (*const f32, *const f32),
+    (a, b): (Global<'_, C, f32>, Global<'_, C, f32>),
     t: &TileCtx,
     k0: usize,
     tid: usize,
@@ -218,13 +223,13 @@ unsafe fn load_tiles<const NA: usize, const NB: usize, const MODE: u8>(
 /// (zero past `kw`, `M`, `N`).
 ///
 /// # Safety
-/// `a`, `b` valid for the problem in `t`; `kw <= min(bk, k)`.
+/// `a`, `b` view the matrices of the problem in `t`; `kw <= min(bk, k)`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn load_first_tiles<const NA: usize, const NB: usize>(
+unsafe fn load_first_tiles<C: ThreadCtx, const NA: usize, const NB: usize>(
     g: &WarpTiling,
-    a: *const f32,
-    b: *const f32,
+    a: Global<'_, C, f32>,
+    b: Global<'_, C, f32>,
     t: &TileCtx,
     kw: usize,
     tid: usize,
@@ -242,17 +247,17 @@ unsafe fn load_first_tiles<const NA: usize, const NB: usize>(
     });
 }
 
-/// Shared stores of the staged tiles into the buffer at `buffer`; with
-/// `realign`, the `B` vector that `load_b_clamped` read shifted is moved
-/// back into place first.
+/// Shared stores of the staged tiles into `buffer`; with `realign`, the
+/// `B` vector that `load_b_clamped` read shifted is moved back into place
+/// first.
 ///
 /// # Safety
 /// `buffer` is 16-byte aligned and holds `g.shared_floats()` floats.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn stage_tiles<const NA: usize, const NB: usize>(
+unsafe fn stage_tiles<C: ThreadCtx, const NA: usize, const NB: usize>(
     g: &WarpTiling,
-    buffer: *mut f32,
+    buffer: Shared<'_, C, f32>,
     t: &TileCtx,
     tid: usize,
     sa: &[F4; NA],
@@ -261,10 +266,10 @@ unsafe fn stage_tiles<const NA: usize, const NB: usize>(
 ) {
     let (bk, bn, threads, a_stride) = (g.bk as usize, g.bn as usize, g.threads() as usize, g.a_stride() as usize);
     // SAFETY: the B tile follows the A tile in the buffer.
-    let b_tile = unsafe { buffer.add(bk * a_stride) };
+    let (a_tile, b_tile) = unsafe { (buffer.at(0, bk * a_stride), buffer.at(bk * a_stride, bk * bn)) };
     unroll!(i < g.a_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
         // SAFETY: f < bm*bk/4.
-        unsafe { stage_a(buffer, a_stride, bk, tid + i * threads, sa[i]) };
+        unsafe { stage_a(a_tile, a_stride, bk, tid + i * threads, sa[i]) };
     });
     unroll!(i < g.b_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
         let f = tid + i * threads;

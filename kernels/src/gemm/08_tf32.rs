@@ -33,8 +33,9 @@
 //! instead of 64 warp barriers per MMA).
 
 use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b};
-use super::{F4, Problem, aligned16, store_c};
+use super::{F4, Problem, aligned16, store_c_at};
 use crate::ThreadCtx;
+use crate::mem::Shared;
 
 /// Rows of the `C` tile per block.
 pub const TF32_BM: u32 = 128;
@@ -113,11 +114,15 @@ pub fn to_tf32(x: f32) -> f32 {
 /// # Safety
 /// The 16x8 tile lies inside the staged tile.
 #[inline(always)]
-unsafe fn a_frag(a_tile: *const f32, lane: usize, m: usize, k: usize) -> [f32; 4] {
+unsafe fn a_frag<C: ThreadCtx>(a_tile: Shared<'_, C, f32>, lane: usize, m: usize, k: usize) -> [f32; 4] {
     let (g, t) = (lane / 4, lane % 4);
-    let (r0, r1) = ((k + t) * STRIDE + m + g, (k + t + 4) * STRIDE + m + g);
     // SAFETY: forwarded.
-    unsafe { [*a_tile.add(r0), *a_tile.add(r0 + 8), *a_tile.add(r1), *a_tile.add(r1 + 8)] }
+    unsafe {
+        // From `A[g][t]` on: `A[g+8][t]` is 8 floats further, `A[g][t+4]`
+        // 4 rows of the transposed tile.
+        let at = a_tile.at((k + t) * STRIDE + m + g, 4 * STRIDE + 9);
+        [at.load(0), at.load(8), at.load(4 * STRIDE), at.load(4 * STRIDE + 8)]
+    }
 }
 
 /// Lane `lane`'s `B` fragment of the 8x8 tile at rows `k ..+8`, columns
@@ -127,10 +132,10 @@ unsafe fn a_frag(a_tile: *const f32, lane: usize, m: usize, k: usize) -> [f32; 4
 /// # Safety
 /// The 8x8 tile lies inside the staged tile.
 #[inline(always)]
-unsafe fn b_frag(b_tile: *const f32, lane: usize, n: usize, k: usize) -> [f32; 2] {
+unsafe fn b_frag<C: ThreadCtx>(b_tile: Shared<'_, C, f32>, lane: usize, n: usize, k: usize) -> [f32; 2] {
     let (g, t) = (lane / 4, lane % 4);
     // SAFETY: forwarded.
-    unsafe { [*b_tile.add((k + t) * STRIDE + n + g), *b_tile.add((k + t + 4) * STRIDE + n + g)] }
+    unsafe { [b_tile.load((k + t) * STRIDE + n + g), b_tile.load((k + t + 4) * STRIDE + n + g)] }
 }
 
 /// One warp-wide `D = A * B + C` on a 16x8x8 tile from this lane's
@@ -150,6 +155,9 @@ fn mma(a: [f32; 4], b: [f32; 2], c: [f32; 4]) -> [f32; 4] {
 /// `r >= 8`, `k >= 4`), `B[k][n]` by lane `4 n + k % 4` (`b0`/`b1` by
 /// `k >= 4`). `a_of(l)`/`b_of(l)` return lane `l`'s fragments, computed by
 /// the very functions the GPU path uses, so the layout is what is tested.
+/// Each is asked once for each lane whose fragment this lane's outputs
+/// need: the 4 that hold rows `g` and `g + 8` of `A`, the 8 that hold
+/// columns `2t` and `2t + 1` of `B`.
 #[cfg(not(target_arch = "nvptx64"))]
 fn mma_emulated(
     lane: usize,
@@ -158,8 +166,11 @@ fn mma_emulated(
     c: [f32; 4],
 ) -> [f32; 4] {
     let (g, t) = (lane / 4, lane % 4);
-    let a = |r: usize, k: usize| a_of(4 * (r % 8) + k % 4)[(r / 8) + 2 * (k / 4)];
-    let b = |k: usize, n: usize| b_of(4 * n + k % 4)[k / 4];
+    let a_lanes: [[f32; 4]; 4] = core::array::from_fn(|j| a_of(4 * g + j));
+    let b_lanes: [[f32; 2]; 8] = core::array::from_fn(|j| b_of(8 * t + j));
+    // Only for the rows g, g + 8 and the columns 2t, 2t + 1 read below.
+    let a = |r: usize, k: usize| a_lanes[4 * (r % 8) + k % 4 - 4 * g][(r / 8) + 2 * (k / 4)];
+    let b = |k: usize, n: usize| b_lanes[4 * n + k % 4 - 8 * t][k / 4];
     let dot = |r: usize, n: usize, acc: f32| (0..8).fold(acc, |s, k| a(r, k).mul_add(b(k, n), s));
     [dot(g, 2 * t, c[0]), dot(g, 2 * t + 1, c[1]), dot(g + 8, 2 * t, c[2]), dot(g + 8, 2 * t + 1, c[3])]
 }
@@ -181,7 +192,9 @@ fn mma_emulated(
 /// As [`super::naive`].
 #[inline(always)]
 pub unsafe fn tf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
-    let smem = ctx.shared_mem::<F4>().cast::<f32>();
+    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
+    // As F4, for the 16-byte alignment of the vector stores.
+    let smem = ctx.shared::<F4>(TF32_SHARED_FLOATS / 4).cast::<f32>(TF32_SHARED_FLOATS);
     let tid = ctx.thread_idx().x as usize;
     let blk = ctx.block_idx();
     let t = TileCtx {
@@ -190,8 +203,8 @@ pub unsafe fn tf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut 
         k: p.k as usize,
         m0: blk.y as usize * BM,
         n0: blk.x as usize * BN,
-        a_vec: p.k.is_multiple_of(4) && aligned16(a, a, a),
-        bc_vec: p.n.is_multiple_of(4) && aligned16(b, b, c),
+        a_vec: p.k.is_multiple_of(4) && aligned16(a.as_ptr(), a.as_ptr(), a.as_ptr()),
+        bc_vec: p.n.is_multiple_of(4) && aligned16(b.as_ptr(), b.as_ptr(), c.as_ptr()),
     };
     let (warp, lane) = (tid / 32, tid % 32);
     let (grp, tig) = (lane / 4, lane % 4); // for the epilogue
@@ -213,7 +226,8 @@ pub unsafe fn tf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut 
     let stage = |buf: usize, sa: &[F4; NA], sb: &[F4; NB]| {
         let tf = |v: F4| F4([to_tf32(v.0[0]), to_tf32(v.0[1]), to_tf32(v.0[2]), to_tf32(v.0[3])]);
         // SAFETY: buffer `buf` of two lies inside the launch's shared memory.
-        let (a_tile, b_tile) = unsafe { (smem.add(2 * buf * tile_floats), smem.add((2 * buf + 1) * tile_floats)) };
+        let (a_tile, b_tile) =
+            unsafe { (smem.at(2 * buf * tile_floats, tile_floats), smem.at((2 * buf + 1) * tile_floats, tile_floats)) };
         unroll!(i < NA, [0, 1, 2, 3], {
             // SAFETY: vector index < BM*BK/4; STRIDE >= BM.
             unsafe { stage_a(a_tile, STRIDE, BK, tid + i * THREADS, tf(sa[i])) };
@@ -236,7 +250,8 @@ pub unsafe fn tf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut 
         }
         let buf = tile % 2;
         // SAFETY: buffer `buf` holds this tile.
-        let (a_tile, b_tile) = unsafe { (smem.add(2 * buf * tile_floats), smem.add((2 * buf + 1) * tile_floats)) };
+        let (a_tile, b_tile) =
+            unsafe { (smem.at(2 * buf * tile_floats, tile_floats), smem.at((2 * buf + 1) * tile_floats, tile_floats)) };
         unroll!(k8 < BK / 8, [0, 1, 2, 3], {
             let k = 8 * k8;
             #[cfg(target_arch = "nvptx64")]
@@ -283,7 +298,7 @@ pub unsafe fn tf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut 
                 let (r, cc) = (row + 8 * (e / 2), col + e % 2);
                 if fast || (r < t.m && cc < t.n) {
                     // SAFETY: inside C (interior block, or checked).
-                    unsafe { store_c(c.add(r * t.n + cc), acc[mt][nt][e], p.alpha, p.beta) };
+                    unsafe { store_c_at(c, r * t.n + cc, acc[mt][nt][e], p.alpha, p.beta) };
                 }
             });
         });

@@ -344,7 +344,7 @@ pub(super) unsafe fn store_fragment<C: ThreadCtx>(
             let (r, cc) = (row0 + 8 * ((i / 2) % 2), col0 + 8 * (i / 4) + i % 2);
             if fast || (r < m && cc < n) {
                 // SAFETY: inside C (interior block, or checked).
-                unsafe { store_c_at(c, r * n + cc, acc[i], p.alpha, p.beta) };
+                unsafe { store_c_at(*c, r * n + cc, acc[i], p.alpha, p.beta) };
             }
         }
     );

@@ -53,9 +53,10 @@ pub use wgmma_kernel::{WG_BK, WG_BM, WG_BN, WG_SHARED_BYTES, WG_STAGES, WG_THREA
 pub use wgmma_promoted_kernel::{PR_BM, PR_BN, PR_SHARED_BYTES, PR_THREADS, wgmma_promoted};
 
 // The steps name it `super::F4`.
+use crate::mem::GlobalMut;
 use crate::registry::ladder;
 pub use crate::vector::F4;
-use crate::{Dim3, LaunchDims};
+use crate::{Dim3, LaunchDims, ThreadCtx};
 
 /// The scalars of one GEMM: the shape and the epilogue's `alpha`, `beta`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -287,53 +288,55 @@ impl Variant {
     }
 }
 
-/// The epilogue of every step: `alpha * acc + beta * old`, where `old` is
-/// read only when `beta != 0` (BLAS: with `beta == 0`, `C` may be garbage).
+/// The epilogue of every step, on element `i` of the view `c`:
+/// `alpha * acc + beta * old`, where `old` is read only when `beta != 0`
+/// (BLAS: with `beta == 0`, `C` may be garbage). On the emulator the load
+/// and the store count at the caller's line.
+///
+/// The element is taken as a sub-view first, so that the load and the
+/// store share one address computed before the branch on `beta`, as with a
+/// pointer to the element (two computations, one per branch, let LLVM
+/// reassociate the address differently).
 ///
 /// # Safety
-/// `c` must be valid for reads (when `beta != 0`) and writes.
+/// Element `i` inside `c`.
 #[inline(always)]
-pub(crate) unsafe fn store_c(c: *mut f32, acc: f32, alpha: f32, beta: f32) {
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub(crate) unsafe fn store_c_at<C: ThreadCtx>(c: GlobalMut<'_, C, f32>, i: usize, acc: f32, alpha: f32, beta: f32) {
     // SAFETY: forwarded from the caller.
     unsafe {
-        *c = if beta == 0.0 { alpha * acc } else { alpha * acc + beta * *c };
+        let c = c.at(i, 1usize);
+        let v = if beta == 0.0 { alpha * acc } else { alpha * acc + beta * c.load(0) };
+        c.store(0, v);
     }
 }
 
-/// [`store_c`] on element `i` of a view of `C`.
+/// [`store_c_at`] for the four adjacent elements `i..i + 4`, one 16-byte
+/// load and store.
 ///
 /// # Safety
-/// `i` inside `c`.
+/// Elements `i..i + 4` inside `c`, element `i` 16-byte aligned.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub(crate) unsafe fn store_c_at<C: crate::ThreadCtx>(
-    c: &crate::GlobalMut<'_, C, f32>,
+pub(crate) unsafe fn store_c4_at<C: ThreadCtx>(
+    c: GlobalMut<'_, C, f32>,
     i: usize,
-    acc: f32,
+    acc: [f32; 4],
     alpha: f32,
     beta: f32,
 ) {
     // SAFETY: forwarded from the caller.
-    unsafe { c.store(i, if beta == 0.0 { alpha * acc } else { alpha * acc + beta * c.load(i) }) }
-}
-
-/// [`store_c`] for four adjacent elements, one 16-byte load and store.
-///
-/// # Safety
-/// `c` must be 16-byte aligned and valid for 4 floats.
-#[inline(always)]
-pub(crate) unsafe fn store_c4(c: *mut f32, acc: [f32; 4], alpha: f32, beta: f32) {
-    let c = c.cast::<F4>();
+    let c = unsafe { c.at(i, 4usize) }.cast::<F4>(1usize);
     let [x, y, z, w] = acc;
     let v = if beta == 0.0 {
         F4([alpha * x, alpha * y, alpha * z, alpha * w])
     } else {
         // SAFETY: forwarded from the caller.
-        let F4([ox, oy, oz, ow]) = unsafe { *c };
+        let F4([ox, oy, oz, ow]) = unsafe { c.load(0) };
         F4([alpha * x + beta * ox, alpha * y + beta * oy, alpha * z + beta * oz, alpha * w + beta * ow])
     };
     // SAFETY: forwarded from the caller.
-    unsafe { *c = v };
+    unsafe { c.store(0, v) };
 }
 
 /// The first 1024-byte boundary of the block's `bytes` of shared memory,

@@ -12,7 +12,9 @@
 //!   consecutive rows are adjacent and 4 of them are one 16-byte load;
 //! - the `B` tile is stored as in global memory, `Bs[k][n]`, row stride `BN`.
 
-use super::{F4, Problem, store_c, store_c4};
+use super::{F4, Problem, store_c_at, store_c4_at};
+use crate::ThreadCtx;
+use crate::mem::{Global, GlobalMut, Shared};
 
 /// Where a block's tiles sit in the matrices, and which fast paths apply.
 #[derive(Clone, Copy)]
@@ -50,20 +52,27 @@ impl TileCtx {
 /// `fast` says the whole tile is inside `A` and vector-readable.
 ///
 /// # Safety
-/// `a` valid for `m * k` floats.
+/// `a` views the `m * k` floats of `A`.
 #[inline(always)]
-pub(crate) unsafe fn load_a(a: *const f32, t: &TileCtx, k0: usize, bk: usize, f: usize, fast: bool) -> F4 {
+pub(crate) unsafe fn load_a<C: ThreadCtx>(
+    a: Global<'_, C, f32>,
+    t: &TileCtx,
+    k0: usize,
+    bk: usize,
+    f: usize,
+    fast: bool,
+) -> F4 {
     let (r, c) = (t.m0 + f / (bk / 4), k0 + 4 * (f % (bk / 4)));
     if fast {
         // SAFETY: the whole tile is inside A; k % 4 == 0, c % 4 == 0 and an
         // aligned base keep the address 16-byte aligned.
-        unsafe { *a.add(r * t.k + c).cast::<F4>() }
+        unsafe { a.load_as::<F4>(r * t.k + c) }
     } else {
         let mut v = F4::ZERO;
         unroll!(q < 4, [0, 1, 2, 3], {
             if r < t.m && c + q < t.k {
                 // SAFETY: checked just above.
-                v.0[q] = unsafe { *a.add(r * t.k + c + q) };
+                v.0[q] = unsafe { a.load(r * t.k + c + q) };
             }
         });
         v
@@ -74,13 +83,13 @@ pub(crate) unsafe fn load_a(a: *const f32, t: &TileCtx, k0: usize, bk: usize, f:
 /// `As[4*(f % (bk/4)) + q][f / (bk/4)]`, four scalar stores.
 ///
 /// # Safety
-/// `a_tile` valid for `bk * a_stride` floats, `f < bm * bk / 4`.
+/// `a_tile` holds `bk * a_stride` floats, `f < bm * bk / 4`.
 #[inline(always)]
-pub(crate) unsafe fn stage_a(a_tile: *mut f32, a_stride: usize, bk: usize, f: usize, v: F4) {
+pub(crate) unsafe fn stage_a<C: ThreadCtx>(a_tile: Shared<'_, C, f32>, a_stride: usize, bk: usize, f: usize, v: F4) {
     let (r, c) = (f / (bk / 4), 4 * (f % (bk / 4)));
     unroll!(q < 4, [0, 1, 2, 3], {
         // SAFETY: c + q < bk, r < bm <= a_stride.
-        unsafe { *a_tile.add((c + q) * a_stride + r) = v.0[q] };
+        unsafe { a_tile.store((c + q) * a_stride + r, v.0[q]) };
     });
 }
 
@@ -88,20 +97,27 @@ pub(crate) unsafe fn stage_a(a_tile: *mut f32, a_stride: usize, bk: usize, f: us
 /// row `f / (bn/4)`, columns `4 * (f % (bn/4)) ..+4`, zero outside `B`.
 ///
 /// # Safety
-/// `b` valid for `k * n` floats.
+/// `b` views the `k * n` floats of `B`.
 #[inline(always)]
-pub(crate) unsafe fn load_b(b: *const f32, t: &TileCtx, k0: usize, bn: usize, f: usize, fast: bool) -> F4 {
+pub(crate) unsafe fn load_b<C: ThreadCtx>(
+    b: Global<'_, C, f32>,
+    t: &TileCtx,
+    k0: usize,
+    bn: usize,
+    f: usize,
+    fast: bool,
+) -> F4 {
     let (r, c) = (k0 + f / (bn / 4), t.n0 + 4 * (f % (bn / 4)));
     if fast {
         // SAFETY: the whole tile is inside B; n % 4 == 0 and an aligned base
         // keep the address 16-byte aligned.
-        unsafe { *b.add(r * t.n + c).cast::<F4>() }
+        unsafe { b.load_as::<F4>(r * t.n + c) }
     } else {
         let mut v = F4::ZERO;
         unroll!(q < 4, [0, 1, 2, 3], {
             if r < t.k && c + q < t.n {
                 // SAFETY: checked just above.
-                v.0[q] = unsafe { *b.add(r * t.n + c + q) };
+                v.0[q] = unsafe { b.load(r * t.n + c + q) };
             }
         });
         v
@@ -112,25 +128,24 @@ pub(crate) unsafe fn load_b(b: *const f32, t: &TileCtx, k0: usize, bn: usize, f:
 /// `4 * (f % (bn/4)) ..+4` of a tile with row stride `b_stride` (a multiple
 /// of 4): one 16-byte shared store.
 ///
-/// Written as four scalar stores, which LLVM merges into one
-/// `st.shared.v4.f32` once told the address is 16-byte aligned. A whole-`F4`
-/// assignment is an aggregate copy that LLVM lowers as two 8-byte integer
-/// moves, through local memory when the vector was staged in an array.
+/// The `F4` is rebuilt from its lanes, so that LLVM emits one
+/// `st.shared.v4.f32` (an assignment of `v` itself is an aggregate copy,
+/// which LLVM lowers as two 8-byte integer moves, through local memory when
+/// the vector was staged in an array), and the emulator counts the one
+/// 16-byte store the GPU makes. The store goes through a sub-view of the
+/// vector: indexing the tile directly gives LLVM another, equivalent address
+/// computation, and other PTX.
 ///
 /// # Safety
-/// `b_tile` 16-byte aligned and valid for `bk * b_stride` floats,
+/// `b_tile` 16-byte aligned and holding `bk * b_stride` floats,
 /// `f < bk * bn / 4`.
 #[inline(always)]
-pub(crate) unsafe fn stage_b(b_tile: *mut f32, b_stride: usize, bn: usize, f: usize, v: F4) {
+pub(crate) unsafe fn stage_b<C: ThreadCtx>(b_tile: Shared<'_, C, f32>, b_stride: usize, bn: usize, f: usize, v: F4) {
     let (r, c) = (f / (bn / 4), 4 * (f % (bn / 4)));
     // SAFETY: forwarded; r * b_stride + c is a multiple of 4.
-    let dst = unsafe { b_tile.add(r * b_stride + c) };
-    // SAFETY: the caller guarantees the alignment; telling LLVM lets it merge.
-    unsafe { core::hint::assert_unchecked((dst as usize).is_multiple_of(16)) };
-    unroll!(q < 4, [0, 1, 2, 3], {
-        // SAFETY: inside the vector at dst.
-        unsafe { *dst.add(q) = v.0[q] };
-    });
+    let dst = unsafe { b_tile.at(r * b_stride + c, 4usize) };
+    // SAFETY: inside the tile, aligned.
+    unsafe { dst.store_as::<F4>(0, F4([v.0[0], v.0[1], v.0[2], v.0[3]])) };
 }
 
 /// Step 7's edge blocks (at the border of `C`, or with rows that are not
@@ -157,15 +172,21 @@ pub(crate) unsafe fn stage_b(b_tile: *mut f32, b_stride: usize, bn: usize, f: us
 /// with immediate offsets, like the interior loop's vector loads.
 ///
 /// # Safety
-/// `a` valid for `m * k` floats; `f < bm * bk / 4`.
+/// `a` views the `m * k` floats of `A`; `f < bm * bk / 4`.
 #[inline(always)]
-pub(crate) unsafe fn load_a_first(a: *const f32, t: &TileCtx, kw: usize, bk: usize, f: usize) -> F4 {
+pub(crate) unsafe fn load_a_first<C: ThreadCtx>(
+    a: Global<'_, C, f32>,
+    t: &TileCtx,
+    kw: usize,
+    bk: usize,
+    f: usize,
+) -> F4 {
     let (r, c) = (t.m0 + f / (bk / 4), 4 * (f % (bk / 4)));
     let mut v = F4::ZERO;
     unroll!(q < 4, [0, 1, 2, 3], {
         if r < t.m && c + q < kw {
             // SAFETY: r < m and c + q < kw <= k: inside A.
-            v.0[q] = unsafe { *a.add(r * t.k + c + q) };
+            v.0[q] = unsafe { a.load(r * t.k + c + q) };
         }
     });
     v
@@ -174,15 +195,21 @@ pub(crate) unsafe fn load_a_first(a: *const f32, t: &TileCtx, kw: usize, bk: usi
 /// [`load_a_first`] for `B`: rows `0..kw`, columns inside `N`.
 ///
 /// # Safety
-/// `b` valid for `k * n` floats; `f < bk * bn / 4`.
+/// `b` views the `k * n` floats of `B`; `f < bk * bn / 4`.
 #[inline(always)]
-pub(crate) unsafe fn load_b_first(b: *const f32, t: &TileCtx, kw: usize, bn: usize, f: usize) -> F4 {
+pub(crate) unsafe fn load_b_first<C: ThreadCtx>(
+    b: Global<'_, C, f32>,
+    t: &TileCtx,
+    kw: usize,
+    bn: usize,
+    f: usize,
+) -> F4 {
     let (r, c) = (f / (bn / 4), t.n0 + 4 * (f % (bn / 4)));
     let mut v = F4::ZERO;
     unroll!(q < 4, [0, 1, 2, 3], {
         if r < kw && c + q < t.n {
             // SAFETY: r < kw <= k and c + q < n: inside B.
-            v.0[q] = unsafe { *b.add(r * t.n + c + q) };
+            v.0[q] = unsafe { b.load(r * t.n + c + q) };
         }
     });
     v
@@ -195,15 +222,21 @@ pub(crate) unsafe fn load_b_first(b: *const f32, t: &TileCtx, kw: usize, bn: usi
 /// past `N`). Only `K` must be exact, and the first tile takes care of it.
 ///
 /// # Safety
-/// `a` valid for `m * k` floats; `k0 + bk <= k`.
+/// `a` views the `m * k` floats of `A`; `k0 + bk <= k`.
 #[inline(always)]
-pub(crate) unsafe fn load_a_clamped(a: *const f32, t: &TileCtx, k0: usize, bk: usize, f: usize) -> F4 {
+pub(crate) unsafe fn load_a_clamped<C: ThreadCtx>(
+    a: Global<'_, C, f32>,
+    t: &TileCtx,
+    k0: usize,
+    bk: usize,
+    f: usize,
+) -> F4 {
     let (r, c) = (t.m0 + f / (bk / 4), k0 + 4 * (f % (bk / 4)));
     let row = if r < t.m { r } else { 0 };
     // SAFETY: row < m and c + 3 < k0 + bk <= k: four floats inside A.
     unsafe {
-        let p = a.add(row * t.k + c);
-        F4([*p, *p.add(1), *p.add(2), *p.add(3)])
+        let p = a.at(row * t.k + c, 4usize);
+        F4([p.load(0), p.load(1), p.load(2), p.load(3)])
     }
 }
 
@@ -218,15 +251,22 @@ pub(crate) unsafe fn load_a_clamped(a: *const f32, t: &TileCtx, k0: usize, bk: u
 /// same stride every tile, like the interior loop's.
 ///
 /// # Safety
-/// `b` valid for `k * n` floats; `n >= 4`; `k0 + bk <= k`; `f < bk * bn / 4`.
+/// `b` views the `k * n` floats of `B`; `n >= 4`; `k0 + bk <= k`;
+/// `f < bk * bn / 4`.
 #[inline(always)]
-pub(crate) unsafe fn load_b_clamped(b: *const f32, t: &TileCtx, k0: usize, bn: usize, f: usize) -> F4 {
+pub(crate) unsafe fn load_b_clamped<C: ThreadCtx>(
+    b: Global<'_, C, f32>,
+    t: &TileCtx,
+    k0: usize,
+    bn: usize,
+    f: usize,
+) -> F4 {
     let (r, c) = (k0 + f / (bn / 4), t.n0 + 4 * (f % (bn / 4)));
     let (start, _) = b_window(t, c);
     // SAFETY: r < k and start + 3 < n: four floats of row r.
     unsafe {
-        let p = b.add(r * t.n + start);
-        F4([*p, *p.add(1), *p.add(2), *p.add(3)])
+        let p = b.at(r * t.n + start, 4usize);
+        F4([p.load(0), p.load(1), p.load(2), p.load(3)])
     }
 }
 
@@ -276,11 +316,11 @@ pub(crate) fn b_fast(t: &TileCtx, bn: usize, k0: usize, bk: usize) -> bool {
 /// four 16-byte stores when `fast`, else guarded scalar stores.
 ///
 /// # Safety
-/// `c` valid for `m * n` floats; with `fast`, the fragment is inside `C`
-/// and `C`'s rows are 16-byte aligned.
+/// `c` views the `m * n` floats of `C`; with `fast`, the fragment is inside
+/// `C` and `C`'s rows are 16-byte aligned.
 #[inline(always)]
-pub(crate) unsafe fn store_fragment(
-    c: *mut f32,
+pub(crate) unsafe fn store_fragment<C: ThreadCtx>(
+    c: GlobalMut<'_, C, f32>,
     t: &TileCtx,
     row: usize,
     col: usize,
@@ -293,12 +333,12 @@ pub(crate) unsafe fn store_fragment(
         let gr = row + r;
         if fast {
             // SAFETY: inside C, aligned (the caller's `fast`).
-            unsafe { store_c4(c.add(gr * t.n + col), frag[r], alpha, beta) };
+            unsafe { store_c4_at(c, gr * t.n + col, frag[r], alpha, beta) };
         } else {
             unroll!(q < 4, [0, 1, 2, 3], {
                 if gr < t.m && col + q < t.n {
                     // SAFETY: checked just above.
-                    unsafe { store_c(c.add(gr * t.n + col + q), frag[r][q], alpha, beta) };
+                    unsafe { store_c_at(c, gr * t.n + col + q, frag[r][q], alpha, beta) };
                 }
             });
         }
