@@ -53,10 +53,11 @@ pub const fn fma_peak_flops(blocks: u32, iters: u32) -> u64 {
 /// `x` valid for `len` floats.
 #[inline(always)]
 pub unsafe fn increment<C: ThreadCtx>(ctx: &C, x: *mut f32, len: u32) {
+    let x = ctx.global_mut(x, len);
     let i = ctx.block_idx().x * ctx.block_dim().x + ctx.thread_idx().x;
     if i < len {
         // SAFETY: i < len.
-        unsafe { *x.add(i as usize) += 1.0 };
+        unsafe { x.store(i as usize, x.load(i as usize) + 1.0) };
     }
 }
 
@@ -80,8 +81,9 @@ pub unsafe fn fma_peak<C: ThreadCtx>(ctx: &C, out: *mut f32, iters: u32, seed: f
         }
     }
     let sum = acc.iter().fold(0.0, |s, a| s + a);
+    let out = ctx.global_mut(out, (ctx.grid_dim().x, ctx.block_dim().x));
     // SAFETY: one element per thread of the grid.
-    unsafe { *out.add(i) = sum };
+    unsafe { out.store(i, sum) };
 }
 
 #[cfg(target_arch = "nvptx64")]
