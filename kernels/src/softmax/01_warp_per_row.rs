@@ -65,6 +65,7 @@ unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
     cols: u32,
 ) {
     const W: usize = WARP as usize;
+    let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));
     let t = ctx.thread_idx().x as usize;
     let (warp, lane) = (t / W, t % W);
     let row = ctx.block_idx().x as usize * WARP_ROWS_PER_BLOCK as usize + warp;
@@ -73,7 +74,7 @@ unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
     }
     let cols = cols as usize;
     // SAFETY: row < rows: the row's first element is inside both buffers.
-    let (x, y) = unsafe { (input.add(row * cols), output.add(row * cols)) };
+    let (x, y) = unsafe { (input.at(row * cols, cols), output.at(row * cols, cols)) };
     let span = Span::of(cols, lane, W, N / 4);
 
     // Load; floats outside the row hold -inf, which adds exp(-inf) = 0.
