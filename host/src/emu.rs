@@ -4,7 +4,8 @@
 //!
 //! Every launch runs under the emulator's checker (bounds, alignment,
 //! shared-memory races, reads of unwritten shared memory, for the kernels
-//! that access memory through views: the transposes and the copies so far);
+//! that access memory through views: the transposes, the copies, softmax
+//! and the nested sine so far);
 //! a launch with findings fails with [`crate::Error::Emulator`] holding
 //! [`EmuError::Checker`]. The `*_checked` launchers return a [`Report`]
 //! instead: the findings as values, and the memory counters of every line
@@ -93,6 +94,9 @@ pub fn copy_checked(src: &[f32], dst: &mut [f32]) -> Result<Report> {
 /// counted sectors are those of the GPU's requests.
 pub(crate) struct Aligned {
     blocks: Vec<Block>,
+    /// Floats before the data: the data is a view `offset` floats into a
+    /// device buffer.
+    offset: usize,
     len: usize,
 }
 
@@ -102,18 +106,30 @@ struct Block([f32; 64]);
 
 impl Aligned {
     pub(crate) fn copy_of(data: &[f32]) -> Aligned {
-        let mut blocks = vec![Block([0.0; 64]); data.len().div_ceil(64)];
-        for (block, chunk) in blocks.iter_mut().zip(data.chunks(64)) {
-            block.0[..chunk.len()].copy_from_slice(chunk);
-        }
-        Aligned { blocks, len: data.len() }
+        Aligned::copy_at(data, 0)
+    }
+
+    /// `data` copied `offset` floats past the 256-byte boundary, as a view
+    /// that far into a device buffer lies.
+    pub(crate) fn copy_at(data: &[f32], offset: usize) -> Aligned {
+        let blocks = vec![Block([0.0; 64]); (offset + data.len()).div_ceil(64)];
+        let mut aligned = Aligned { blocks, offset, len: data.len() };
+        aligned.as_mut_slice().copy_from_slice(data);
+        aligned
     }
 
     pub(crate) fn as_mut_slice(&mut self) -> &mut [f32] {
-        // SAFETY: `blocks` holds at least `len` contiguous f32s (a Block is
-        // 64 of them with no padding: 256 bytes, align 256).
-        unsafe { std::slice::from_raw_parts_mut(self.blocks.as_mut_ptr().cast::<f32>(), self.len) }
+        // SAFETY: `blocks` holds at least `offset + len` contiguous f32s (a
+        // Block is 64 of them with no padding: 256 bytes, align 256).
+        unsafe { std::slice::from_raw_parts_mut(self.blocks.as_mut_ptr().cast::<f32>().add(self.offset), self.len) }
     }
+}
+
+/// Floats from the last 16-byte boundary to the start of `data` (0-3): how
+/// far off 16-byte alignment a device view at the same offset would be, so
+/// that a staged copy takes the kernels' same path (vector or scalar).
+pub(crate) fn misalignment(data: &[f32]) -> usize {
+    data.as_ptr() as usize % 16 / 4
 }
 
 /// Runs `kernel(ctx, input, output)` under [`emu::launch_checked`] on
@@ -122,8 +138,29 @@ fn staged<F>(dims: LaunchDims, input: &[f32], output: &mut [f32], kernel: F) -> 
 where
     F: Fn(&EmuCtx<'_>, *const f32, *mut f32) + Sync,
 {
-    let mut inp = Aligned::copy_of(input);
-    let mut out = Aligned::copy_of(output);
+    let (inp, out) = (Aligned::copy_of(input), Aligned::copy_of(output));
+    run_staged(dims, inp, out, output, kernel)
+}
+
+/// [`staged`], with each copy `offset` floats past its 256-byte boundary
+/// ([`Aligned::copy_at`]).
+pub(crate) fn staged_at<F>(
+    dims: LaunchDims,
+    (input, in_offset): (&[f32], usize),
+    (output, out_offset): (&mut [f32], usize),
+    kernel: F,
+) -> Result<Report>
+where
+    F: Fn(&EmuCtx<'_>, *const f32, *mut f32) + Sync,
+{
+    let (inp, out) = (Aligned::copy_at(input, in_offset), Aligned::copy_at(output, out_offset));
+    run_staged(dims, inp, out, output, kernel)
+}
+
+fn run_staged<F>(dims: LaunchDims, mut inp: Aligned, mut out: Aligned, output: &mut [f32], kernel: F) -> Result<Report>
+where
+    F: Fn(&EmuCtx<'_>, *const f32, *mut f32) + Sync,
+{
     let (i, o) = (SyncPtr::new(inp.as_mut_slice()), SyncMutPtr::new(out.as_mut_slice()));
     let report = emu::launch_checked(dims, |ctx| kernel(ctx, i.get(), o.get()))?;
     output.copy_from_slice(out.as_mut_slice());
