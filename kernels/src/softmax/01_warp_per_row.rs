@@ -32,8 +32,10 @@ use crate::ThreadCtx;
 /// Vector path (both buffers 16-byte aligned, `cols % 4 == 0`): each warp
 /// load or store instruction moves 512 contiguous bytes (`ld/st.global.v4`,
 /// 16 sectors per request), `N / 4` loads in flight per lane. Scalar path:
-/// four 4-byte accesses per group, the same sectors. Each input element is
-/// read once and each output element written once.
+/// four 4-byte accesses per group at the same addresses, so each warp request
+/// spans the vector request's 16 sectors for a quarter of its bytes: four
+/// times the requests and the sectors through L1, for the same DRAM sectors.
+/// Each input element is read once and each output element written once.
 ///
 /// # Safety
 /// `input` and `output` valid for `rows * cols` floats, not overlapping;

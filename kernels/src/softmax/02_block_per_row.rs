@@ -38,7 +38,8 @@ use crate::ThreadCtx;
 /// As step 1: on the vector path each warp instruction moves 512 contiguous
 /// bytes, `N / 4` loads in flight per thread; every element read once and
 /// written once. Shared memory: 64 floats, written by lane 0 of each warp and
-/// read by every lane once.
+/// read by every lane once, one wavefront per request up to 16 warps; with
+/// more, lanes `l` and `l + 16` read words 32 apart, in one bank: two.
 ///
 /// # Safety
 /// `input` and `output` valid for `rows * cols` floats, not overlapping;

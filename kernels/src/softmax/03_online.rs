@@ -36,7 +36,9 @@
 //! between reading its row and writing it. Each thread reads back only what
 //! it copied, in the same mapping, so the stash needs no barrier of its own.
 //! It costs the SM's shared memory (one such block per SM, as the registers
-//! already allowed). Unaligned rows stage through registers.
+//! already allowed). Unaligned rows stage through registers, as 4-byte
+//! stores and loads 16 bytes apart, so lanes 8 apart share a bank: 4
+//! wavefronts per request instead of 1 (the fallback path only).
 
 use super::{
     ONLINE_FLOATS, PAIRS_SHARED_BYTES, Part, STASH_MAX_COLS, Span, base_of, block_combine, exp_minus, vector_rows,
