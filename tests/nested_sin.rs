@@ -286,12 +286,13 @@ fn checked(variant: Variant, xs: &[f32], (in_off, out_off): (usize, usize)) -> V
     reports
 }
 
-/// Every version at odd lengths and offsets under the checker: no finding,
-/// the same bits as unchecked.
+/// The checked launcher at every offset, on nothing and on a head and tail
+/// alone: no finding, the same bits as unchecked (the plain launcher's tests
+/// run the checker at every length; the counters' test takes the long ones).
 #[test]
 fn every_variant_passes_the_checker_at_odd_lengths_and_offsets() {
     let mut rng = rng("checked nested_sin");
-    for len in [0, 1, 5, 2049] {
+    for len in [0, 5] {
         let xs = shuffled_inputs(&mut rng, len);
         for offsets in OFFSETS {
             for variant in Variant::ALL {
