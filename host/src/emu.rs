@@ -4,10 +4,10 @@
 //!
 //! Every launch runs under the emulator's checker (bounds, alignment,
 //! shared-memory races, reads of unwritten shared memory, for the kernels
-//! that access memory through views: the transposes, the copies and GEMM
-//! steps 1-8 so far); a launch with findings fails with
+//! that access memory through views: the transposes, the copies, softmax,
+//! the nested sine and GEMM); a launch with findings fails with
 //! [`crate::Error::Emulator`] holding [`EmuError::Checker`]. The `*_checked`
-//! launchers (and [`crate::gemm::emu::gemm_checked`]) return a [`Report`]
+//! launchers (here, and each op's `emu::*_checked`) return a [`Report`]
 //! instead: the findings as values, and the memory counters of every line
 //! (32-byte sectors per global request, wavefronts per shared request).
 //!
@@ -94,6 +94,9 @@ pub fn copy_checked(src: &[f32], dst: &mut [f32]) -> Result<Report> {
 /// counted sectors are those of the GPU's requests.
 pub(crate) struct Aligned {
     blocks: Vec<Block>,
+    /// Floats before the data: the data is a view `offset` floats into a
+    /// device buffer.
+    offset: usize,
     len: usize,
 }
 
@@ -102,19 +105,27 @@ pub(crate) struct Aligned {
 struct Block([f32; 64]);
 
 impl Aligned {
-    pub(crate) fn copy_of(data: &[f32]) -> Aligned {
-        let mut blocks = vec![Block([0.0; 64]); data.len().div_ceil(64)];
-        for (block, chunk) in blocks.iter_mut().zip(data.chunks(64)) {
-            block.0[..chunk.len()].copy_from_slice(chunk);
-        }
-        Aligned { blocks, len: data.len() }
+    /// `data` copied `offset` floats past the 256-byte boundary, as a view
+    /// that far into a device buffer lies.
+    pub(crate) fn copy_at(data: &[f32], offset: usize) -> Aligned {
+        let blocks = vec![Block([0.0; 64]); (offset + data.len()).div_ceil(64)];
+        let mut aligned = Aligned { blocks, offset, len: data.len() };
+        aligned.as_mut_slice().copy_from_slice(data);
+        aligned
     }
 
     pub(crate) fn as_mut_slice(&mut self) -> &mut [f32] {
-        // SAFETY: `blocks` holds at least `len` contiguous f32s (a Block is
-        // 64 of them with no padding: 256 bytes, align 256).
-        unsafe { std::slice::from_raw_parts_mut(self.blocks.as_mut_ptr().cast::<f32>(), self.len) }
+        // SAFETY: `blocks` holds at least `offset + len` contiguous f32s (a
+        // Block is 64 of them with no padding: 256 bytes, align 256).
+        unsafe { std::slice::from_raw_parts_mut(self.blocks.as_mut_ptr().cast::<f32>().add(self.offset), self.len) }
     }
+}
+
+/// Floats from the last 16-byte boundary to the start of `data` (0-3): how
+/// far off 16-byte alignment a device view at the same offset would be, so
+/// that a staged copy takes the kernels' same path (vector or scalar).
+pub(crate) fn misalignment(data: &[f32]) -> usize {
+    data.as_ptr() as usize % 16 / 4
 }
 
 /// Runs `kernel(ctx, inputs, output)` under [`emu::launch_checked`] on
@@ -129,8 +140,22 @@ pub(crate) fn staged<const N: usize, F>(
 where
     F: Fn(&EmuCtx<'_>, [*const f32; N], *mut f32) + Sync,
 {
-    let mut inp = inputs.map(Aligned::copy_of);
-    let mut out = Aligned::copy_of(output);
+    staged_at(dims, inputs.map(|i| (i, 0)), (output, 0), kernel)
+}
+
+/// [`staged`], with each copy `offset` floats past its 256-byte boundary
+/// ([`Aligned::copy_at`]).
+pub(crate) fn staged_at<const N: usize, F>(
+    dims: LaunchDims,
+    inputs: [(&[f32], usize); N],
+    (output, out_offset): (&mut [f32], usize),
+    kernel: F,
+) -> Result<Report>
+where
+    F: Fn(&EmuCtx<'_>, [*const f32; N], *mut f32) + Sync,
+{
+    let mut inp = inputs.map(|(data, offset)| Aligned::copy_at(data, offset));
+    let mut out = Aligned::copy_at(output, out_offset);
     let i = inp.each_mut().map(|a| SyncPtr::new(a.as_mut_slice()));
     let o = SyncMutPtr::new(out.as_mut_slice());
     let report = emu::launch_checked(dims, |ctx| kernel(ctx, i.map(SyncPtr::get), o.get()))?;

@@ -129,10 +129,14 @@ coalesce_kernels::nested_sin_steps!(launchers(input: &DeviceSlice<f32>, output: 
 /// bodies and indexing). `sin` there is libdevice's algorithm ported bit for
 /// bit, so results equal the GPU's except for [`Variant::Fast`], whose SFU
 /// instruction the host replaces with `f32::sin`.
+///
+/// Every launch runs under the emulator's checker; [`launch_checked`] also
+/// returns the memory counters (see [`crate::emu`]).
 pub mod emu {
     use super::{Variant, check_lengths};
     use crate::Result;
-    use coalesce_kernels::emu::{self, SyncMutPtr};
+    use crate::emu::{Aligned, Report, misalignment};
+    use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
     use coalesce_kernels::nested_sin::launch_dims;
 
     /// Emulated SMs and blocks per SM: a grid of 2 blocks of 256 threads,
@@ -161,6 +165,50 @@ pub mod emu {
             launch_ptrs(variant, out.get(), out, len)?;
         }
         Ok(())
+    }
+
+    /// [`launch`] with the memory counters: one [`Report`] per kernel
+    /// launch (the checker's findings are in them, not an error), four for
+    /// [`Variant::Unfused`] (the first into `output`, the others in place),
+    /// none for an empty input. The buffers are staged in copies placed as
+    /// device buffers would be: 256-byte aligned, or as far past that as
+    /// `input` and `output` are off 16-byte alignment, so the kernel takes
+    /// the same head, vector and tail loops and counts the sectors a GPU would
+    /// touch.
+    ///
+    /// ```
+    /// # fn main() -> coalesce_host::Result<()> {
+    /// use coalesce_host::{emu::Op, nested_sin::{Variant, emu}};
+    /// let input = vec![0.5f32; 4096];
+    /// let mut output = vec![0.0f32; 4096];
+    /// let reports = emu::launch_checked(Variant::Fast, &input, &mut output)?;
+    /// assert!(reports[0].findings.is_empty());
+    /// // 16-byte loads: a warp reads 512 contiguous bytes, 16 sectors.
+    /// assert_eq!(reports[0].counters.total(Op::GlobalLoad).per_request(), 16.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn launch_checked(variant: Variant, input: &[f32], output: &mut [f32]) -> Result<Vec<Report>> {
+        check_lengths(input.len(), output.len())?;
+        let len = input.len();
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        let dims = launch_dims(len as u64, SMS, BLOCKS_PER_SM);
+        let mut inp = Aligned::copy_at(input, misalignment(input));
+        let mut out = Aligned::copy_at(output, misalignment(output));
+        let (src, dst) = (SyncPtr::new(inp.as_mut_slice()), SyncMutPtr::new(out.as_mut_slice()));
+        let mut reports = Vec::with_capacity(variant.launches() as usize);
+        // SAFETY: both staged copies hold `len` floats and are distinct.
+        reports.push(emu::launch_checked(dims, |ctx| unsafe { variant.run(ctx, src.get(), dst.get(), len as u64) })?);
+        for _ in 1..variant.launches() {
+            // SAFETY: in place: each element is read, then written, by the same thread.
+            let report = emu::launch_checked(dims, |ctx| unsafe {
+                variant.run(ctx, dst.get().cast_const(), dst.get(), len as u64)
+            })?;
+            reports.push(report);
+        }
+        output.copy_from_slice(out.as_mut_slice());
+        Ok(reports)
     }
 
     /// [`super::launch_in_place`] on the emulator.

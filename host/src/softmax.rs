@@ -154,8 +154,12 @@ strategy_launchers! {
 /// The softmax launchers on the CPU emulator: the same checks (grids against
 /// [`GridLimits::CUDA`]), the same kernel bodies, host slices instead of
 /// device buffers. Slow (one OS thread per CUDA thread): keep shapes small.
+///
+/// Every launch runs under the emulator's checker; [`launch_checked`] also
+/// returns its memory counters (see [`crate::emu`]).
 pub mod emu {
     use super::{Kernel, Strategy, kernel_for, plan};
+    use crate::emu::{Report, misalignment, staged_at};
     use crate::{GridLimits, MatrixShape, Result};
     use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
 
@@ -178,6 +182,36 @@ pub mod emu {
         // cannot alias.
         emu::launch(dims, |ctx| unsafe { kernel.run(ctx, inp.get(), out.get(), rows, cols) })?;
         Ok(())
+    }
+
+    /// [`launch`] with the memory counters: returns the [`Report`] (the
+    /// checker's findings are in it, not an error). The buffers are staged in
+    /// copies placed as device buffers would be: 256-byte aligned, or as far
+    /// past that as `input` and `output` are off 16-byte alignment (a view
+    /// one float into a buffer stays one float off), so the kernel takes the
+    /// same vector or scalar path and counts the sectors a GPU would touch.
+    ///
+    /// ```
+    /// # fn main() -> coalesce_host::Result<()> {
+    /// use coalesce_host::{MatrixShape, emu::Op, softmax::{Kernel, emu}};
+    /// let shape = MatrixShape::new(4, 128)?;
+    /// let input = vec![0.5f32; shape.len()];
+    /// let mut output = vec![0.0f32; shape.len()];
+    /// let report = emu::launch_checked(Kernel::Warp4, &input, &mut output, shape)?;
+    /// assert!(report.findings.is_empty());
+    /// // One 16-byte load per lane: a warp reads 512 contiguous bytes, 16 sectors.
+    /// assert_eq!(report.counters.total(Op::GlobalLoad).per_request(), 16.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn launch_checked(kernel: Kernel, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<Report> {
+        let dims = plan(kernel, shape, input.len(), output.len(), &GridLimits::CUDA)?;
+        let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
+        let at = (misalignment(input), misalignment(output));
+        staged_at(dims, [(input, at.0)], (output, at.1), |ctx, [inp], out| {
+            // SAFETY: lengths and cols checked by `plan`; the staged copies
+            // are distinct.
+            unsafe { kernel.run(ctx, inp, out, rows, cols) }
+        })
     }
 }
 

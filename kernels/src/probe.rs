@@ -53,10 +53,11 @@ pub const fn fma_peak_flops(blocks: u32, iters: u32) -> u64 {
 /// `x` valid for `len` floats.
 #[inline(always)]
 pub unsafe fn increment<C: ThreadCtx>(ctx: &C, x: *mut f32, len: u32) {
+    let x = ctx.global_mut(x, len);
     let i = ctx.block_idx().x * ctx.block_dim().x + ctx.thread_idx().x;
     if i < len {
         // SAFETY: i < len.
-        unsafe { *x.add(i as usize) += 1.0 };
+        unsafe { x.store(i as usize, x.load(i as usize) + 1.0) };
     }
 }
 
@@ -80,8 +81,9 @@ pub unsafe fn fma_peak<C: ThreadCtx>(ctx: &C, out: *mut f32, iters: u32, seed: f
         }
     }
     let sum = acc.iter().fold(0.0, |s, a| s + a);
+    let out = ctx.global_mut(out, (ctx.grid_dim().x, ctx.block_dim().x));
     // SAFETY: one element per thread of the grid.
-    unsafe { *out.add(i) = sum };
+    unsafe { out.store(i, sum) };
 }
 
 #[cfg(target_arch = "nvptx64")]
@@ -89,3 +91,41 @@ crate::registry::entry!(probe_increment(x: *mut f32, len: u32) => increment);
 
 #[cfg(target_arch = "nvptx64")]
 crate::registry::entry!(probe_fma_peak(out: *mut f32, iters: u32, seed: f32) => fma_peak);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emu::{self, Op, SyncMutPtr};
+    use std::vec::Vec;
+
+    /// `increment` reads and writes each float once, a warp's 128 bytes in 4
+    /// sectors a request; `fma_peak` writes one float per thread, the same
+    /// way. The checker finds nothing (the last block's threads past `len`
+    /// access nothing).
+    #[test]
+    fn the_probes_pass_the_checker_and_move_4_sectors_a_request() {
+        let len = 1000u32;
+        let mut x: Vec<f32> = (0..len).map(|i| i as f32).collect();
+        let p = SyncMutPtr::new(&mut x);
+        // SAFETY: `x` holds `len` floats.
+        let report = emu::launch_checked(increment_dims(len), |ctx| unsafe { increment(ctx, p.get(), len) }).unwrap();
+        assert!(report.findings.is_empty(), "{:#?}", report.findings);
+        assert!(x.iter().enumerate().all(|(i, &v)| v == i as f32 + 1.0));
+        for op in [Op::GlobalLoad, Op::GlobalStore] {
+            let t = report.counters.total(op);
+            // 31 whole warps and one of 8 lanes (1000 = 31 * 32 + 8).
+            assert_eq!((t.requests, t.bytes, t.transactions), (32, 4000, 31 * 4 + 1), "increment {}", op.name());
+        }
+
+        let blocks = 3;
+        let mut out = std::vec![0.0f32; (blocks * PROBE_BLOCK) as usize];
+        let p = SyncMutPtr::new(&mut out);
+        // SAFETY: one float per thread of the grid.
+        let report =
+            emu::launch_checked(fma_peak_dims(blocks), |ctx| unsafe { fma_peak(ctx, p.get(), 10, 1.0) }).unwrap();
+        assert!(report.findings.is_empty(), "{:#?}", report.findings);
+        assert!(out.iter().all(|v| v.is_finite() && *v > 0.0));
+        let t = report.counters.total(Op::GlobalStore);
+        assert_eq!((t.requests, t.per_request(), t.efficiency()), (3 * 8, 4.0, 1.0));
+    }
+}

@@ -163,6 +163,7 @@ pub unsafe fn map<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u6
     let first = b.x as u64 * bd.x as u64 + t.x as u64;
     let stride = gd.x as u64 * bd.x as u64;
     let (s_off, d_off) = (src as usize % 16, dst as usize % 16);
+    let (src, dst) = (ctx.global(src, len), ctx.global_mut(dst, len));
     // Elements before both pointers reach a 16-byte boundary, and vectors after.
     let (head, vectors) = if s_off == d_off {
         let head = (((16 - s_off) % 16 / 4) as u64).min(len);
@@ -173,23 +174,28 @@ pub unsafe fn map<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u6
     let mut i = first;
     while i < head {
         // SAFETY: i < head <= len.
-        unsafe { *dst.add(i as usize) = f(*src.add(i as usize)) };
+        let x = unsafe { src.load(i as usize) };
+        // SAFETY: as above.
+        unsafe { dst.store(i as usize, f(x)) };
         i += stride;
     }
-    // SAFETY (pointer arithmetic): head <= len.
-    let (vsrc, vdst) = unsafe { (src.add(head as usize).cast::<F4>(), dst.add(head as usize).cast::<F4>()) };
+    // SAFETY: head <= len.
+    let (vsrc, vdst) = unsafe { (src.at(head as usize, len - head), dst.at(head as usize, len - head)) };
+    let (vsrc, vdst) = (vsrc.cast::<F4>(vectors), vdst.cast::<F4>(vectors));
     let mut i = first;
     while i < vectors {
         // SAFETY: head + 4i + 3 < len; both bases are 16-byte aligned here.
-        let F4([a, b, c, d]) = unsafe { *vsrc.add(i as usize) };
+        let F4([a, b, c, d]) = unsafe { vsrc.load(i as usize) };
         // SAFETY: as above.
-        unsafe { *vdst.add(i as usize) = F4([f(a), f(b), f(c), f(d)]) };
+        unsafe { vdst.store(i as usize, F4([f(a), f(b), f(c), f(d)])) };
         i += stride;
     }
     let mut i = head + vectors * 4 + first;
     while i < len {
         // SAFETY: i < len.
-        unsafe { *dst.add(i as usize) = f(*src.add(i as usize)) };
+        let x = unsafe { src.load(i as usize) };
+        // SAFETY: as above.
+        unsafe { dst.store(i as usize, f(x)) };
         i += stride;
     }
 }

@@ -32,8 +32,10 @@ use crate::ThreadCtx;
 /// Vector path (both buffers 16-byte aligned, `cols % 4 == 0`): each warp
 /// load or store instruction moves 512 contiguous bytes (`ld/st.global.v4`,
 /// 16 sectors per request), `N / 4` loads in flight per lane. Scalar path:
-/// four 4-byte accesses per group, the same sectors. Each input element is
-/// read once and each output element written once.
+/// four 4-byte accesses per group at the same addresses, so each warp request
+/// spans the vector request's 16 sectors for a quarter of its bytes: four
+/// times the requests and the sectors through L1, for the same DRAM sectors.
+/// Each input element is read once and each output element written once.
 ///
 /// # Safety
 /// `input` and `output` valid for `rows * cols` floats, not overlapping;
@@ -65,6 +67,7 @@ unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
     cols: u32,
 ) {
     const W: usize = WARP as usize;
+    let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));
     let t = ctx.thread_idx().x as usize;
     let (warp, lane) = (t / W, t % W);
     let row = ctx.block_idx().x as usize * WARP_ROWS_PER_BLOCK as usize + warp;
@@ -73,7 +76,7 @@ unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
     }
     let cols = cols as usize;
     // SAFETY: row < rows: the row's first element is inside both buffers.
-    let (x, y) = unsafe { (input.add(row * cols), output.add(row * cols)) };
+    let (x, y) = unsafe { (input.at(row * cols, cols), output.at(row * cols, cols)) };
     let span = Span::of(cols, lane, W, N / 4);
 
     // Load; floats outside the row hold -inf, which adds exp(-inf) = 0.

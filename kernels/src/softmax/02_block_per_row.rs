@@ -38,7 +38,8 @@ use crate::ThreadCtx;
 /// As step 1: on the vector path each warp instruction moves 512 contiguous
 /// bytes, `N / 4` loads in flight per thread; every element read once and
 /// written once. Shared memory: 64 floats, written by lane 0 of each warp and
-/// read by every lane once.
+/// read by every lane once, one wavefront per request up to 16 warps; with
+/// more, lanes `l` and `l + 16` read words 32 apart, in one bank: two.
 ///
 /// # Safety
 /// `input` and `output` valid for `rows * cols` floats, not overlapping;
@@ -69,6 +70,7 @@ unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
     rows: u32,
     cols: u32,
 ) {
+    let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));
     let t = ctx.thread_idx().x as usize;
     let threads = ctx.block_dim().x as usize;
     let row = ctx.block_idx().x as usize;
@@ -77,7 +79,7 @@ unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
     }
     let cols = cols as usize;
     // SAFETY: row < rows: the row's first element is inside both buffers.
-    let (x, y) = unsafe { (input.add(row * cols), output.add(row * cols)) };
+    let (x, y) = unsafe { (input.at(row * cols, cols), output.at(row * cols, cols)) };
     let span = Span::of(cols, t, threads, N / 4);
     // SAFETY: span is this thread's share of this row; VEC: aligned rows.
     let mut part = unsafe { Part::<N, VEC>::load(x, t, threads, span) };

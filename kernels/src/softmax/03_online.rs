@@ -36,7 +36,9 @@
 //! between reading its row and writing it. Each thread reads back only what
 //! it copied, in the same mapping, so the stash needs no barrier of its own.
 //! It costs the SM's shared memory (one such block per SM, as the registers
-//! already allowed). Unaligned rows stage through registers.
+//! already allowed). Unaligned rows stage through registers, as 4-byte
+//! stores and loads 16 bytes apart, so lanes 8 apart share a bank: 4
+//! wavefronts per request instead of 1 (the fallback path only).
 
 use super::{
     ONLINE_FLOATS, PAIRS_SHARED_BYTES, Part, STASH_MAX_COLS, Span, base_of, block_combine, exp_minus, vector_rows,
@@ -46,6 +48,8 @@ use crate::ThreadCtx;
 
 /// Floats per thread per chunk.
 const F: usize = ONLINE_FLOATS as usize;
+/// Floats of the (max, sum) pairs, which the stash follows in shared memory.
+const PAIRS: usize = PAIRS_SHARED_BYTES as usize / 4;
 
 /// Softmax of each row of a `rows x cols` row-major matrix, one block per
 /// row, in two passes: online (max, sum), then re-read and write.
@@ -125,6 +129,7 @@ unsafe fn body<C: ThreadCtx, const VEC: bool, const STASH: bool>(
     rows: u32,
     cols: u32,
 ) {
+    let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));
     let t = ctx.thread_idx().x as usize;
     let threads = ctx.block_dim().x as usize;
     let row = ctx.block_idx().x as usize;
@@ -133,7 +138,7 @@ unsafe fn body<C: ThreadCtx, const VEC: bool, const STASH: bool>(
     }
     let cols = cols as usize;
     // SAFETY: row < rows: the row's first element is inside both buffers.
-    let (x, y) = unsafe { (input.add(row * cols), output.add(row * cols)) };
+    let (x, y) = unsafe { (input.at(row * cols, cols), output.at(row * cols, cols)) };
     // Chunk c: the groups of four floats from c * per_chunk on. Chunks of
     // whole groups inside the row are full (no bounds checks); at most one,
     // the last, is not.
@@ -143,8 +148,8 @@ unsafe fn body<C: ThreadCtx, const VEC: bool, const STASH: bool>(
     let first = |c: usize| c * per_chunk + t;
     let last_span = if chunks > full { Span::of(cols, first(full), threads, F / 4) } else { Span::full(F / 4) };
     // SAFETY: the stash follows the pairs in the launch's shared memory and
-    // holds the row (only dereferenced with STASH).
-    let stash = unsafe { ctx.shared_mem::<f32>().add(PAIRS_SHARED_BYTES as usize / 4) };
+    // holds the row (only accessed with STASH).
+    let stash = unsafe { ctx.shared::<f32>(PAIRS + cols).at(PAIRS, cols) };
 
     // Stash and vectors: every full chunk goes to shared memory by
     // asynchronous copies, all of them in flight at once, and pass 1 reads
@@ -156,19 +161,24 @@ unsafe fn body<C: ThreadCtx, const VEC: bool, const STASH: bool>(
             unroll!(k < F / 4, {
                 let g = first(c) + threads * k;
                 // SAFETY: group g of a full chunk: inside the row and the stash, both aligned.
-                unsafe { ctx.copy_async_16(stash.add(4 * g), x.add(4 * g)) };
+                unsafe { stash.copy_async_16(4 * g, &x, 4 * g) };
             });
         }
         ctx.wait_async_copies();
     }
-    let src = if STASH && VEC { stash.cast_const() } else { x };
 
     // Pass 1: the running state, chunk by chunk; the last chunk stays in registers.
     let (mut m, mut s) = (f32::NEG_INFINITY, 0.0f32);
     let mut last = Part::<F, VEC>::default();
     for c in 0..full {
         // SAFETY: a full chunk is inside the row (and, copied, the stash); VEC: aligned rows.
-        last = unsafe { Part::load(src, first(c), threads, Span::full(F / 4)) };
+        last = unsafe {
+            if STASH && VEC {
+                Part::load(stash, first(c), threads, Span::full(F / 4))
+            } else {
+                Part::load(x, first(c), threads, Span::full(F / 4))
+            }
+        };
         update(&mut m, &mut s, &last);
         if STASH && !VEC && c + 1 < chunks {
             // SAFETY: the same slots of the row-sized stash.
@@ -197,8 +207,13 @@ unsafe fn body<C: ThreadCtx, const VEC: bool, const STASH: bool>(
     for c in (0..chunks - 1).rev() {
         // SAFETY: every chunk before the last is full; with STASH, this
         // thread stored exactly these slots of the stash in pass 1.
-        let from = if STASH { stash.cast_const() } else { x };
-        let mut part = unsafe { Part::<F, VEC>::load(from, first(c), threads, Span::full(F / 4)) };
+        let mut part = unsafe {
+            if STASH {
+                Part::<F, VEC>::load(stash, first(c), threads, Span::full(F / 4))
+            } else {
+                Part::<F, VEC>::load(x, first(c), threads, Span::full(F / 4))
+            }
+        };
         part.exp_in_place(base);
         part.scale(inv);
         // SAFETY: as for the load.

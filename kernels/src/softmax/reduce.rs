@@ -47,22 +47,22 @@ pub(crate) fn warp_combine<C: ThreadCtx>(ctx: &C, mut m: f32, mut s: f32) -> (f3
 /// with [`PAIRS_SHARED_BYTES`] of dynamic shared memory.
 #[inline(always)]
 pub(crate) unsafe fn block_combine<C: ThreadCtx>(ctx: &C, m: f32, s: f32) -> (f32, f32) {
-    let pairs = ctx.shared_mem::<f32>();
+    let pairs = ctx.shared::<f32>(PAIRS_SHARED_BYTES as usize / 4);
     let t = ctx.thread_idx().x;
     let (warp, lane) = ((t / WARP) as usize, t % WARP);
     let warps = ctx.block_dim().x / WARP;
     if lane == 0 {
         // SAFETY: warp < 32: inside the 64 floats of pairs.
         unsafe {
-            *pairs.add(2 * warp) = m;
-            *pairs.add(2 * warp + 1) = s;
+            pairs.store(2 * warp, m);
+            pairs.store(2 * warp + 1, s);
         }
     }
     ctx.sync_threads();
     let (pm, ps) = if lane < warps {
         let l = lane as usize;
         // SAFETY: written by warp `lane` before the barrier.
-        unsafe { (*pairs.add(2 * l), *pairs.add(2 * l + 1)) }
+        unsafe { (pairs.load(2 * l), pairs.load(2 * l + 1)) }
     } else {
         (f32::NEG_INFINITY, 0.0)
     };

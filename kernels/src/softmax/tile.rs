@@ -3,6 +3,7 @@
 // the two reductions over them, and their loads and stores. Included by
 // mod.rs, as an inner part of the `softmax` module.
 
+use crate::mem::{Load, Store};
 use crate::vector::F4;
 
 /// Whether a row can move as 16-byte vectors: both buffers 16-byte aligned
@@ -138,26 +139,27 @@ impl<const N: usize, const VEC: bool> Part<N, VEC> {
         }
     }
 
-    /// Loads the part of the row at `x` given by `first`, `stride`, `span`.
+    /// Loads the part of the row `x` (in global or shared memory) given by
+    /// `first`, `stride`, `span`.
     ///
     /// # Safety
     /// `span` is [`Span::of`] (or [`Span::full`] for slots known inside) for
     /// this row, `first` and `stride`; with `VEC`, `x` is 16-byte aligned and
     /// the row has no tail.
     #[inline(always)]
-    pub(crate) unsafe fn load(x: *const f32, first: usize, stride: usize, span: Span) -> Self {
+    pub(crate) unsafe fn load(x: impl Load<f32>, first: usize, stride: usize, span: Span) -> Self {
         let mut p = Part::default();
         unroll!(k < N / 4, {
             if k < span.slots {
                 let g = first + stride * k;
                 if VEC {
                     // SAFETY: group g is inside the row, 16g bytes past an aligned start.
-                    let F4([a, b, c, d]) = unsafe { *x.cast::<F4>().add(g) };
+                    let F4([a, b, c, d]) = unsafe { x.load_as::<F4>(4 * g) };
                     (p.v[4 * k], p.v[4 * k + 1], p.v[4 * k + 2], p.v[4 * k + 3]) = (a, b, c, d);
                 } else {
                     unroll!(q < 4, {
                         // SAFETY: group g is inside the row.
-                        p.v[4 * k + q] = unsafe { *x.add(4 * g + q) };
+                        p.v[4 * k + q] = unsafe { x.load(4 * g + q) };
                     });
                 }
             }
@@ -167,19 +169,20 @@ impl<const N: usize, const VEC: bool> Part<N, VEC> {
             unroll!(q < 3, {
                 if q < span.tail {
                     // SAFETY: the tail floats are the row's last cols % 4.
-                    p.tail[q] = unsafe { *x.add(at + q) };
+                    p.tail[q] = unsafe { x.load(at + q) };
                 }
             });
         }
         p
     }
 
-    /// Stores the part to the row at `y`, with the mapping it was loaded with.
+    /// Stores the part to the row `y` (in global or shared memory), with the
+    /// mapping it was loaded with.
     ///
     /// # Safety
     /// As [`Part::load`], for `y`.
     #[inline(always)]
-    pub(crate) unsafe fn store(&self, y: *mut f32, first: usize, stride: usize, span: Span) {
+    pub(crate) unsafe fn store(&self, y: impl Store<f32>, first: usize, stride: usize, span: Span) {
         unroll!(k < N / 4, {
             if k < span.slots {
                 let g = first + stride * k;
@@ -187,11 +190,11 @@ impl<const N: usize, const VEC: bool> Part<N, VEC> {
                     // Built from its lanes so LLVM emits one v4 store, not a memcpy.
                     let q = F4([self.v[4 * k], self.v[4 * k + 1], self.v[4 * k + 2], self.v[4 * k + 3]]);
                     // SAFETY: as for the load.
-                    unsafe { *y.cast::<F4>().add(g) = q };
+                    unsafe { y.store_as::<F4>(4 * g, q) };
                 } else {
                     unroll!(q < 4, {
                         // SAFETY: as for the load.
-                        unsafe { *y.add(4 * g + q) = self.v[4 * k + q] };
+                        unsafe { y.store(4 * g + q, self.v[4 * k + q]) };
                     });
                 }
             }
@@ -201,7 +204,7 @@ impl<const N: usize, const VEC: bool> Part<N, VEC> {
             unroll!(q < 3, {
                 if q < span.tail {
                     // SAFETY: as for the load.
-                    unsafe { *y.add(at + q) = self.tail[q] };
+                    unsafe { y.store(at + q, self.tail[q]) };
                 }
             });
         }
