@@ -48,11 +48,16 @@ struct Args {
     #[arg(long)]
     emulate: bool,
     /// With --emulate: print the memory counters (sectors per global
-    /// request, shared-memory wavefronts per request) of every transpose
-    /// step and the copy kernel, counted by the emulator at this shape
-    /// (ROWSxCOLS or N; 256x256 when no shape is given), instead of the report.
+    /// request, shared-memory wavefronts per request) of every kernel,
+    /// counted by the emulator, instead of the report: the copy and the
+    /// transposes at this shape (ROWSxCOLS or N; 256x256 when no shape is
+    /// given), the other ops at small fixed shapes.
     #[arg(long, num_args = 0..=1, default_missing_value = "256x256", value_parser = parse_shape, value_name = "SHAPE")]
     counters: Option<(usize, usize)>,
+    /// With --counters: also write the counters as JSON to this file (what
+    /// the doc generators read).
+    #[arg(long, value_name = "FILE")]
+    counters_json: Option<PathBuf>,
     /// Re-print and re-draw a report.json from an earlier run instead of
     /// measuring (for docs; with --peers to add PyTorch).
     #[arg(long)]
@@ -78,7 +83,14 @@ fn main() -> ExitCode {
             eprintln!("error: --counters counts on the CPU emulator: add --emulate");
             return ExitCode::from(2);
         }
-        return match report::counters::run(rows, cols) {
+        let counted = report::counters::collect(rows, cols).and_then(|all| {
+            if let Some(path) = &args.counters_json {
+                let text = serde_json::to_string_pretty(&report::counters::json(&all))?;
+                std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+            }
+            report::counters::table(&all)
+        });
+        return match counted {
             Ok(table) => {
                 print!("{table}");
                 ExitCode::SUCCESS

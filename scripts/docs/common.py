@@ -61,3 +61,54 @@ def parse_ncu(text):
             scale = {"s": 1e6, "ms": 1e3, "us": 1, "ns": 1e-3}.get((m.group(2) or "").strip(), 1)
             out[cur].setdefault(m.group(1).strip(), float(m.group(3).replace(",", "")) * scale)
     return out
+
+
+# ---- the emulator's counters beside ncu's ------------------------------------
+
+# (column title, the emulator's op name in counters.json, ncu's transactions
+# and requests metrics): ncu counts global requests and sectors at L1, and
+# shared-memory wavefronts per shared instruction executed.
+COUNTER_COLUMNS = [
+    ("global ld sectors / request", "global ld",
+     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+    ("global st sectors / request", "global st",
+     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+    ("shared st wavefronts / request", "shared st",
+     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "smsp__inst_executed_op_shared_st.sum"),
+    ("shared ld wavefronts / request", "shared ld",
+     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "smsp__inst_executed_op_shared_ld.sum"),
+]
+
+
+def emulator_counters(path):
+    """counters.json (`--emulate --counters --counters-json`) ->
+    {(op, kernel): {"shape": .., "totals": {access: tally}}}."""
+    data = json.loads(pathlib.Path(path).read_text())
+    return {(k["op"], k["kernel"]): k for k in data["kernels"]}
+
+
+def counters_table(w, emu, rows):
+    """The emulator-against-ncu table: `rows` is [(label, emulator entry of
+    emulator_counters(), ncu's metrics of the launch)]. Each cell reads
+    `emulator / ncu`; a pair more than 10% apart is marked, and the marked
+    cells are returned as [(label, column, emulator, ncu)] for the page to
+    explain."""
+    w("| kernel | emulator shape | " + " | ".join(c[0] for c in COUNTER_COLUMNS) + " |")
+    w("|" + " --- |" * (len(COUNTER_COLUMNS) + 2))
+    apart = []
+    for label, e, n in rows:
+        cells = []
+        for title, access, tx, req in COUNTER_COLUMNS:
+            t = e["totals"].get(access)
+            mine = t["per_request"] if t else None
+            theirs = n[tx] / n[req] if n.get(req) else None
+            if mine is None and theirs is None:
+                cells.append("-")
+                continue
+            fmt = lambda x: "-" if x is None else f"{x:.2f}"
+            far = mine is None or theirs is None or abs(mine - theirs) > 0.1 * max(mine, theirs)
+            if far:
+                apart.append((label, title, mine, theirs))
+            cells.append(f"{fmt(mine)} / {fmt(theirs)}" + (" **\\***" if far else ""))
+        w(f"| `{label}` | {e['shape']} | " + " | ".join(cells) + " |")
+    return apart

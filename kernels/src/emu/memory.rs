@@ -476,8 +476,10 @@ impl Memory {
                 let log = core::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()));
                 warp.extend(log.into_iter().map(|r| (lane as u32, r)));
             }
-            warp.sort_unstable_by_key(|&(lane, r)| (r.site, r.instance, lane));
-            for group in warp.chunk_by(|a, b| (a.1.site, a.1.instance) == (b.1.site, b.1.instance)) {
+            // A line may access both memories (a helper called with a
+            // global and a shared view): the op keeps their requests apart.
+            warp.sort_unstable_by_key(|&(lane, r)| (r.site, r.op, r.instance, lane));
+            for group in warp.chunk_by(|a, b| (a.1.site, a.1.op, a.1.instance) == (b.1.site, b.1.op, b.1.instance)) {
                 let r = group[0].1;
                 let (width, tally) = tallies.entry((r.site, r.op)).or_insert((r.bytes, Tally::default()));
                 *width = (*width).max(r.bytes);
