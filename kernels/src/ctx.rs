@@ -104,6 +104,28 @@ pub trait ThreadCtx {
     /// As [`ThreadCtx::mem_load`].
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn mem_store<T, U: Copy>(&self, space: Space, base: *mut T, len: usize, i: usize, value: U);
+    /// The emulator's side of [`crate::Shared::copy_async_16`]: the `U` at
+    /// element `j` of the global `src` (`src_len` elements) copied to
+    /// element `i` of the shared `dst` (`dst_len`), as one `cp.async`. By
+    /// default a [`ThreadCtx::mem_load`] and a [`ThreadCtx::mem_store`]; the
+    /// emulator counts the two sides as `cp.async`, not as a load and a
+    /// store. (The GPU issues the instruction itself: not compiled there.)
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::mem_load`] for `src` and [`ThreadCtx::mem_store`] for `dst`.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[track_caller]
+    unsafe fn mem_copy_async<T, U: Copy + Default>(
+        &self,
+        (dst, dst_len, i): (*mut T, usize, usize),
+        (src, src_len, j): (*const T, usize, usize),
+    ) {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let v = self.mem_load::<T, U>(Space::Global, src, src_len, j);
+            self.mem_store::<T, U>(Space::Shared, dst, dst_len, i, v)
+        }
+    }
     /// `__shfl_xor_sync(0xffffffff, value, lane_mask)`: all 32 lanes of the
     /// warp must take part.
     fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32;

@@ -290,6 +290,7 @@ impl ThreadCtx for EmuCtx<'_> {
             base.addr(),
             at,
             (size_of::<U>(), align_of::<U>()),
+            false,
         ) {
             // SAFETY: inside the view (checked), which the caller vouches
             // for; unaligned only where the checker has reported it.
@@ -300,11 +301,33 @@ impl ThreadCtx for EmuCtx<'_> {
     #[track_caller]
     unsafe fn mem_store<T, U: Copy>(&self, space: Space, base: *mut T, len: usize, i: usize, value: U) {
         let at = (size_of::<T>(), len, i);
-        if let Some(addr) =
-            self.request().access(Location::caller(), space, true, base.addr(), at, (size_of::<U>(), align_of::<U>()))
-        {
+        if let Some(addr) = self.request().access(
+            Location::caller(),
+            space,
+            true,
+            base.addr(),
+            at,
+            (size_of::<U>(), align_of::<U>()),
+            false,
+        ) {
             // SAFETY: as above.
             unsafe { base.with_addr(addr).cast::<U>().write_unaligned(value) }
+        }
+    }
+    #[track_caller]
+    unsafe fn mem_copy_async<T, U: Copy + Default>(
+        &self,
+        (dst, dst_len, i): (*mut T, usize, usize),
+        (src, src_len, j): (*const T, usize, usize),
+    ) {
+        let (loc, request, width) = (Location::caller(), self.request(), (size_of::<U>(), align_of::<U>()));
+        let from = request.access(loc, Space::Global, false, src.addr(), (size_of::<T>(), src_len, j), width, true);
+        // SAFETY: inside the view (checked), which the caller vouches for.
+        let v = from.map_or(U::default(), |a| unsafe { src.with_addr(a).cast::<U>().read_unaligned() });
+        if let Some(a) = request.access(loc, Space::Shared, true, dst.addr(), (size_of::<T>(), dst_len, i), width, true)
+        {
+            // SAFETY: as above.
+            unsafe { dst.with_addr(a).cast::<U>().write_unaligned(v) }
         }
     }
     fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32 {

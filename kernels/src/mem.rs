@@ -334,6 +334,12 @@ reshape!(Shared, *mut U);
 pub trait Load<T>: Copy {
     /// The first element's address.
     fn as_ptr(&self) -> *const T;
+    /// Elements in the view (on the emulator; 0 on the GPU).
+    fn len(&self) -> usize;
+    /// Whether the view has no elements (on the emulator).
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Element `i` (see [`Global::load`]).
     ///
     /// # Safety
@@ -370,6 +376,10 @@ macro_rules! load_trait {
             #[inline(always)]
             fn as_ptr(&self) -> *const T {
                 $View::as_ptr(self)
+            }
+            #[inline(always)]
+            fn len(&self) -> usize {
+                $View::len(self)
             }
             #[inline(always)]
             unsafe fn load(&self, i: usize) -> T {
@@ -413,8 +423,9 @@ impl<C: ThreadCtx> Shared<'_, C, f32> {
     /// `i..i + 4` of this view without holding them in registers
     /// ([`ThreadCtx::copy_async_16`], `cp.async.cg`); this thread reads them
     /// after [`ThreadCtx::wait_async_copies`], other threads after a barrier
-    /// besides. On the emulator the copy is a checked and counted 16-byte
-    /// global load and shared store at the caller's line.
+    /// besides. On the emulator the copy is checked as a 16-byte global
+    /// load and shared store, and counted as the two sides of a `cp.async`
+    /// at the caller's line.
     ///
     /// # Safety
     /// As [`Self::store_as`] and [`Global::load_as`] for a 16-byte `F4`:
@@ -430,8 +441,7 @@ impl<C: ThreadCtx> Shared<'_, C, f32> {
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: forwarded from the caller.
         unsafe {
-            let v = src.load_as::<crate::vector::F4>(j);
-            self.store_as::<crate::vector::F4>(i, v)
+            self.ctx.mem_copy_async::<f32, crate::vector::F4>((self.ptr, self.len, i), (src.as_ptr(), src.len(), j))
         }
     }
 }

@@ -82,9 +82,14 @@ COUNTER_COLUMNS = [
 
 def emulator_counters(path):
     """counters.json (`--emulate --counters --counters-json`) ->
-    {(op, kernel): {"shape": .., "totals": {access: tally}}}."""
+    {(op, kernel, shape): {"shape": .., "totals": {access: tally}}}; with
+    one shape per kernel, (op, kernel, None) finds it too."""
     data = json.loads(pathlib.Path(path).read_text())
-    return {(k["op"], k["kernel"]): k for k in data["kernels"]}
+    out = {(k["op"], k["kernel"], k["shape"]): k for k in data["kernels"]}
+    for k in data["kernels"]:
+        if sum(1 for o, n, _ in out if (o, n) == (k["op"], k["kernel"])) == 1:
+            out[(k["op"], k["kernel"], None)] = k
+    return out
 
 
 def counters_table(w, emu, rows):
@@ -99,8 +104,10 @@ def counters_table(w, emu, rows):
     for label, e, n in rows:
         cells = []
         for title, access, tx, req in COUNTER_COLUMNS:
-            t = e["totals"].get(access)
-            mine = t["per_request"] if t else None
+            # ncu's global loads include cp.async's global side (LDGSTS).
+            parts = [e["totals"][a] for a in ([access] + (["cp.async ld"] if access == "global ld" else []))
+                     if a in e["totals"]]
+            mine = sum(t["transactions"] for t in parts) / sum(t["requests"] for t in parts) if parts else None
             theirs = n[tx] / n[req] if n.get(req) else None
             if mine is None and theirs is None:
                 cells.append("-")

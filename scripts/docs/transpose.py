@@ -10,7 +10,7 @@ CUDA-event timings per kernel and shape), criterion_medians.json
 8192x8192), torch_peers.json (PyTorch, same call), machine.txt. Every number
 in the page comes from those files."""
 import json, pathlib, re, sys
-from common import parse_ncu, step_sections, steps
+from common import counters_table, emulator_counters, parse_ncu, step_sections, steps
 
 run = pathlib.Path(sys.argv[1])
 STEPS = steps("transpose")
@@ -126,6 +126,25 @@ for k in ["copy_f32"] + [s["entry"] for s in STEPS]:
     w(f"| `{k}` | {c['ld_sectors']:.1f} | {c['st_sectors']:.1f} | {f(c['smem_wavefronts'], 2)} | {f(c['dram_mb'])} |")
 w("\nA warp's 32 scalar floats span 4 sectors of 32 bytes when contiguous and 32 sectors when strided; "
   "a 16-byte-per-lane access spans 16. One shared-memory wavefront per request is conflict-free; n means an n-way conflict.\n")
+
+# ---- counters.json: the emulator's counters beside ncu's --------------------
+emu = emulator_counters(run / "counters.json")
+w("### The same counters from the CPU emulator\n")
+w(f"`cargo run --release -- --emulate --counters` ([`counters.json`](measurements/{run.name}/counters.json)) counts every "
+  "access of the same kernels on the CPU, at a small shape whose blocks are all interior like the GPU's. Each cell reads "
+  "*emulator / ncu*; a pair more than 10% apart would be starred.\n")
+apart = counters_table(w, emu, [("copy_f32", emu[("copy", "copy", None)], ncu["copy_f32"])]
+                       + [(s["entry"], emu[("transpose", s["name"], None)], ncu[s["entry"]]) for s in STEPS])
+assert not apart, f"transpose: emulator and ncu more than 10% apart: {apart}"
+above = [ncu[s["entry"]][tx] / ncu[s["entry"]][req] / emu[("transpose", s["name"], None)]["totals"][acc]["per_request"]
+         for s in STEPS for acc, tx, req in [
+             ("shared ld", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "smsp__inst_executed_op_shared_ld.sum"),
+             ("shared st", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "smsp__inst_executed_op_shared_st.sum")]
+         if acc in emu[("transpose", s["name"], None)]["totals"]]
+w(f"\nSectors per request are the same to the second decimal. `ncu`'s shared-memory wavefronts per request run "
+  f"{100 * (min(above) - 1):.0f}% to {100 * (max(above) - 1):.0f}% above the model's: shared memory and the L1 cache are "
+  "one set of data banks, and `ncu` also counts the wavefronts a request loses to the cache's own traffic there, which a "
+  "model of the access pattern leaves out.\n")
 
 # What each step shows, from this run's counters; the step's idea is the registry's.
 WHY = {

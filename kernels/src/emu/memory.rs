@@ -45,8 +45,13 @@
 //!   as four phases of 8 lanes (128 bytes a phase, what the banks deliver per
 //!   cycle). A phase takes as many wavefronts as the most distinct words any
 //!   one bank holds among its lanes' words; a request, the sum over its
-//!   phases with active lanes. Not modelled: the pairing of uniform
-//!   addresses that lets some `LDS.128` patterns take 2 wavefronts instead of 4.
+//!   phases with active lanes. Not modelled: the H100's `ncu` counts
+//!   fewer wavefronts for 16-byte *loads* than this (2 to 3 for a whole
+//!   512-byte request, where its 16-byte stores take 4): `docs/softmax.md`
+//!   and `docs/gemm.md` put the two side by side.
+//! - `cp.async` ([`crate::Shared::copy_async_16`]): its two sides apart, as
+//!   [`Op::CopyAsyncLoad`] (sectors) and [`Op::CopyAsyncStore`]
+//!   (wavefronts), since `ncu` counts `LDGSTS` apart from shared stores.
 //!
 //! and the bytes the lanes asked for, against the ideal: for global memory
 //! the sectors a packed, aligned request for those bytes would touch, for
@@ -68,10 +73,12 @@
 //! (NVIDIA developer forums, "bank_conflicts metric vs wavefronts for shared
 //! memory LDS.128", where `ncu` counts 4 wavefronts and 0 conflicts).
 //!
-//! Not seen here: accesses through raw pointers (the ops not yet written
-//! with views), and `cp.async`/`wgmma` traffic ([`crate::ThreadCtx::copy_async_16`]
-//! writes shared memory behind the checker's back: a kernel that reads
-//! such data through a view needs those copies recorded first).
+//! Counted per line of the source, that is at PTX granularity: where
+//! ptxas merges a kernel's consecutive 4-byte shared loads into one 8- or
+//! 16-byte load, the GPU makes fewer, wider requests than counted here. The
+//! operands a `wgmma` reads from shared memory pass the checker (races,
+//! unwritten words) but are not counted: they do not go through the
+//! load/store unit.
 
 use super::unlinear;
 use crate::Dim3;
@@ -117,36 +124,47 @@ pub enum Op {
     GlobalStore,
     SharedLoad,
     SharedStore,
+    /// The global side of a `cp.async` (`LDGSTS`): read without a register.
+    CopyAsyncLoad,
+    /// Its shared side: written without a register.
+    CopyAsyncStore,
 }
 
 impl Op {
     /// Every op, in the order tables list them.
-    pub const ALL: [Op; 4] = [Op::GlobalLoad, Op::GlobalStore, Op::SharedLoad, Op::SharedStore];
+    pub const ALL: [Op; 6] =
+        [Op::GlobalLoad, Op::GlobalStore, Op::SharedLoad, Op::SharedStore, Op::CopyAsyncLoad, Op::CopyAsyncStore];
 
-    fn new(space: Space, store: bool) -> Op {
-        match (space, store) {
-            (Space::Global, false) => Op::GlobalLoad,
-            (Space::Global, true) => Op::GlobalStore,
-            (Space::Shared, false) => Op::SharedLoad,
-            (Space::Shared, true) => Op::SharedStore,
+    /// `copy_async`: the access is one side of a `cp.async`, which `ncu`
+    /// counts apart from loads and stores (`op_ldgsts`).
+    fn new(space: Space, store: bool, copy_async: bool) -> Op {
+        match (space, store, copy_async) {
+            (Space::Global, false, false) => Op::GlobalLoad,
+            (Space::Global, true, _) => Op::GlobalStore,
+            (Space::Shared, false, _) => Op::SharedLoad,
+            (Space::Shared, true, false) => Op::SharedStore,
+            (Space::Global, false, true) => Op::CopyAsyncLoad,
+            (Space::Shared, true, true) => Op::CopyAsyncStore,
         }
     }
 
     pub fn space(self) -> Space {
         match self {
-            Op::GlobalLoad | Op::GlobalStore => Space::Global,
-            Op::SharedLoad | Op::SharedStore => Space::Shared,
+            Op::GlobalLoad | Op::GlobalStore | Op::CopyAsyncLoad => Space::Global,
+            Op::SharedLoad | Op::SharedStore | Op::CopyAsyncStore => Space::Shared,
         }
     }
 
     pub fn is_store(self) -> bool {
-        matches!(self, Op::GlobalStore | Op::SharedStore)
+        matches!(self, Op::GlobalStore | Op::SharedStore | Op::CopyAsyncStore)
     }
 
     /// `global ld`, `shared st`, ...
     pub fn name(self) -> &'static str {
         match self {
             Op::GlobalLoad => "global ld",
+            Op::CopyAsyncLoad => "cp.async ld",
+            Op::CopyAsyncStore => "cp.async st",
             Op::GlobalStore => "global st",
             Op::SharedLoad => "shared ld",
             Op::SharedStore => "shared st",
@@ -644,6 +662,7 @@ impl Request<'_> {
         base: usize,
         (elem, len, i): (usize, usize, usize),
         (bytes, align): (usize, usize),
+        copy_async: bool,
     ) -> Option<usize> {
         let access = Access::of(store);
         let elements = if elem == 0 { 1 } else { bytes.div_ceil(elem).max(1) };
@@ -673,7 +692,7 @@ impl Request<'_> {
             }
         };
         if let (true, Some((site, instance))) = (counting, site) {
-            let op = Op::new(space, store);
+            let op = Op::new(space, store, copy_async);
             self.local.records.borrow_mut().push(Record { site, instance, op, bytes: bytes as u32, addr: logged });
         }
         Some(addr)

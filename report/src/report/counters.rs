@@ -13,7 +13,7 @@ use super::reference;
 use anyhow::{Result, bail};
 use coalesce::emu::{Op, Report, SiteCounters, Tally};
 use coalesce::gemm::{AlphaBeta, GemmShape};
-use coalesce::softmax::Kernel;
+use coalesce::softmax::{Kernel, Strategy};
 use coalesce::{MatrixShape, emu, kernels};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -33,14 +33,17 @@ pub const SIN_LEN: usize = 1 << 16;
 /// Rows of each softmax launch.
 pub const SOFTMAX_ROWS: usize = 4;
 
-/// The columns a softmax kernel is counted at: the row lengths the ncu
-/// probe (`tests/softmax.rs`, `gpu_ncu_probe`) launches it at, else the
-/// most it takes (at most 32768).
-pub fn softmax_cols(kernel: Kernel) -> usize {
-    match kernel {
-        Kernel::Block16 => 4096,
-        k => k.max_cols().min(32_768) as usize,
+/// The row lengths of the softmax launches, and at each every strategy's
+/// kernel and the online one: the launches of the ncu probe
+/// (`tests/softmax.rs`, `gpu_ncu_probe`), on [`SOFTMAX_ROWS`] rows.
+pub const SOFTMAX_COLS: [usize; 4] = [1024, 4096, 32_768, 50_000];
+
+fn softmax_kernels(cols: usize) -> Vec<Kernel> {
+    let mut kernels: Vec<Kernel> = Strategy::ALL.iter().filter_map(|s| s.kernel(cols as u32)).collect();
+    if !kernels.contains(&Kernel::Online) {
+        kernels.push(Kernel::Online);
     }
+    kernels
 }
 
 /// Counts every kernel: the copy and the transposes at `rows x cols`, the
@@ -84,19 +87,20 @@ pub fn collect(rows: usize, cols: usize) -> Result<Vec<Counted>> {
         push("nested_sin", v.name(), format!("2^{}", SIN_LEN.trailing_zeros()), report)?;
     }
 
-    for kernel in Kernel::ALL {
-        let cols = softmax_cols(kernel);
+    for cols in SOFTMAX_COLS {
         let shape = MatrixShape::new(SOFTMAX_ROWS, cols)?;
         let input: Vec<f32> = (0..shape.len()).map(|i| ((i * 37) % 101) as f32 * 0.1 - 5.0).collect();
-        let mut out = vec![f32::NAN; shape.len()];
-        let report = coalesce::softmax::emu::launch_checked(kernel, &input, &mut out, shape)?;
-        for row in out.chunks(cols) {
-            let sum: f64 = row.iter().map(|&v| v as f64).sum();
-            if (sum - 1.0).abs() > 1e-5 {
-                bail!("emulated softmax {} row sums to {sum}", kernel.name());
+        for kernel in softmax_kernels(cols) {
+            let mut out = vec![f32::NAN; shape.len()];
+            let report = coalesce::softmax::emu::launch_checked(kernel, &input, &mut out, shape)?;
+            for row in out.chunks(cols) {
+                let sum: f64 = row.iter().map(|&v| v as f64).sum();
+                if (sum - 1.0).abs() > 1e-5 {
+                    bail!("emulated softmax {} row sums to {sum}", kernel.name());
+                }
             }
+            push("softmax", kernel.name(), shape.to_string(), report)?;
         }
-        push("softmax", kernel.name(), shape.to_string(), report)?;
     }
 
     let (m, n, k) = GEMM_SHAPE;
@@ -128,7 +132,7 @@ pub fn table(all: &[Counted]) -> Result<String> {
     )?;
     writeln!(
         s,
-        "{:<11}{:<16}{:<14}{:>20}{:>20}{:>18}{:>18}{:>6}",
+        "{:<11}{:<16}{:<14}{:>20}{:>20}{:>18}{:>18}{:>6}{:>26}",
         "op",
         "kernel",
         "shape",
@@ -136,7 +140,8 @@ pub fn table(all: &[Counted]) -> Result<String> {
         "global st sect/req",
         "shared st wf/req",
         "shared ld wf/req",
-        "used"
+        "used",
+        "cp.async sect/req, wf/req"
     )?;
     for k in all {
         let c = &k.report.counters;
@@ -144,11 +149,16 @@ pub fn table(all: &[Counted]) -> Result<String> {
             let t = c.total(op);
             if t.requests == 0 { "-".to_string() } else { format!("{:.2} ({})", t.per_request(), width(c, op)) }
         };
-        let (ld, st) = (c.total(Op::GlobalLoad), c.total(Op::GlobalStore));
-        let used = (ld.bytes + st.bytes) as f64 / (32 * (ld.transactions + st.transactions)).max(1) as f64;
+        let (ld, st, cp) = (c.total(Op::GlobalLoad), c.total(Op::GlobalStore), c.total(Op::CopyAsyncLoad));
+        let used = (ld.bytes + st.bytes + cp.bytes) as f64
+            / (32 * (ld.transactions + st.transactions + cp.transactions)).max(1) as f64;
+        let copies = match (cp.requests, c.total(Op::CopyAsyncStore)) {
+            (0, _) => "-".to_string(),
+            (_, shared) => format!("{:.2}, {:.2}", cp.per_request(), shared.per_request()),
+        };
         writeln!(
             s,
-            "{:<11}{:<16}{:<14}{:>20}{:>20}{:>18}{:>18}{:>5.0}%",
+            "{:<11}{:<16}{:<14}{:>20}{:>20}{:>18}{:>18}{:>5.0}%{:>26}",
             k.op,
             k.kernel,
             k.shape,
@@ -156,7 +166,8 @@ pub fn table(all: &[Counted]) -> Result<String> {
             cell(Op::GlobalStore),
             cell(Op::SharedStore),
             cell(Op::SharedLoad),
-            100.0 * used
+            100.0 * used,
+            copies
         )?;
     }
     writeln!(s, "\n(in brackets: bytes each thread moves per access)\n\nPer source line:\n")?;
