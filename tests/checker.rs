@@ -164,6 +164,7 @@ fn a_missing_barrier_is_a_race() {
         assert!(here(f) && pair.contains(&(write, Access::Write)) && pair.contains(&(read, Access::Read)), "{f}");
     }
     assert!(races.iter().map(|f| f.count).sum::<u64>() > 0);
+    println!("{}", races[0]);
     // The plain launch refuses it, and the host reports it as an error.
     let (i, o) = (SyncPtr::new(&input), SyncMutPtr::new(&mut output));
     // SAFETY: as above.
@@ -216,6 +217,7 @@ fn an_off_by_one_edge_is_out_of_bounds() {
     assert!(matches!(write.kind, FindingKind::OutOfBounds { access: Access::Write, .. }) && write.count == 1);
     assert!(read.to_string().contains("out of bounds"), "{read}");
     assert_eq!(report.findings.len(), 2, "{:#?}", report.findings);
+    println!("{read}\n{write}");
 }
 
 /// Writes 32 floats of shared memory, then each thread reads its right
@@ -241,6 +243,7 @@ fn a_read_of_unwritten_shared_memory_is_found() {
     let f = &report.findings[0];
     assert_eq!(f.kind, FindingKind::UnwrittenShared { byte: 128 }, "{f}");
     assert_eq!((f.site.line, f.thread, f.count), (line_of("// neighbour read"), Dim3::new(31, 0, 0), 1), "{f}");
+    println!("{f}");
 }
 
 /// Each thread fills its own 32-float row of a tile, so a warp's store hits
@@ -273,6 +276,15 @@ fn a_32_way_conflict_shows_in_the_counters() {
     assert_eq!(store.efficiency(), 1.0 / 32.0);
     let load = at(Op::SharedLoad, line_of("// conflict-free load"));
     assert_eq!((load.requests, load.per_request()), (32, 1.0));
+    println!(
+        "shared st at line {}: {} requests, {:.0} wavefronts a request (ideal {:.0}); shared ld at line {}: {:.0}",
+        line_of("// 32-way store"),
+        store.requests,
+        store.per_request(),
+        store.ideal_per_request(),
+        line_of("// conflict-free load"),
+        load.per_request()
+    );
 }
 
 /// One warp's shared loads of 4, 8 and 16 bytes in the patterns whose
