@@ -96,7 +96,11 @@ crate::registry::entry!(probe_fma_peak(out: *mut f32, iters: u32, seed: f32) => 
 mod tests {
     use super::*;
     use crate::emu::{self, Op, SyncMutPtr};
-    use std::vec::Vec;
+
+    /// Floats aligned as `cuMemAlloc`'s buffers are (256 bytes), so that the
+    /// sectors counted are a GPU's, whatever alignment the heap gives.
+    #[repr(C, align(256))]
+    struct Aligned<const N: usize>([f32; N]);
 
     /// `increment` reads and writes each float once, a warp's 128 bytes in 4
     /// sectors a request; `fma_peak` writes one float per thread, the same
@@ -105,26 +109,26 @@ mod tests {
     #[test]
     fn the_probes_pass_the_checker_and_move_4_sectors_a_request() {
         let len = 1000u32;
-        let mut x: Vec<f32> = (0..len).map(|i| i as f32).collect();
-        let p = SyncMutPtr::new(&mut x);
+        let mut x = Aligned::<1000>(core::array::from_fn(|i| i as f32));
+        let p = SyncMutPtr::new(&mut x.0);
         // SAFETY: `x` holds `len` floats.
         let report = emu::launch_checked(increment_dims(len), |ctx| unsafe { increment(ctx, p.get(), len) }).unwrap();
         assert!(report.findings.is_empty(), "{:#?}", report.findings);
-        assert!(x.iter().enumerate().all(|(i, &v)| v == i as f32 + 1.0));
+        assert!(x.0.iter().enumerate().all(|(i, &v)| v == i as f32 + 1.0));
         for op in [Op::GlobalLoad, Op::GlobalStore] {
             let t = report.counters.total(op);
             // 31 whole warps and one of 8 lanes (1000 = 31 * 32 + 8).
             assert_eq!((t.requests, t.bytes, t.transactions), (32, 4000, 31 * 4 + 1), "increment {}", op.name());
         }
 
-        let blocks = 3;
-        let mut out = std::vec![0.0f32; (blocks * PROBE_BLOCK) as usize];
-        let p = SyncMutPtr::new(&mut out);
+        const BLOCKS: u32 = 3;
+        let mut out = Aligned::<{ (BLOCKS * PROBE_BLOCK) as usize }>([0.0; (BLOCKS * PROBE_BLOCK) as usize]);
+        let p = SyncMutPtr::new(&mut out.0);
         // SAFETY: one float per thread of the grid.
         let report =
-            emu::launch_checked(fma_peak_dims(blocks), |ctx| unsafe { fma_peak(ctx, p.get(), 10, 1.0) }).unwrap();
+            emu::launch_checked(fma_peak_dims(BLOCKS), |ctx| unsafe { fma_peak(ctx, p.get(), 10, 1.0) }).unwrap();
         assert!(report.findings.is_empty(), "{:#?}", report.findings);
-        assert!(out.iter().all(|v| v.is_finite() && *v > 0.0));
+        assert!(out.0.iter().all(|v| v.is_finite() && *v > 0.0));
         let t = report.counters.total(Op::GlobalStore);
         assert_eq!((t.requests, t.per_request(), t.efficiency()), (3 * 8, 4.0, 1.0));
     }
