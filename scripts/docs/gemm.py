@@ -40,8 +40,9 @@ SGEMM_ELSEWHERE = next(s["name"] for s in STEPS if s["step"] == "7")
 
 
 def kind(s):
-    """What a step is compared with: cuBLAS SGEMM (FP32-accurate) or TF32."""
-    return "tf32" if s["name"] in ("tf32", "wgmma") else "sgemm"
+    """What a step is compared with: cuBLAS TF32 for the registry's
+    `Precision::Tf32` steps, cuBLAS SGEMM (FP32-accurate) for the others."""
+    return "tf32" if "Precision::Tf32" in s["geometry"] else "sgemm"
 
 
 def tflops(size, name):

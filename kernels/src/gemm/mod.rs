@@ -93,7 +93,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_naive",
                 file: "gemm/01_naive.rs",
                 body: naive,
-                geometry: Geometry { tile: (NAIVE_BLOCK.y, NAIVE_BLOCK.x), block: NAIVE_BLOCK, shared_floats: 0 },
+                geometry: Geometry { precision: Precision::Fp32, tile: (NAIVE_BLOCK.y, NAIVE_BLOCK.x), block: NAIVE_BLOCK, shared_floats: 0 },
             }
             /// Step 2: 32x32 shared-memory tiles.
             SmemTiled => smem_tiled {
@@ -102,7 +102,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_smem_tiled",
                 file: "gemm/02_smem_tiled.rs",
                 body: smem_tiled,
-                geometry: Geometry { tile: (SMEM_TILE, SMEM_TILE), block: Dim3::xy(SMEM_TILE, SMEM_TILE), shared_floats: 2 * SMEM_TILE * SMEM_TILE },
+                geometry: Geometry { precision: Precision::Fp32, tile: (SMEM_TILE, SMEM_TILE), block: Dim3::xy(SMEM_TILE, SMEM_TILE), shared_floats: 2 * SMEM_TILE * SMEM_TILE },
             }
             /// Step 3: 8 outputs per thread along a column.
             Blocktile1d => blocktile_1d {
@@ -111,7 +111,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_blocktile_1d",
                 file: "gemm/03_blocktile_1d.rs",
                 body: blocktile_1d,
-                geometry: Geometry { tile: (BT1_BM, BT1_BN), block: Dim3::xy(BT1_THREADS, 1), shared_floats: BT1_BM * BT1_BK + BT1_BK * BT1_BN },
+                geometry: Geometry { precision: Precision::Fp32, tile: (BT1_BM, BT1_BN), block: Dim3::xy(BT1_THREADS, 1), shared_floats: BT1_BM * BT1_BK + BT1_BK * BT1_BN },
             }
             /// Step 4: an 8x8 register tile per thread.
             Blocktile2d => blocktile_2d {
@@ -120,7 +120,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_blocktile_2d",
                 file: "gemm/04_blocktile_2d.rs",
                 body: blocktile_2d,
-                geometry: Geometry { tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN },
+                geometry: Geometry { precision: Precision::Fp32, tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN },
             }
             /// Step 5: 16-byte loads, `A` tile transposed.
             Vectorized => vectorized {
@@ -129,7 +129,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_vectorized",
                 file: "gemm/05_vectorized.rs",
                 body: vectorized,
-                geometry: Geometry { tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN },
+                geometry: Geometry { precision: Precision::Fp32, tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN },
             }
             /// Step 6: 4x4 fragments interleaved over warp tiles.
             Warptile => warptile {
@@ -138,7 +138,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_warptile",
                 file: "gemm/06_warptile.rs",
                 body: warptile,
-                geometry: Geometry { tile: (WT.bm, WT.bn), block: Dim3::xy(WT.threads(), 1), shared_floats: WT.shared_floats() },
+                geometry: Geometry { precision: Precision::Fp32, tile: (WT.bm, WT.bn), block: Dim3::xy(WT.threads(), 1), shared_floats: WT.shared_floats() },
             }
             /// Step 7: the next tile loads during this one's FMAs.
             DoubleBuffered => double_buffered {
@@ -147,7 +147,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_double_buffered",
                 file: "gemm/07_double_buffered.rs",
                 body: double_buffered,
-                geometry: Geometry { tile: (DB.bm, DB.bn), block: Dim3::xy(DB.threads(), 1), shared_floats: 2 * DB.shared_floats() },
+                geometry: Geometry { precision: Precision::Fp32, tile: (DB.bm, DB.bn), block: Dim3::xy(DB.threads(), 1), shared_floats: 2 * DB.shared_floats() },
             }
             /// Step 8: tensor cores, inputs rounded to TF32 (about 3 significant
             /// digits), f32 accumulation. Not an FP32 GEMM.
@@ -157,7 +157,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_tf32",
                 file: "gemm/08_tf32.rs",
                 body: tf32,
-                geometry: Geometry { tile: (TF32_BM, TF32_BN), block: Dim3::xy(TF32_THREADS, 1), shared_floats: TF32_SHARED_FLOATS },
+                geometry: Geometry { precision: Precision::Tf32, tile: (TF32_BM, TF32_BN), block: Dim3::xy(TF32_THREADS, 1), shared_floats: TF32_SHARED_FLOATS },
             }
             /// Step 9: Hopper's warpgroup MMA, operands read from shared
             /// memory by the tensor cores. TF32, as step 8; `sm_90a` only.
@@ -167,7 +167,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_wgmma",
                 file: "gemm/09_wgmma.rs",
                 body: wgmma,
-                geometry: Geometry { tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: WG_SHARED_BYTES / 4 },
+                geometry: Geometry { precision: Precision::Tf32, tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: WG_SHARED_BYTES / 4 },
                 needs: "sm_90a",
             }
             /// Step 10: FP32 accuracy on the TF32 tensor cores, each input
@@ -178,7 +178,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_wgmma_3xtf32",
                 file: "gemm/10_wgmma_3xtf32.rs",
                 body: wgmma_3xtf32,
-                geometry: Geometry { tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: X3_SHARED_BYTES / 4 },
+                geometry: Geometry { precision: Precision::Split3xTf32, tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: X3_SHARED_BYTES / 4 },
                 needs: "sm_90a",
             }
             /// Step 11: step 10 with the tensor cores' partial sums promoted
@@ -189,7 +189,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_wgmma_promoted",
                 file: "gemm/11_wgmma_promoted.rs",
                 body: wgmma_promoted,
-                geometry: Geometry { tile: (PR_BM, PR_BN), block: Dim3::xy(PR_THREADS, 1), shared_floats: PR_SHARED_BYTES / 4 },
+                geometry: Geometry { precision: Precision::Split3xTf32, tile: (PR_BM, PR_BN), block: Dim3::xy(PR_THREADS, 1), shared_floats: PR_SHARED_BYTES / 4 },
                 needs: "sm_90a",
             }
         }
@@ -197,9 +197,25 @@ macro_rules! gemm_steps {
 }
 gemm_steps!(ladder);
 
-/// How a GEMM version is launched: one block per `tile` of `C`.
+/// What a GEMM version computes its products in, and so what it is held to
+/// and compared with: cuBLAS SGEMM's accuracy and speed, or TF32's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    /// FP32 FMAs (the SIMT ladder).
+    Fp32,
+    /// Inputs rounded to TF32 (10 mantissa bits) on the tensor cores.
+    Tf32,
+    /// Each input split into two TF32 halves, three tensor-core products:
+    /// FP32-level accuracy.
+    Split3xTf32,
+}
+
+/// How a GEMM version is launched: one block per `tile` of `C`; and the
+/// precision of its products.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {
+    /// What the products are computed in.
+    pub precision: Precision,
     /// The `(BM, BN)` tile of `C` one block computes.
     pub tile: (u32, u32),
     /// Threads per block.
@@ -209,20 +225,32 @@ pub struct Geometry {
 }
 
 impl Variant {
-    /// The FP32 (FMA, non-tensor-core) steps.
-    pub const FP32: [Variant; 7] = [
-        Variant::Naive,
-        Variant::SmemTiled,
-        Variant::Blocktile1d,
-        Variant::Blocktile2d,
-        Variant::Vectorized,
-        Variant::Warptile,
-        Variant::DoubleBuffered,
-    ];
+    /// How many steps compute in [`Precision::Fp32`].
+    const FP32_COUNT: usize = {
+        let (mut n, mut i) = (0, 0);
+        while i < Self::ALL.len() {
+            n += matches!(Self::ALL[i].geometry().precision, Precision::Fp32) as usize;
+            i += 1;
+        }
+        n
+    };
+
+    /// The FP32 (FMA, non-tensor-core) steps, in ladder order.
+    pub const FP32: [Variant; Self::FP32_COUNT] = {
+        let (mut out, mut n, mut i) = ([Variant::Naive; Self::FP32_COUNT], 0, 0);
+        while i < Self::ALL.len() {
+            if matches!(Self::ALL[i].geometry().precision, Precision::Fp32) {
+                out[n] = Self::ALL[i];
+                n += 1;
+            }
+            i += 1;
+        }
+        out
+    };
 
     /// Whether this version rounds its inputs to TF32 (tensor cores).
     pub const fn is_tf32(self) -> bool {
-        matches!(self, Variant::Tf32 | Variant::Wgmma)
+        matches!(self.geometry().precision, Precision::Tf32)
     }
 
     /// The factor `f` of the error bound `|c - ref| <= f * (|alpha| sum_k
