@@ -115,24 +115,32 @@ unsafe fn store_tf32<C: ThreadCtx>(tile: Shared<'_, C, u8>, at: usize, v: [f32; 
     unsafe { tile.store_f32x4(at, v.map(to_tf32)) };
 }
 
-/// Four floats of row `r` of a row-major matrix with `cols` columns, from
-/// column `c`: one 16-byte load when `fast`, else checked loads with zeros
-/// past the matrix (`rows x cols`).
+/// Four floats of row `r` of a row-major matrix of row length `stride`,
+/// from column `c`: one 16-byte load when `fast`, else checked loads with
+/// zeros outside rows `..rows` and columns `..cols` (the matrix, or the
+/// part of it a tile may read).
 ///
 /// # Safety
-/// `p` holds the `rows * cols` floats; when `fast`, the four are inside and
-/// 16-byte aligned.
+/// `p` holds the `rows` rows of `stride` floats, `cols <= stride`; when
+/// `fast`, the four are inside and 16-byte aligned.
 #[inline(always)]
-pub(super) unsafe fn load4(p: &impl Load<f32>, rows: usize, cols: usize, r: usize, c: usize, fast: bool) -> [f32; 4] {
+pub(super) unsafe fn load4(
+    p: &impl Load<f32>,
+    (rows, cols): (usize, usize),
+    stride: usize,
+    r: usize,
+    c: usize,
+    fast: bool,
+) -> [f32; 4] {
     if fast {
         // SAFETY: the caller's contract.
-        unsafe { p.load_as::<F4>(r * cols + c).0 }
+        unsafe { p.load_as::<F4>(r * stride + c).0 }
     } else {
         let mut v = [0.0f32; 4];
         unroll!(q < 4, [0, 1, 2, 3], {
             if r < rows && c + q < cols {
                 // SAFETY: checked just above.
-                v[q] = unsafe { p.load(r * cols + c + q) };
+                v[q] = unsafe { p.load(r * stride + c + q) };
             }
         });
         v
@@ -302,13 +310,13 @@ pub(super) unsafe fn load_tiles<const INTERIOR: bool>(
     unroll!(i < NA, [0, 1, 2, 3], {
         let v = tid + i * THREADS;
         // SAFETY: fast only when the tile is inside A, rows vector-aligned.
-        sa[i] = unsafe { load4(a, m, k, m0 + v / 8, k0 + 4 * (v % 8), fa) };
+        sa[i] = unsafe { load4(a, (m, k), k, m0 + v / 8, k0 + 4 * (v % 8), fa) };
     });
     unroll!(i < NB, [0, 1, 2, 3], {
         let v = tid + i * THREADS;
         unroll!(r < 4, [0, 1, 2, 3], {
             // SAFETY: as above, for B.
-            sb[i][r] = unsafe { load4(b, k, n, k0 + 4 * (v % 8) + r, n0 + 4 * (v / 8), fb) };
+            sb[i][r] = unsafe { load4(b, (k, n), n, k0 + 4 * (v % 8) + r, n0 + 4 * (v / 8), fb) };
         });
     });
 }
