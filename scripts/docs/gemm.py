@@ -187,9 +187,14 @@ APART_WHY = {
     "shared ld wavefronts / request": "two things the emulator does not see. (1) ptxas merges the source's consecutive "
     "4-byte shared loads into 8- and 16-byte ones, so the GPU makes fewer, wider requests than the kernel's code asks for: "
     + ", ".join(f"`{n}` {e:.1f} load requests per 1000 multiply-adds in the source, {g:.1f} on the GPU" for n, e, g in merged)
-    + "; the emulator counts at the source's (PTX's) granularity. (2) 16-byte shared loads cost fewer wavefronts on the "
-    "H100 than the model's 4 per 512-byte request (steps 5-7's fragment loads; `docs/softmax.md` shows it on whole rows), "
-    "while 16-byte stores cost the model's 4 (steps 9-11).",
+    + "; the emulator counts at the source's (PTX's) granularity. (2) At steps 5-7 the requests agree ("
+    + ", ".join(f"`{n}` {e:.2f} and {g:.2f}" for n, e, g in
+                [(n, *per_mnk(n, "shared ld", "smsp__inst_executed_op_shared_ld.sum")) for n in ("vectorized", "warptile", "double_buffered")])
+    + " per 1000 multiply-adds) but the GPU's take fewer wavefronts: these are 16-byte fragment loads in which several "
+    "lanes read the same address, and the model charges each of a request's four 8-lane phases at least one wavefront, "
+    "where the hardware serves lanes that share addresses across phases together (the model's doc, "
+    "`kernels/src/emu/memory.rs`, says it leaves this out). Whole 16-byte loads and stores with distinct addresses cost "
+    "the model's 4 on the GPU too (steps 9-11's stores; the softmax stash's loads, `docs/softmax.md`).",
 }
 for title in sorted({a[1] for a in apart}):
     who = ", ".join(f"`{a[0]}`" for a in apart if a[1] == title)

@@ -323,14 +323,24 @@ w(f"The stash's `cp.async` copies are in the global load column on both sides (`
   "`LDGSTS` among global loads: `online_stash` reads its whole row by `cp.async`, and `ncu` still shows its global load "
   "requests). Their shared side is not a shared store for `ncu`; the emulator counts it apart, "
   + ", ".join(f"{s_:.0f} wavefronts a request" for _, s_ in copies) + " (16 bytes a lane, 512 contiguous bytes a warp).\n")
+# Per row, for the starred launches: shared-load requests and wavefronts,
+# the emulator's (on its rows) against ncu's (on the probe's).
+per_row = []
+for label, e, k in rows:
+    if not any(x[0] == label and x[1].startswith("shared ld") for x in apart):
+        continue
+    t, erows = e["totals"]["shared ld"], int(e["shape"].split("x")[0])
+    per_row.append((label, t["requests"] / erows, t["transactions"] / erows,
+                    k["smsp__inst_executed_op_shared_ld.sum"] / k["shape"][0],
+                    k["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] / k["shape"][0]))
 APART_WHY = {
-    "shared ld wavefronts / request": "`online_stash` reads its stash with 16-byte loads, whole 512-byte warp requests "
-    "that the model charges 4 wavefronts (Hopper's 32 banks deliver 128 bytes a wavefront), and the (max, sum) pairs with "
-    "4-byte loads, 1 wavefront. `ncu` on the H100 counts fewer for the 16-byte loads: its shared load wavefronts over "
-    "instructions come to about 2 a request with 2-warp blocks and 3 with 32-warp blocks, though every other counter "
-    "agrees. Its 16-byte shared *stores* take the model's 4 (GEMM steps 9-11 on `docs/gemm.md`), so Hopper evidently "
-    "serves 16-byte shared loads in wider wavefronts than the bank width, which the model does not know; the same shows "
-    "in GEMM steps 5-7's 16-byte fragment loads.",
+    "shared ld wavefronts / request": "the wavefronts agree, the requests do not. Per row, "
+    + "; ".join(f"`{lb}`: {er:.0f} requests and {ew:.0f} wavefronts on the emulator, {nr:.0f} instructions and "
+                f"{nw:.0f} wavefronts in `ncu`" for lb, er, ew, nr, nw in per_row)
+    + ". The GPU executes about a third more shared-load instructions than the source's accesses for the same "
+    "wavefronts, so its per-request average is lower; which instructions those are (`ncu`'s per-line source view would "
+    "tell) was not measured here. The emulator counts the accesses the source makes, the stash's 16-byte reads at 4 "
+    "wavefronts a warp, and the totals agree.",
 }
 for title in sorted({a[1] for a in apart}):
     who = ", ".join(sorted({f"`{a[0]}`" for a in apart if a[1] == title}))

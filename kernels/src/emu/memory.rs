@@ -45,10 +45,11 @@
 //!   as four phases of 8 lanes (128 bytes a phase, what the banks deliver per
 //!   cycle). A phase takes as many wavefronts as the most distinct words any
 //!   one bank holds among its lanes' words; a request, the sum over its
-//!   phases with active lanes. Not modelled: the H100's `ncu` counts
-//!   fewer wavefronts for 16-byte *loads* than this (2 to 3 for a whole
-//!   512-byte request, where its 16-byte stores take 4): `docs/softmax.md`
-//!   and `docs/gemm.md` put the two side by side.
+//!   phases with active lanes. Not modelled: lanes of different phases
+//!   that read the same address are served together on the GPU, so a
+//!   16-byte load whose lanes share addresses (GEMM steps 5-7's fragment
+//!   loads) takes fewer wavefronts than the four phases charged here
+//!   (`docs/gemm.md` puts the two side by side).
 //! - `cp.async` ([`crate::Shared::copy_async_16`]): its two sides apart, as
 //!   [`Op::CopyAsyncLoad`] (sectors) and [`Op::CopyAsyncStore`]
 //!   (wavefronts), since `ncu` counts `LDGSTS` apart from shared stores.
