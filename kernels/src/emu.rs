@@ -282,37 +282,13 @@ impl ThreadCtx for EmuCtx<'_> {
     }
     #[track_caller]
     unsafe fn mem_load<T, U: Copy + Default>(&self, space: Space, base: *const T, len: usize, i: usize) -> U {
-        let at = (size_of::<T>(), len, i);
-        match self.request().access(
-            Location::caller(),
-            space,
-            false,
-            base.addr(),
-            at,
-            (size_of::<U>(), align_of::<U>()),
-            false,
-        ) {
-            // SAFETY: inside the view (checked), which the caller vouches
-            // for; unaligned only where the checker has reported it.
-            Some(addr) => unsafe { base.with_addr(addr).cast::<U>().read_unaligned() },
-            None => U::default(),
-        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.read(Location::caller(), space, (base, len, i), false) }
     }
     #[track_caller]
     unsafe fn mem_store<T, U: Copy>(&self, space: Space, base: *mut T, len: usize, i: usize, value: U) {
-        let at = (size_of::<T>(), len, i);
-        if let Some(addr) = self.request().access(
-            Location::caller(),
-            space,
-            true,
-            base.addr(),
-            at,
-            (size_of::<U>(), align_of::<U>()),
-            false,
-        ) {
-            // SAFETY: as above.
-            unsafe { base.with_addr(addr).cast::<U>().write_unaligned(value) }
-        }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.write(Location::caller(), space, (base, len, i), value, false) }
     }
     #[track_caller]
     unsafe fn mem_copy_async<T, U: Copy + Default>(
@@ -320,14 +296,11 @@ impl ThreadCtx for EmuCtx<'_> {
         (dst, dst_len, i): (*mut T, usize, usize),
         (src, src_len, j): (*const T, usize, usize),
     ) {
-        let (loc, request, width) = (Location::caller(), self.request(), (size_of::<U>(), align_of::<U>()));
-        let from = request.access(loc, Space::Global, false, src.addr(), (size_of::<T>(), src_len, j), width, true);
-        // SAFETY: inside the view (checked), which the caller vouches for.
-        let v = from.map_or(U::default(), |a| unsafe { src.with_addr(a).cast::<U>().read_unaligned() });
-        if let Some(a) = request.access(loc, Space::Shared, true, dst.addr(), (size_of::<T>(), dst_len, i), width, true)
-        {
-            // SAFETY: as above.
-            unsafe { dst.with_addr(a).cast::<U>().write_unaligned(v) }
+        let loc = Location::caller();
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let v: U = self.read(loc, Space::Global, (src, src_len, j), true);
+            self.write(loc, Space::Shared, (dst, dst_len, i), v, true)
         }
     }
     fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32 {
@@ -476,6 +449,51 @@ impl EmuCtx<'_> {
             let (x, y) = (&rows[(i / 2) % 2], &cols[2 * (i / 4) + i % 2]);
             let start = if accumulate { *acc as f64 } else { 0.0 };
             *acc = round_toward_zero((0..8).fold(start, |s, k| s + x[k] * y[k]));
+        }
+    }
+
+    /// The checked read behind every load (`copy_async`: the global side
+    /// of a `cp.async`, counted as such): the `U` at element `i` of the `len`
+    /// elements of `T` at `base`, or `U::default()` where the checker
+    /// refuses it (out of bounds).
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::mem_load`].
+    unsafe fn read<T, U: Copy + Default>(
+        &self,
+        loc: &'static Location<'static>,
+        space: Space,
+        (base, len, i): (*const T, usize, usize),
+        copy_async: bool,
+    ) -> U {
+        let at = (size_of::<T>(), len, i);
+        match self.request().access(loc, space, false, base.addr(), at, (size_of::<U>(), align_of::<U>()), copy_async) {
+            // SAFETY: inside the view (checked), which the caller vouches
+            // for; unaligned only where the checker has reported it.
+            Some(addr) => unsafe { base.with_addr(addr).cast::<U>().read_unaligned() },
+            None => U::default(),
+        }
+    }
+
+    /// The checked write behind every store ([`EmuCtx::read`]'s twin): dropped
+    /// where the checker refuses it.
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::mem_store`].
+    unsafe fn write<T, U: Copy>(
+        &self,
+        loc: &'static Location<'static>,
+        space: Space,
+        (base, len, i): (*mut T, usize, usize),
+        value: U,
+        copy_async: bool,
+    ) {
+        let at = (size_of::<T>(), len, i);
+        if let Some(addr) =
+            self.request().access(loc, space, true, base.addr(), at, (size_of::<U>(), align_of::<U>()), copy_async)
+        {
+            // SAFETY: as in `read`.
+            unsafe { base.with_addr(addr).cast::<U>().write_unaligned(value) }
         }
     }
 
