@@ -2,6 +2,16 @@
 
 use crate::mem::{Extent, Global, GlobalMut, Shared, Space};
 
+/// A TMA tensor map (`CUtensorMap`): 128 bytes that describe a tensor in
+/// global memory (address, sizes, strides) and the box one bulk copy moves
+/// into shared memory (its sizes and swizzle). On the GPU its bytes come
+/// from the driver (`cuTensorMapEncodeTiled`) and are opaque; on the
+/// emulator they hold the emulator's own encoding (`emu::TmaMap`). A kernel
+/// reads one from global memory, 64-byte aligned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub struct TensorMap(pub [u64; 16]);
+
 /// A CUDA-style 3D extent or index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Dim3 {
@@ -183,6 +193,53 @@ pub trait ThreadCtx {
     /// written (and fenced, [`ThreadCtx::fence_proxy_async`]) before the call.
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64);
+    /// `mbarrier.init.shared::cta.b64 [bar], count`: makes the 8 shared
+    /// bytes at shared address `bar` (8-byte aligned) a barrier whose phase
+    /// completes when `count` arrivals have been made and every byte a
+    /// transaction announced ([`ThreadCtx::mbarrier_arrive_expect_tx`]) has
+    /// landed. One thread initialises; [`ThreadCtx::mbarrier_init_fence`]
+    /// and a block barrier then publish it before anyone uses it.
+    fn mbarrier_init(&self, bar: u32, count: u32);
+    /// `fence.mbarrier_init.release.cluster`: orders this thread's
+    /// `mbarrier.init`s before its later operations, as seen by the async
+    /// proxy (TMA) and by other threads after a barrier.
+    fn mbarrier_init_fence(&self);
+    /// `mbarrier.arrive.shared::cta.b64 _, [bar]`: one arrival on the
+    /// current phase, releasing this thread's earlier memory accesses to
+    /// whoever waits for the phase.
+    fn mbarrier_arrive(&self, bar: u32);
+    /// `mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], bytes`: one
+    /// arrival, and `bytes` more that bulk copies must deliver before the
+    /// current phase completes.
+    fn mbarrier_arrive_expect_tx(&self, bar: u32, bytes: u32);
+    /// Waits (`mbarrier.try_wait.parity` in a loop) until the phase of
+    /// parity `parity` of the barrier at `bar` has completed: phases
+    /// alternate 0, 1, 0, .. from the init, so a waiter tracks which one it
+    /// expects. Acquires what the arrivals released and the copies wrote.
+    fn mbarrier_wait(&self, bar: u32, parity: u32);
+    /// `fence.proxy.tensormap::generic.acquire.gpu [map], 128` and
+    /// `prefetch.tensormap [map]`: the tensor map at `map` was written by
+    /// ordinary stores (an earlier kernel, a copy); this orders them before
+    /// the bulk copies that read it through the tensor-map proxy.
+    ///
+    /// # Safety
+    /// `map` points to a [`TensorMap`] in global memory.
+    unsafe fn tensormap_acquire(&self, map: *const TensorMap);
+    /// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`:
+    /// copies the box of the tensor `map` describes whose first element is
+    /// at column `x` (innermost dimension) and row `y` into shared memory
+    /// at shared address `dst`, laid out and swizzled as the map says;
+    /// elements outside the tensor are filled with zeros. The copy runs
+    /// asynchronously and counts its bytes (the whole box, zeros included)
+    /// against the barrier at `bar`. Issued by one thread.
+    ///
+    /// # Safety
+    /// `map` a valid [`TensorMap`] in global memory whose tensor is
+    /// readable; the box fits in this block's shared memory at `dst`,
+    /// aligned as its swizzle needs (1024 bytes for the 128-byte one); no
+    /// one reads or writes those bytes until the barrier's phase completes.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn tma_load_2d(&self, dst: u32, map: *const TensorMap, xy: (i32, i32), bar: u32);
     /// [`ThreadCtx::wgmma_wait`] for the 64 registers of an `m64n128`
     /// accumulator ([`ThreadCtx::wgmma_m64n128k8_tf32`]).
     fn wgmma_wait_n128<const N: u32>(&self, d: &mut [f32; 64]);

@@ -338,6 +338,24 @@ impl ThreadCtx for EmuCtx<'_> {
     unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64) {
         self.wgmma_tf32(d, a, b, true);
     }
+    fn mbarrier_init(&self, _bar: u32, _count: u32) {
+        unimplemented!("mbarrier on the emulator")
+    }
+    fn mbarrier_init_fence(&self) {}
+    fn mbarrier_arrive(&self, _bar: u32) {
+        unimplemented!("mbarrier on the emulator")
+    }
+    fn mbarrier_arrive_expect_tx(&self, _bar: u32, _bytes: u32) {
+        unimplemented!("mbarrier on the emulator")
+    }
+    fn mbarrier_wait(&self, _bar: u32, _parity: u32) {
+        unimplemented!("mbarrier on the emulator")
+    }
+    unsafe fn tensormap_acquire(&self, _map: *const crate::TensorMap) {}
+    #[track_caller]
+    unsafe fn tma_load_2d(&self, _dst: u32, _map: *const crate::TensorMap, _xy: (i32, i32), _bar: u32) {
+        unimplemented!("TMA on the emulator")
+    }
     fn wgmma_wait_n128<const N: u32>(&self, _d: &mut [f32; 64]) {}
     #[track_caller]
     unsafe fn wgmma_m64n128k8_tf32(&self, d: &mut [f32; 64], a: u64, b: u64, accumulate: bool) {

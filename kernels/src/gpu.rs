@@ -2,7 +2,7 @@
 //! instruction, and `#[inline(always)]` makes the context vanish.
 
 use crate::mem::Space;
-use crate::{Dim3, ThreadCtx};
+use crate::{Dim3, TensorMap, ThreadCtx};
 use core::arch::nvptx;
 
 /// The zero-sized context of a thread running on the GPU.
@@ -151,6 +151,85 @@ impl ThreadCtx for Gpu {
                 a = in(reg64) a,
                 b = in(reg64) b,
                 s = in(reg32) 1u32
+            )
+        }
+    }
+    #[inline(always)]
+    fn mbarrier_init(&self, bar: u32, count: u32) {
+        // SAFETY: `bar` is a shared address (the trait's contract); the asm
+        // is not `nomem`: it writes the barrier.
+        unsafe {
+            core::arch::asm!("mbarrier.init.shared::cta.b64 [{b}], {c};", b = in(reg32) bar, c = in(reg32) count, options(nostack))
+        }
+    }
+    #[inline(always)]
+    fn mbarrier_init_fence(&self) {
+        // SAFETY: a fence, no operands.
+        unsafe { core::arch::asm!("fence.mbarrier_init.release.cluster;", options(nostack)) }
+    }
+    #[inline(always)]
+    fn mbarrier_arrive(&self, bar: u32) {
+        // SAFETY: `bar` is an initialised barrier in shared memory.
+        unsafe { core::arch::asm!("mbarrier.arrive.shared::cta.b64 _, [{b}];", b = in(reg32) bar, options(nostack)) }
+    }
+    #[inline(always)]
+    fn mbarrier_arrive_expect_tx(&self, bar: u32, bytes: u32) {
+        // SAFETY: as above.
+        unsafe {
+            core::arch::asm!(
+                "mbarrier.arrive.expect_tx.shared::cta.b64 _, [{b}], {n};",
+                b = in(reg32) bar,
+                n = in(reg32) bytes,
+                options(nostack)
+            )
+        }
+    }
+    #[inline(always)]
+    fn mbarrier_wait(&self, bar: u32, parity: u32) {
+        loop {
+            let done: u32;
+            // try_wait suspends the thread for a while in hardware before it
+            // gives up, so this loop does not spin hot. Not `nomem`: what
+            // the phase released must not be read before it.
+            // SAFETY: as above.
+            unsafe {
+                core::arch::asm!(
+                    "{{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [{b}], {q}; selp.u32 {d}, 1, 0, p; }}",
+                    b = in(reg32) bar,
+                    q = in(reg32) parity,
+                    d = out(reg32) done,
+                    options(nostack)
+                )
+            };
+            if done != 0 {
+                break;
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn tensormap_acquire(&self, map: *const TensorMap) {
+        // SAFETY: the caller's contract (a tensor map in global memory).
+        unsafe {
+            core::arch::asm!(
+                "fence.proxy.tensormap::generic.acquire.gpu [{m}], 128;",
+                "prefetch.tensormap [{m}];",
+                m = in(reg64) map,
+                options(nostack)
+            )
+        }
+    }
+    #[inline(always)]
+    unsafe fn tma_load_2d(&self, dst: u32, map: *const TensorMap, (x, y): (i32, i32), bar: u32) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            core::arch::asm!(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}}}], [{b}];",
+                d = in(reg32) dst,
+                m = in(reg64) map,
+                x = in(reg32) x,
+                y = in(reg32) y,
+                b = in(reg32) bar,
+                options(nostack)
             )
         }
     }

@@ -81,7 +81,7 @@ macro_rules! unroll {
 }
 
 mod ctx;
-pub use ctx::{Dim3, LaunchDims, ThreadCtx};
+pub use ctx::{Dim3, LaunchDims, TensorMap, ThreadCtx};
 
 pub mod mem;
 pub use mem::{Extent, Global, GlobalMut, Load, Shared, Space, Store, Strided};
