@@ -40,7 +40,7 @@
 //! 2. `llvm-link` with NVIDIA's libdevice (`--only-needed`: only the math
 //!    functions the kernels call, e.g. `__nv_sinf`);
 //! 3. `opt -passes=internalize,default<O3>` keeping only the kernel entries;
-//! 4. `llc -mcpu=<arch>` to PTX.
+//! 4. `llc -mcpu=<arch>` to PTX (with a newer PTX ISA where [`PTX_ISA`] says).
 //!
 //! Every module, built or shipped, must call nothing outside itself (no
 //! `.extern .func`): the driver refuses that.
@@ -67,7 +67,11 @@ const DEFAULT_TOOLCHAIN: &str = "nightly-2026-05-20";
 const ARCHES: &[&str] = &["sm_80", "sm_90", "sm_90a"];
 /// Version of the build steps: bump it when they change what they emit, so
 /// that the stamp changes and CI asks for a rebuilt `ptx/`.
-const RECIPE: u32 = 1;
+const RECIPE: u32 = 2;
+/// PTX ISA versions above LLVM's default for an architecture (`llc
+/// -mattr`): `sm_90a`'s TMA steps fence the tensor-map proxy
+/// (`fence.proxy.tensormap`), which PTX ISA 8.3 introduced; LLVM writes 8.0.
+const PTX_ISA: &[(&str, &str)] = &[("sm_90a", "+ptx83")];
 /// The stamp's file name in `ptx/`.
 const STAMP: &str = "SOURCES.sha256";
 /// The per-kernel fingerprints' file name in `ptx/`.
@@ -540,7 +544,12 @@ fn build_ptx(root: &Path, out: &Path, toolchain: &Toolchain, arch: &str) -> Stri
     );
     let ptx = work.join("kernels.ptx");
     run(
-        tool("llc").args(["-O3", &format!("-mcpu={arch}")]).arg(&optimized).arg("-o").arg(&ptx),
+        tool("llc")
+            .args(["-O3", &format!("-mcpu={arch}")])
+            .args(PTX_ISA.iter().filter(|(a, _)| *a == arch).map(|(_, isa)| format!("-mattr={isa}")))
+            .arg(&optimized)
+            .arg("-o")
+            .arg(&ptx),
         "llc (PTX code generation)",
     );
     fs::read_to_string(&ptx).unwrap_or_else(|e| fail(&format!("reading {}: {e}", ptx.display())))

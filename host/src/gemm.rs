@@ -19,7 +19,7 @@
 
 use crate::gpu::arg;
 use crate::{Gpu, GridLimits, LaunchDims, MatrixShape, Result, Stream};
-pub use coalesce_kernels::gemm::{DB, Problem, Variant, WT, WarpTiling};
+pub use coalesce_kernels::gemm::{DB, Precision, Problem, Variant, WT, WarpTiling};
 use cust::memory::DeviceSlice;
 use std::fmt;
 
@@ -125,6 +125,9 @@ pub fn launch(
     let dims = plan(variant, shape, (a.len(), b.len(), c.len()), &stream.gpu().grid_limits())?;
     crate::alias::disjoint(variant.entry_point(), a, c)?;
     crate::alias::disjoint(variant.entry_point(), b, c)?;
+    if variant.geometry().tma {
+        return launch_tma(stream, variant, dims, (a, b, c), shape, scalars);
+    }
     let (mut pa, mut pb, mut pc) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
     let p = shape.problem(scalars);
     let (mut m, mut n, mut k, mut alpha, mut beta) = (p.m, p.n, p.k, p.alpha, p.beta);
@@ -142,6 +145,190 @@ pub fn launch(
     // u32 n, u32 k, f32 alpha, f32 beta); the buffers hold m*k, k*n and m*n
     // floats and C overlaps neither A nor B (checked above).
     unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
+}
+
+/// Where a TMA step's operands live in its workspace: its tensor maps at
+/// the start (`A`'s, then `B^T`'s), then `A` (`m` rows of `kp` floats, `kp
+/// = k` rounded up to 4, so that rows are 16-byte aligned) and `B^T` (`n`
+/// rows of `kp`): rounded to TF32, or, for 3xTF32, each as two TF32 halves
+/// (`hi`, then `lo`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TmaLayout {
+    pub(crate) kp: usize,
+    /// Arrays per operand: 1, or 2 (the halves).
+    pub(crate) halves: usize,
+    /// Byte offsets of `A`'s and `B^T`'s first array, and the total.
+    pub(crate) a: usize,
+    pub(crate) bt: usize,
+    pub(crate) bytes: usize,
+}
+
+impl TmaLayout {
+    pub(crate) fn new(variant: Variant, shape: GemmShape) -> TmaLayout {
+        let kp = shape.k().next_multiple_of(4);
+        let halves = if variant.geometry().precision == Precision::Split3xTf32 { 2 } else { 1 };
+        let a = 2 * halves * size_of::<coalesce_kernels::TensorMap>();
+        let bt = a + 4 * halves * shape.m() * kp;
+        TmaLayout { kp, halves, a, bt, bytes: bt + 4 * halves * shape.n() * kp }
+    }
+    /// Byte offset of array `half` of the operand whose first is at `at`,
+    /// `rows` rows long.
+    fn half(&self, at: usize, rows: usize, half: usize) -> usize {
+        at + 4 * half * rows * self.kp
+    }
+    /// The arrays' shapes with the workspace at `base`, in the maps' order
+    /// (`A`'s halves, then `B^T`'s): boxes of 32 of `K` by the step's tile.
+    pub(crate) fn tensors(&self, variant: Variant, shape: GemmShape, base: u64) -> Vec<crate::tma::Tensor2d> {
+        let (bm, bn) = variant.block_tile();
+        let tensor = |at: usize, rows: usize, box_rows: u32| crate::tma::Tensor2d {
+            base: base + at as u64,
+            cols: shape.k() as u64,
+            rows: rows as u64,
+            row_bytes: 4 * self.kp as u64,
+            box_cols: coalesce_kernels::gemm::TMA_BK,
+            box_rows,
+        };
+        let (m, n) = (shape.m(), shape.n());
+        let a = (0..self.halves).map(|h| tensor(self.half(self.a, m, h), m, bm));
+        a.chain((0..self.halves).map(|h| tensor(self.half(self.bt, n, h), n, bn))).collect()
+    }
+}
+
+/// A TMA step ([`Geometry::tma`]): `A` and `B^T` made in the workspace by
+/// `gemm_pack` (rounded to TF32 or split, rows padded; the passes also
+/// write the tensor maps), then the product, all on `stream`; the workspace
+/// is freed in stream order after it.
+fn launch_tma(
+    stream: &Stream<'_>,
+    variant: Variant,
+    dims: LaunchDims,
+    (a, b, c): (&DeviceSlice<f32>, &DeviceSlice<f32>, &mut DeviceSlice<f32>),
+    shape: GemmShape,
+    scalars: AlphaBeta,
+) -> Result<()> {
+    use coalesce_kernels::gemm::pack::pack_dims;
+    let gpu = stream.gpu();
+    // Refuse a module without the step before allocating anything.
+    gpu.require(variant.entry_point())?;
+    let (m, n, k) = (shape.m(), shape.n(), shape.k());
+    let limits = gpu.grid_limits();
+    limits.check(PACK, &shape, pack_dims(m as u32, k as u32))?;
+    limits.check(PACK, &shape, pack_dims(k as u32, n as u32))?;
+    let layout = TmaLayout::new(variant, shape);
+    let ws = crate::tma::Workspace::new(stream, layout.bytes)?;
+    let base = ws.base();
+    let maps = layout
+        .tensors(variant, shape, base)
+        .into_iter()
+        .map(|t| Ok((t.base, crate::tma::encode(gpu, t)?)))
+        .collect::<Result<Vec<_>>>()?;
+    for pass in passes(&layout, shape, base, (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw()), &maps) {
+        // SAFETY: A holds m x k floats, B k x n; the destinations and the
+        // maps lie inside the workspace, which nothing else uses.
+        unsafe { pack_raw(stream, pass) }?;
+    }
+    let (mut pa, mut pb, mut pc) = (base, base + 128 * layout.halves as u64, c.as_device_ptr());
+    let p = shape.problem(scalars);
+    let (mut m, mut n, mut k, mut alpha, mut beta) = (p.m, p.n, p.k, p.alpha, p.beta);
+    let args = [
+        arg(&mut pa),
+        arg(&mut pb),
+        arg(&mut pc),
+        arg(&mut m),
+        arg(&mut n),
+        arg(&mut k),
+        arg(&mut alpha),
+        arg(&mut beta),
+    ];
+    // SAFETY: the kernel takes (const TensorMap* a, const TensorMap* b, f32*
+    // c, u32 m, u32 n, u32 k, f32 alpha, f32 beta); the maps describe A's
+    // and B^T's arrays, written by the passes queued before it; C holds m*n
+    // floats and overlaps neither A nor B (checked by `launch`).
+    unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
+}
+
+/// One `gemm_pack` launch: the source, its shape, the destination arrays,
+/// the flags, and where the two maps `words` go (0: nowhere).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pass {
+    pub(crate) src: u64,
+    pub(crate) shape: coalesce_kernels::gemm::pack::PackShape,
+    pub(crate) hi: u64,
+    pub(crate) lo: u64,
+    pub(crate) maps: u64,
+    pub(crate) words: [coalesce_kernels::TensorMap; 2],
+}
+
+/// The two passes of a TMA step, `A` then `B`, from the arrays and maps of
+/// `layout` (`maps`: each array's address and tensor map, in the maps'
+/// order). With one array per operand, `A`'s pass writes both maps; with
+/// halves, each pass writes its operand's two.
+pub(crate) fn passes(
+    layout: &TmaLayout,
+    shape: GemmShape,
+    base: u64,
+    (a, b): (u64, u64),
+    maps: &[(u64, coalesce_kernels::TensorMap)],
+) -> [Pass; 2] {
+    use coalesce_kernels::gemm::pack::{PACK_SPLIT, PACK_TRANSPOSE, PackShape};
+    let (m, n, k, kp) = (shape.m() as u32, shape.n() as u32, shape.k() as u32, layout.kp as u32);
+    let split = if layout.halves == 2 { PACK_SPLIT } else { 0 };
+    let h = layout.halves;
+    let (a_arrays, b_arrays) = (&maps[..h], &maps[h..]);
+    let lo = |arrays: &[(u64, coalesce_kernels::TensorMap)]| arrays.get(1).map_or(0, |x| x.0);
+    let words = |i: usize, j: usize| [maps[i].1, maps[j].1];
+    let (a_words, b_words, b_maps) =
+        if h == 2 { (words(0, 1), words(2, 3), base + 256) } else { (words(0, 1), words(0, 1), 0) };
+    [
+        Pass {
+            src: a,
+            shape: PackShape { rows: m, cols: k, stride: kp, flags: split },
+            hi: a_arrays[0].0,
+            lo: lo(a_arrays),
+            maps: base,
+            words: a_words,
+        },
+        Pass {
+            src: b,
+            shape: PackShape { rows: k, cols: n, stride: kp, flags: split | PACK_TRANSPOSE },
+            hi: b_arrays[0].0,
+            lo: lo(b_arrays),
+            maps: b_maps,
+            words: b_words,
+        },
+    ]
+}
+
+/// The operand pass's entry point.
+const PACK: &str = "gemm_pack";
+
+/// Queues the pass on `stream`.
+///
+/// # Safety
+/// `src` holds the source's floats; `hi` (and `lo`, unless 0) its
+/// destination (`PackShape::dst_len`), `maps` 256 bytes or is 0; none
+/// overlaps `src`.
+unsafe fn pack_raw(stream: &Stream<'_>, pass: Pass) -> Result<()> {
+    use coalesce_kernels::gemm::pack::{MapParam, pack_dims};
+    let s = pass.shape;
+    let dims = pack_dims(s.rows, s.cols);
+    let (mut src, mut hi, mut lo, mut maps) = (pass.src, pass.hi, pass.lo, pass.maps);
+    let (mut rows, mut cols, mut stride, mut flags) = (s.rows, s.cols, s.stride, s.flags);
+    let [mut w0, mut w1] = pass.words.map(|w| MapParam(w.0));
+    let args = [
+        arg(&mut src),
+        arg(&mut hi),
+        arg(&mut lo),
+        arg(&mut rows),
+        arg(&mut cols),
+        arg(&mut stride),
+        arg(&mut flags),
+        arg(&mut maps),
+        arg(&mut w0),
+        arg(&mut w1),
+    ];
+    // SAFETY: the parameters of `gemm_pack`, in order; the caller's contract.
+    unsafe { stream.launch_raw(PACK, dims, &args) }
 }
 
 /// `C = alpha * A * B + beta * C` in FP32 with the fastest FP32-accurate

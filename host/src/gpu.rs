@@ -147,6 +147,8 @@ pub struct Gpu {
     limits: GridLimits,
     name: String,
     sm_count: u32,
+    /// The TMA steps' workspace pool, made at their first launch.
+    pool: std::sync::OnceLock<crate::tma::Pool>,
     context: Context,
 }
 
@@ -313,6 +315,7 @@ impl Gpu {
             limits,
             name,
             sm_count,
+            pool: std::sync::OnceLock::new(),
             context,
         };
         // Look every kernel up once: a launch then costs no
@@ -474,7 +477,25 @@ impl Gpu {
         Ok(buf)
     }
 
-    fn function(&self, name: &'static str) -> Result<sys::CUfunction> {
+    /// The pool the TMA steps' workspaces come from ([`crate::tma`]).
+    pub(crate) fn workspace_pool(&self) -> Result<&crate::tma::Pool> {
+        if let Some(pool) = self.pool.get() {
+            return Ok(pool);
+        }
+        self.bind()?;
+        let pool = crate::tma::Pool::new(self.ordinal)?;
+        // Another thread may have made one meanwhile: its pool is kept and
+        // this one destroyed.
+        Ok(self.pool.get_or_init(|| pool))
+    }
+
+    /// [`Error::ArchitectureRequired`] (or [`Error::MissingKernel`]) unless
+    /// the loaded module has the kernel `name`.
+    pub(crate) fn require(&self, name: &'static str) -> Result<()> {
+        self.function(name).map(|_| ())
+    }
+
+    pub(crate) fn function(&self, name: &'static str) -> Result<sys::CUfunction> {
         if let Some(f) = self.functions.get(name) {
             return Ok(f.0);
         }
@@ -611,7 +632,7 @@ impl<'g> Stream<'g> {
             StreamRef::Borrowed(s) => s,
         }
     }
-    fn raw(&self) -> sys::CUstream {
+    pub(crate) fn raw(&self) -> sys::CUstream {
         self.as_cust().as_inner()
     }
     /// Whether the stream synchronises with the legacy default stream

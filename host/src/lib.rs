@@ -61,6 +61,7 @@ pub mod probe;
 pub mod shape;
 pub mod softmax;
 pub mod timing;
+mod tma;
 pub mod transpose;
 pub mod view;
 

@@ -109,6 +109,8 @@ pub const OPT_IN_SHARED: &[&str] = &[
     gemm::Variant::Wgmma.entry_point(),
     gemm::Variant::Wgmma3xTf32.entry_point(),
     gemm::Variant::WgmmaPromoted.entry_point(),
+    gemm::Variant::WgmmaTma.entry_point(),
+    gemm::Variant::WgmmaTma3xTf32.entry_point(),
 ];
 
 /// Every `.entry` kernel of every PTX module, from the [`registry`].

@@ -79,6 +79,7 @@ pub const OPS: &[(&str, &[Step])] = &[
     ("nested_sin", &crate::nested_sin::Variant::STEPS),
     ("softmax", &crate::softmax::Kernel::STEPS),
     ("gemm", &crate::gemm::Variant::STEPS),
+    ("gemm_pack", crate::gemm::pack::PACK_STEPS),
 ];
 
 /// Every kernel of every op, in [`OPS`] order.

@@ -247,7 +247,7 @@ unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(
 
 /// `acc += part`, element by element, in f32 rounded to nearest.
 #[inline(always)]
-fn promote(acc: &mut [f32; ACC], part: &[f32; ACC]) {
+pub(super) fn promote(acc: &mut [f32; ACC], part: &[f32; ACC]) {
     unroll!(
         i < ACC,
         [
@@ -349,7 +349,7 @@ unsafe fn load_tiles<const INTERIOR: bool>(
 /// # Safety
 /// `c` holds the `m * n` floats.
 #[inline(always)]
-unsafe fn store_fragment<C: ThreadCtx>(
+pub(super) unsafe fn store_fragment<C: ThreadCtx>(
     c: &GlobalMut<'_, C, f32>,
     acc: &[f32; ACC],
     p: &Problem,

@@ -39,6 +39,11 @@ mod wgmma_kernel;
 mod wgmma_3xtf32_kernel;
 #[path = "11_wgmma_promoted.rs"]
 mod wgmma_promoted_kernel;
+#[path = "12_wgmma_tma.rs"]
+mod wgmma_tma_kernel;
+#[path = "13_wgmma_tma_3xtf32.rs"]
+mod wgmma_tma_3xtf32_kernel;
+pub mod pack;
 
 pub use blocktile_1d_kernel::{BT1_BK, BT1_BM, BT1_BN, BT1_THREADS, BT1_TM, blocktile_1d};
 pub use blocktile_2d_kernel::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, blocktile_2d};
@@ -51,6 +56,12 @@ pub use warptile_kernel::{WT, WarpTiling, warptile, warptile_with};
 pub use wgmma_3xtf32_kernel::{X3_SHARED_BYTES, split_tf32, wgmma_3xtf32};
 pub use wgmma_kernel::{WG_BK, WG_BM, WG_BN, WG_SHARED_BYTES, WG_STAGES, WG_THREADS, k_major_128b, wgmma};
 pub use wgmma_promoted_kernel::{PR_BM, PR_BN, PR_SHARED_BYTES, PR_THREADS, wgmma_promoted};
+pub use wgmma_tma_3xtf32_kernel::{
+    TX3_BK, TX3_BM, TX3_BN, TX3_SHARED_BYTES, TX3_STAGE_BYTES, TX3_STAGES, TX3_THREADS, wgmma_tma_3xtf32,
+};
+pub use wgmma_tma_kernel::{
+    TMA_BK, TMA_BM, TMA_BN, TMA_GROUP_ROWS, TMA_SHARED_BYTES, TMA_STAGE_BYTES, TMA_STAGES, TMA_THREADS, wgmma_tma,
+};
 
 // The steps name it `super::F4`.
 use crate::mem::GlobalMut;
@@ -93,7 +104,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_naive",
                 file: "gemm/01_naive.rs",
                 body: naive,
-                geometry: Geometry { precision: Precision::Fp32, tile: (NAIVE_BLOCK.y, NAIVE_BLOCK.x), block: NAIVE_BLOCK, shared_floats: 0 },
+                geometry: Geometry { precision: Precision::Fp32, tile: (NAIVE_BLOCK.y, NAIVE_BLOCK.x), block: NAIVE_BLOCK, shared_floats: 0, tma: false },
             }
             /// Step 2: 32x32 shared-memory tiles.
             SmemTiled => smem_tiled {
@@ -102,7 +113,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_smem_tiled",
                 file: "gemm/02_smem_tiled.rs",
                 body: smem_tiled,
-                geometry: Geometry { precision: Precision::Fp32, tile: (SMEM_TILE, SMEM_TILE), block: Dim3::xy(SMEM_TILE, SMEM_TILE), shared_floats: 2 * SMEM_TILE * SMEM_TILE },
+                geometry: Geometry { precision: Precision::Fp32, tile: (SMEM_TILE, SMEM_TILE), block: Dim3::xy(SMEM_TILE, SMEM_TILE), shared_floats: 2 * SMEM_TILE * SMEM_TILE, tma: false },
             }
             /// Step 3: 8 outputs per thread along a column.
             Blocktile1d => blocktile_1d {
@@ -111,7 +122,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_blocktile_1d",
                 file: "gemm/03_blocktile_1d.rs",
                 body: blocktile_1d,
-                geometry: Geometry { precision: Precision::Fp32, tile: (BT1_BM, BT1_BN), block: Dim3::xy(BT1_THREADS, 1), shared_floats: BT1_BM * BT1_BK + BT1_BK * BT1_BN },
+                geometry: Geometry { precision: Precision::Fp32, tile: (BT1_BM, BT1_BN), block: Dim3::xy(BT1_THREADS, 1), shared_floats: BT1_BM * BT1_BK + BT1_BK * BT1_BN, tma: false },
             }
             /// Step 4: an 8x8 register tile per thread.
             Blocktile2d => blocktile_2d {
@@ -120,7 +131,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_blocktile_2d",
                 file: "gemm/04_blocktile_2d.rs",
                 body: blocktile_2d,
-                geometry: Geometry { precision: Precision::Fp32, tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN },
+                geometry: Geometry { precision: Precision::Fp32, tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN, tma: false },
             }
             /// Step 5: 16-byte loads, `A` tile transposed.
             Vectorized => vectorized {
@@ -129,7 +140,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_vectorized",
                 file: "gemm/05_vectorized.rs",
                 body: vectorized,
-                geometry: Geometry { precision: Precision::Fp32, tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN },
+                geometry: Geometry { precision: Precision::Fp32, tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN, tma: false },
             }
             /// Step 6: 4x4 fragments interleaved over warp tiles.
             Warptile => warptile {
@@ -138,7 +149,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_warptile",
                 file: "gemm/06_warptile.rs",
                 body: warptile,
-                geometry: Geometry { precision: Precision::Fp32, tile: (WT.bm, WT.bn), block: Dim3::xy(WT.threads(), 1), shared_floats: WT.shared_floats() },
+                geometry: Geometry { precision: Precision::Fp32, tile: (WT.bm, WT.bn), block: Dim3::xy(WT.threads(), 1), shared_floats: WT.shared_floats(), tma: false },
             }
             /// Step 7: the next tile loads during this one's FMAs.
             DoubleBuffered => double_buffered {
@@ -147,7 +158,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_double_buffered",
                 file: "gemm/07_double_buffered.rs",
                 body: double_buffered,
-                geometry: Geometry { precision: Precision::Fp32, tile: (DB.bm, DB.bn), block: Dim3::xy(DB.threads(), 1), shared_floats: 2 * DB.shared_floats() },
+                geometry: Geometry { precision: Precision::Fp32, tile: (DB.bm, DB.bn), block: Dim3::xy(DB.threads(), 1), shared_floats: 2 * DB.shared_floats(), tma: false },
             }
             /// Step 8: tensor cores, inputs rounded to TF32 (about 3 significant
             /// digits), f32 accumulation. Not an FP32 GEMM.
@@ -157,7 +168,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_tf32",
                 file: "gemm/08_tf32.rs",
                 body: tf32,
-                geometry: Geometry { precision: Precision::Tf32, tile: (TF32_BM, TF32_BN), block: Dim3::xy(TF32_THREADS, 1), shared_floats: TF32_SHARED_FLOATS },
+                geometry: Geometry { precision: Precision::Tf32, tile: (TF32_BM, TF32_BN), block: Dim3::xy(TF32_THREADS, 1), shared_floats: TF32_SHARED_FLOATS, tma: false },
             }
             /// Step 9: Hopper's warpgroup MMA, operands read from shared
             /// memory by the tensor cores. TF32, as step 8; `sm_90a` only.
@@ -167,7 +178,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_wgmma",
                 file: "gemm/09_wgmma.rs",
                 body: wgmma,
-                geometry: Geometry { precision: Precision::Tf32, tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: WG_SHARED_BYTES / 4 },
+                geometry: Geometry { precision: Precision::Tf32, tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: WG_SHARED_BYTES / 4, tma: false },
                 needs: "sm_90a",
             }
             /// Step 10: FP32 accuracy on the TF32 tensor cores, each input
@@ -178,7 +189,7 @@ macro_rules! gemm_steps {
                 entry: "gemm_wgmma_3xtf32",
                 file: "gemm/10_wgmma_3xtf32.rs",
                 body: wgmma_3xtf32,
-                geometry: Geometry { precision: Precision::Split3xTf32, tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: X3_SHARED_BYTES / 4 },
+                geometry: Geometry { precision: Precision::Split3xTf32, tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: X3_SHARED_BYTES / 4, tma: false },
                 needs: "sm_90a",
             }
             /// Step 11: step 10 with the tensor cores' partial sums promoted
@@ -189,7 +200,31 @@ macro_rules! gemm_steps {
                 entry: "gemm_wgmma_promoted",
                 file: "gemm/11_wgmma_promoted.rs",
                 body: wgmma_promoted,
-                geometry: Geometry { precision: Precision::Split3xTf32, tile: (PR_BM, PR_BN), block: Dim3::xy(PR_THREADS, 1), shared_floats: PR_SHARED_BYTES / 4 },
+                geometry: Geometry { precision: Precision::Split3xTf32, tile: (PR_BM, PR_BN), block: Dim3::xy(PR_THREADS, 1), shared_floats: PR_SHARED_BYTES / 4, tma: false },
+                needs: "sm_90a",
+            }
+            /// Step 12: step 9's TF32 products fed by the TMA through an
+            /// mbarrier pipeline, a producer warp beside two consumer
+            /// warpgroups; `B` transposed into a workspace first; `sm_90a` only.
+            WgmmaTma => wgmma_tma {
+                step: "12",
+                idea: "TF32 `wgmma` fed by TMA copies (`cp.async.bulk.tensor`, tensor maps) into four stages with full/empty mbarriers: one producer warp issues the copies, two consumer warpgroups only multiply; `B` transposed K-major by `gemm_pack` first",
+                entry: "gemm_wgmma_tma",
+                file: "gemm/12_wgmma_tma.rs",
+                body: wgmma_tma,
+                geometry: Geometry { precision: Precision::Tf32, tile: (TMA_BM, TMA_BN), block: Dim3::xy(TMA_THREADS, 1), shared_floats: TMA_SHARED_BYTES / 4, tma: true },
+                needs: "sm_90a",
+            }
+            /// Step 13: step 11's promoted 3xTF32 on step 12's TMA pipeline,
+            /// the operands split into TF32 halves in the workspace first;
+            /// `sm_90a` only.
+            WgmmaTma3xTf32 => wgmma_tma_3xtf32 {
+                step: "13",
+                idea: "promoted 3xTF32 (step 11's products and f32 promotion every 32 of `K`) on step 12's TMA pipeline: `gemm_pack` splits `A` and `B^T` into TF32 halves once, the TMA copies four 128x32 tiles a stage into three stages; 128x128 tiles",
+                entry: "gemm_wgmma_tma_3xtf32",
+                file: "gemm/13_wgmma_tma_3xtf32.rs",
+                body: wgmma_tma_3xtf32,
+                geometry: Geometry { precision: Precision::Split3xTf32, tile: (TX3_BM, TX3_BN), block: Dim3::xy(TX3_THREADS, 1), shared_floats: TX3_SHARED_BYTES / 4, tma: true },
                 needs: "sm_90a",
             }
         }
@@ -222,6 +257,10 @@ pub struct Geometry {
     pub block: Dim3,
     /// Floats of shared memory per block.
     pub shared_floats: u32,
+    /// Whether the kernel reads `A` and `B` through TMA tensor maps (the
+    /// host passes their addresses as `a` and `b` and makes `B` K-major
+    /// first) rather than as row-major matrices.
+    pub tma: bool,
 }
 
 impl Variant {
@@ -264,7 +303,7 @@ impl Variant {
     /// - 3xTF32: `3 * 2^-22 (1 + 2^-20) + 2 gamma_{3k+3}` (the split drops
     ///   below `2^-22` per input and the `lo * lo` product; three products
     ///   per term accumulated);
-    /// - 3xTF32 promoted every 32 of `K` (step 11): `3 * 2^-22 (1 + 2^-20)
+    /// - 3xTF32 promoted every 32 of `K` (steps 11, 13): `3 * 2^-22 (1 + 2^-20)
     ///   + 2 gamma_{3 min(k, 32)} + gamma_{ceil(k/32)+3}` (the split's; the
     ///   tensor cores' accumulation of one tile's products, twice FP32's;
     ///   the promoted sum of `ceil(k/32)` partial sums and the epilogue,
@@ -278,7 +317,9 @@ impl Variant {
         let split = 3.0 * p(22) * (1.0 + p(20));
         match self {
             Variant::Wgmma3xTf32 => split + 2.0 * gamma(3 * k + 3),
-            Variant::WgmmaPromoted => split + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3),
+            Variant::WgmmaPromoted | Variant::WgmmaTma3xTf32 => {
+                split + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
+            }
             v if v.is_tf32() => p(10) + p(22) + 2.0 * gamma(k + 3),
             _ => gamma(k + 3),
         }

@@ -1,0 +1,189 @@
+//! The operand pass of the TMA steps: copies a row-major matrix into a
+//! workspace as the tensor cores read it: K-major, rounded to TF32 (or, for
+//! 3xTF32, split into TF32 halves), rows padded to 16 bytes (a tensor map's
+//! row stride must be a multiple of 16).
+//!
+//! `wgmma` takes TF32 operands K-major only and the TMA copies without
+//! transposing, so `B` (`K x N`, N-major) is transposed here; `A` (`M x K`)
+//! is already K-major and passes through only where its rows are not
+//! 16-byte aligned, or to be split. One pass reads the matrix once and
+//! writes it once (twice when split): at 4096^2 a few percent of the
+//! product's time.
+//!
+//! A block moves a 32x32 tile through shared memory, as the transpose
+//! ladder's `padded` step does: loads along the source's rows and stores
+//! along the destination's are both 128-byte coalesced, and the tile's
+//! padding column (`+ 1`) keeps the transposed reads free of bank
+//! conflicts.
+
+use super::to_tf32;
+use crate::registry::Step;
+use crate::{Dim3, LaunchDims, TensorMap, ThreadCtx};
+
+/// The pass in the registry (a utility of the TMA steps).
+pub const PACK_STEPS: &[Step] = &[Step::utility([
+    "gemm",
+    "pack",
+    "gemm_pack",
+    "gemm/pack.rs",
+    "a GEMM operand into a K-major, 16-byte-padded workspace for the TMA steps: `B` transposed, either split into TF32 halves for 3xTF32",
+    "pack_dims(rows, cols)",
+])];
+
+/// Side of the tile a block moves.
+pub const PACK_TILE: u32 = 32;
+/// Rows of threads per block: each thread moves `PACK_TILE / PACK_ROWS` elements.
+pub const PACK_ROWS: u32 = 8;
+/// Transpose: element `(r, c)` of the source goes to row `c`, column `r`.
+pub const PACK_TRANSPOSE: u32 = 1;
+/// Split: `hi = tf32(x)` and `lo = tf32(x - hi)`; without it, `hi =
+/// tf32(x)` and `lo` is not written. Both round to nearest (`cvt.rna`): the
+/// tensor cores read an f32's top 19 bits, and truncation there would
+/// double TF32's error (measured: 2.7 times cuBLAS TF32's at 4096^3).
+pub const PACK_SPLIT: u32 = 2;
+
+const T: usize = PACK_TILE as usize;
+const ROWS: usize = PACK_ROWS as usize;
+
+/// Grid and block for a `rows x cols` source.
+pub const fn pack_dims(rows: u32, cols: u32) -> LaunchDims {
+    LaunchDims {
+        grid: Dim3::xy(cols.div_ceil(PACK_TILE), rows.div_ceil(PACK_TILE)),
+        block: Dim3::xy(PACK_TILE, PACK_ROWS),
+        shared_bytes: PACK_TILE * (PACK_TILE + 1) * 4,
+    }
+}
+
+/// The shape of one pass: a `rows x cols` row-major source, a destination
+/// of row length `stride` (at least `cols`, or `rows` when transposed), and
+/// the `PACK_*` flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackShape {
+    pub rows: u32,
+    pub cols: u32,
+    pub stride: u32,
+    pub flags: u32,
+}
+
+impl PackShape {
+    /// Rows of the destination.
+    pub const fn dst_rows(self) -> u32 {
+        if self.flags & PACK_TRANSPOSE != 0 { self.cols } else { self.rows }
+    }
+    /// Floats of one destination buffer: its rows of `stride`.
+    pub const fn dst_len(self) -> u64 {
+        self.dst_rows() as u64 * self.stride as u64
+    }
+}
+
+/// Tensor maps that a pass writes to global memory for the product that
+/// follows it: `maps` (null for none) receives `words`. A tensor map is
+/// encoded by the host, but the product reads it from global memory, and
+/// a kernel parameter is the one way to get bytes there that is ordered
+/// with the stream and recorded by value in a CUDA graph; the pass that
+/// makes the operand carries its map.
+#[derive(Clone, Copy, Debug)]
+pub struct MapsOut {
+    pub maps: *mut TensorMap,
+    pub words: [TensorMap; 2],
+}
+
+/// Copies `src` into `hi` (and `lo`), as [`PackShape`] says; block `(0, 0)`
+/// also writes `out`'s tensor maps.
+///
+/// # Thread mapping
+/// Block `(32, 8)`, grid [`pack_dims`]: block `(x, y)` moves the source's
+/// tile at rows `32 y ..+32`, columns `32 x ..+32`; thread `(tx, ty)` loads
+/// rows `ty + 8 j` at column `tx`, and stores destination rows `ty + 8 j` of
+/// the tile at column `tx`.
+///
+/// # Safety
+/// `src` holds `rows * cols` floats; `hi` (and `lo` when split) hold
+/// [`PackShape::dst_len`] floats each, and overlap nothing else; `out.maps`
+/// is null or holds two tensor maps that nothing reads during the pass.
+#[inline(always)]
+pub unsafe fn pack<C: ThreadCtx>(ctx: &C, src: *const f32, hi: *mut f32, lo: *mut f32, s: PackShape, out: MapsOut) {
+    let b = ctx.block_idx();
+    if !out.maps.is_null() && b.x == 0 && b.y == 0 {
+        let maps = ctx.global_mut(out.maps.cast::<u64>(), 32usize);
+        let t = ctx.thread_idx();
+        let i = (t.y * PACK_TILE + t.x) as usize;
+        // Word `w` by a constant index: indexed by `i`, the parameters would
+        // be copied to a stack frame in every thread of every block.
+        unroll!(w < 32, {
+            if i == w {
+                // SAFETY: w < 32 words: inside the two maps (the caller's contract).
+                unsafe { maps.store(w, out.words[w / 16].0[w % 16]) };
+            }
+        });
+    }
+    let (rows, cols) = (s.rows as usize, s.cols as usize);
+    let (transpose, split) = (s.flags & PACK_TRANSPOSE != 0, s.flags & PACK_SPLIT != 0);
+    let dst_len = s.dst_len() as usize;
+    let src = ctx.global(src, (s.rows, s.cols));
+    let hi = ctx.global_mut(hi, dst_len);
+    let lo = ctx.global_mut(lo, if split { dst_len } else { 0 });
+    let tile = ctx.shared::<f32>(T * (T + 1));
+    let t = ctx.thread_idx();
+    let (tx, ty) = (t.x as usize, t.y as usize);
+    let (r0, c0) = (b.y as usize * T, b.x as usize * T);
+
+    unroll!(j < T / ROWS, [0, 1, 2, 3], {
+        let (r, c) = (r0 + ty + ROWS * j, c0 + tx);
+        if r < rows && c < cols {
+            // SAFETY: inside the source (checked) and the tile.
+            unsafe { tile.store((ty + ROWS * j) * (T + 1) + tx, src.load(r * cols + c)) };
+        }
+    });
+    ctx.sync_threads();
+    // Destination row `dr`, column `dc` of this tile, and where its value
+    // sits in the tile: transposed, the tile is read down a column.
+    let (dr0, dc0, drows, dcols) = if transpose { (c0, r0, cols, rows) } else { (r0, c0, rows, cols) };
+    unroll!(j < T / ROWS, [0, 1, 2, 3], {
+        let (dr, dc) = (dr0 + ty + ROWS * j, dc0 + tx);
+        if dr < drows && dc < dcols {
+            let at = if transpose { tx * (T + 1) + ty + ROWS * j } else { (ty + ROWS * j) * (T + 1) + tx };
+            // SAFETY: inside the tile, loaded above (its source element is
+            // inside the matrix) by a thread the barrier orders before this.
+            let x = unsafe { tile.load(at) };
+            let i = dr * s.stride as usize + dc;
+            if split {
+                let h = to_tf32(x);
+                // SAFETY: dr < drows, dc < dcols <= stride: inside both.
+                unsafe {
+                    hi.store(i, h);
+                    lo.store(i, to_tf32(x - h));
+                }
+            } else {
+                // SAFETY: as above.
+                unsafe { hi.store(i, to_tf32(x)) };
+            }
+        }
+    });
+}
+
+/// A tensor map as a kernel parameter: the same 128 bytes, 8-byte aligned
+/// (the NVPTX backend takes no by-value parameter aligned to 64).
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct MapParam(pub [u64; 16]);
+
+#[cfg(target_arch = "nvptx64")]
+#[unsafe(no_mangle)]
+#[allow(improper_gpu_kernel_arg, clippy::too_many_arguments)]
+pub unsafe extern "gpu-kernel" fn gemm_pack(
+    src: *const f32,
+    hi: *mut f32,
+    lo: *mut f32,
+    rows: u32,
+    cols: u32,
+    stride: u32,
+    flags: u32,
+    maps: *mut TensorMap,
+    map0: MapParam,
+    map1: MapParam,
+) {
+    let out = MapsOut { maps, words: [TensorMap(map0.0), TensorMap(map1.0)] };
+    // SAFETY: the host launcher checked the lengths and the geometry.
+    unsafe { pack(&crate::gpu::Gpu, src, hi, lo, PackShape { rows, cols, stride, flags }, out) }
+}
