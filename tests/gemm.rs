@@ -132,8 +132,10 @@ const WGMMA_SHAPES: [(usize, usize, usize); 9] = [
     (256, 512, 96),
 ];
 
-/// The tensor-core steps that run `wgmma` (`sm_90a` only).
-const WGMMA_STEPS: [Variant; 3] = [Variant::Wgmma, Variant::Wgmma3xTf32, Variant::WgmmaPromoted];
+/// The tensor-core steps that run `wgmma` (`sm_90a` only); the last two
+/// read their operands through TMA tensor maps.
+const WGMMA_STEPS: [Variant; 5] =
+    [Variant::Wgmma, Variant::Wgmma3xTf32, Variant::WgmmaPromoted, Variant::WgmmaTma, Variant::WgmmaTma3xTf32];
 
 /// GPU shapes: the emulator's and large odd ones.
 const GPU_SHAPES: [(usize, usize, usize); 7] =
@@ -172,7 +174,7 @@ fn bound_factor(v: Variant, k: usize) -> f64 {
     let gamma = |n: usize| n as f64 * U / (1.0 - n as f64 * U);
     let want = match v {
         Variant::Wgmma3xTf32 => 3.0 * f64::powi(2.0, -22) * (1.0 + f64::powi(2.0, -20)) + 2.0 * gamma(3 * k + 3),
-        Variant::WgmmaPromoted => {
+        Variant::WgmmaPromoted | Variant::WgmmaTma3xTf32 => {
             3.0 * f64::powi(2.0, -22) * (1.0 + f64::powi(2.0, -20))
                 + 2.0 * gamma(3 * k.min(32))
                 + gamma(k.div_ceil(32) + 3)
@@ -434,6 +436,8 @@ fn misaligned_buffers_on_the_emulator() {
         Variant::Wgmma,
         Variant::Wgmma3xTf32,
         Variant::WgmmaPromoted,
+        Variant::WgmmaTma,
+        Variant::WgmmaTma3xTf32,
     ] {
         let mut c = shift(&case.c0);
         gemm::emu::gemm(v, &a[1..], &b[1..], &mut c[1..], case.shape, s).unwrap();
@@ -744,7 +748,7 @@ fn bad_input_is_an_error_on_the_gpu() {
     }
 }
 
-/// Steps 9-11 at their edge shapes and at large ones on the GPU (an H100:
+/// Steps 9-13 at their edge shapes and at large ones on the GPU (an H100:
 /// the `sm_90a` module), C poisoned.
 #[test]
 fn wgmma_at_every_kind_of_edge_on_the_gpu() {
@@ -791,24 +795,20 @@ fn wgmma_without_the_sm_90a_module_is_an_error_on_the_gpu() {
     stream.synchronize().unwrap();
 }
 
-/// `gemm::sgemm` launches step 11 with the `sm_90a` module loaded (the
-/// H100's, the one module that has it) where its 16-byte loads apply, and
-/// step 7 otherwise.
+/// `gemm::sgemm` launches step 13 with the `sm_90a` module loaded (the
+/// H100's, the one module that has it), and step 7 otherwise.
 #[test]
-fn sgemm_picks_step_11_in_the_sm_90a_module_and_step_7_elsewhere() {
+fn sgemm_picks_step_13_in_the_sm_90a_module_and_step_7_elsewhere() {
     for m in coalesce::MODULES {
-        let want = if m.name() == "sm_90a" { Variant::WgmmaPromoted } else { Variant::DoubleBuffered };
-        assert_eq!(Variant::sgemm_for(&m.name(), 4096, 4096, true), want, "{}", m.name());
+        let want = if m.name() == "sm_90a" { Variant::WgmmaTma3xTf32 } else { Variant::DoubleBuffered };
+        assert_eq!(Variant::sgemm_for(&m.name()), want, "{}", m.name());
     }
-    assert_eq!(Variant::sgemm_for("sm_100", 4096, 4096, true), Variant::DoubleBuffered);
-    for (n, k, vector) in [(4095, 4096, true), (4096, 4095, true), (4096, 4096, false)] {
-        assert_eq!(Variant::sgemm_for("sm_90a", n, k, vector), Variant::DoubleBuffered, "{n} {k} {vector}");
-    }
+    assert_eq!(Variant::sgemm_for("sm_100"), Variant::DoubleBuffered);
 }
 
 /// On the GPU, `gemm::sgemm` runs what its module picks: its output is bit
 /// for bit that version's, within that version's bound. First with the
-/// module this GPU gets (step 11 on an H100), then with the sm_90 module
+/// module this GPU gets (step 13 on an H100), then with the sm_90 module
 /// forced (step 7).
 #[test]
 fn sgemm_runs_the_version_its_module_picks_on_the_gpu() {
@@ -823,8 +823,8 @@ fn sgemm_runs_the_version_its_module_picks_on_the_gpu() {
         let module = gpu.module_name().unwrap().to_owned();
         let stream = gpu.stream().unwrap();
         let bufs = GpuBufs::new(&gpu, &case, 0);
-        let v = gemm::sgemm_variant(&gpu, case.shape, &bufs.a, &bufs.b);
-        assert_eq!(v, Variant::sgemm_for(&module, 260, 1000, true), "{module}");
+        let v = gemm::sgemm_variant(&gpu);
+        assert_eq!(v, Variant::sgemm_for(&module), "{module}");
         let mut c = gpu.upload(&case.c0).unwrap();
         gemm::sgemm(&stream, &bufs.a, &bufs.b, &mut c, case.shape, case.s).unwrap();
         stream.synchronize().unwrap();
@@ -850,4 +850,45 @@ fn tf32_rounding_is_to_nearest_ties_away() {
     assert_eq!(to_tf32(1.0 + 1.25 * ulp), 1.0 + ulp);
     assert!(to_tf32(f32::NAN).is_nan());
     assert_eq!(to_tf32(f32::INFINITY), f32::INFINITY);
+}
+
+/// The TMA steps allocate their workspace on the stream: captured into a
+/// CUDA graph, the allocation becomes the graph's own, and two replays give
+/// the direct launch's bits; meanwhile another thread's direct launches on
+/// its own stream use their own workspaces.
+#[test]
+fn tma_steps_in_a_graph_and_beside_another_thread_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu gemm tma graph") else { return };
+    if !gpu.has_kernel(Variant::WgmmaTma3xTf32.entry_point()) {
+        eprintln!("skipping gpu gemm tma graph: {} loaded {:?}, not sm_90a", gpu.name(), gpu.module_name());
+        return;
+    }
+    let mut rng = rng("gpu gemm tma graph");
+    let case = Case::new(&mut rng, (300, 260, 1001), AlphaBeta::PRODUCT);
+    let (want, bound) = reference(&case, None);
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    for v in [Variant::WgmmaTma, Variant::WgmmaTma3xTf32] {
+        let stream = gpu.nonblocking_stream().unwrap();
+        let bufs = GpuBufs::new(&gpu, &case, 0);
+        let direct = run_gpu(&stream, v, &case, &bufs, 0);
+        check(v, &case, None, &direct, &want, &bound);
+        let mut c = gpu.upload(&case.c0).unwrap();
+        std::thread::scope(|s| {
+            // Another thread, another stream, the same step, all the while.
+            let other = s.spawn(|| {
+                let stream = gpu.nonblocking_stream().unwrap();
+                (0..20).map(|_| run_gpu(&stream, v, &case, &bufs, 0)).all(|got| bits(&got) == bits(&direct))
+            });
+            let graph =
+                coalesce::graph::capture(&stream, || gemm::launch(&stream, v, &bufs.a, &bufs.b, &mut c, case.shape, case.s))
+                    .unwrap();
+            for _ in 0..2 {
+                graph.launch(&stream).unwrap();
+            }
+            stream.synchronize().unwrap();
+            drop(graph);
+            assert!(other.join().unwrap(), "{}: another thread's launches differ", v.name());
+        });
+        assert_eq!(bits(&download(&c)), bits(&direct), "{}: the graph's replays differ from the direct launch", v.name());
+    }
 }

@@ -332,12 +332,14 @@ unsafe fn pack_raw(stream: &Stream<'_>, pass: Pass) -> Result<()> {
 }
 
 /// `C = alpha * A * B + beta * C` in FP32 with the fastest FP32-accurate
-/// version for the loaded module and this product ([`sgemm_variant`]): on an
-/// H100 (the `sm_90a` module), step 11, 3xTF32 on the tensor cores with its
-/// partial sums promoted into f32 registers, measured faster than cuBLAS
-/// SGEMM and more accurate (docs/gemm.md), where `N` and `K` are multiples
-/// of 4 and `A` and `B` 16-byte aligned; elsewhere step 7
-/// ([`Variant::BEST`]), FMA units only. Errors as [`launch`].
+/// version for the loaded module ([`sgemm_variant`]): on an H100 (the
+/// `sm_90a` module), step 13, 3xTF32 on the tensor cores fed by the TMA,
+/// its partial sums promoted into f32 registers, measured faster than
+/// cuBLAS SGEMM and more accurate (docs/gemm.md); elsewhere step 7
+/// ([`Variant::BEST`]), FMA units only. Errors as [`launch`]; step 13 also
+/// allocates a workspace on `stream` (four TF32 halves of the operands:
+/// `8 (m + n) k` bytes, about), which may fail with
+/// [`crate::Error::OutOfMemory`].
 pub fn sgemm(
     stream: &Stream<'_>,
     a: &DeviceSlice<f32>,
@@ -346,15 +348,13 @@ pub fn sgemm(
     shape: GemmShape,
     scalars: AlphaBeta,
 ) -> Result<()> {
-    launch(stream, sgemm_variant(stream.gpu(), shape, a, b), a, b, c, shape, scalars)
+    launch(stream, sgemm_variant(stream.gpu()), a, b, c, shape, scalars)
 }
 
-/// The version [`sgemm`] launches on `gpu` for `shape` and these buffers:
-/// [`Variant::sgemm_for`] of its loaded module; step 7 for a module loaded as
-/// text, which may lack step 11.
-pub fn sgemm_variant(gpu: &Gpu, shape: GemmShape, a: &DeviceSlice<f32>, b: &DeviceSlice<f32>) -> Variant {
-    let vector = (a.as_device_ptr().as_raw() | b.as_device_ptr().as_raw()).is_multiple_of(16);
-    gpu.module_name().map_or(Variant::BEST, |m| Variant::sgemm_for(m, shape.n() as u32, shape.k() as u32, vector))
+/// The version [`sgemm`] launches on `gpu`: [`Variant::sgemm_for`] of its
+/// loaded module; step 7 for a module loaded as text, which may lack step 13.
+pub fn sgemm_variant(gpu: &Gpu) -> Variant {
+    gpu.module_name().map_or(Variant::BEST, Variant::sgemm_for)
 }
 
 coalesce_kernels::gemm_steps!(launchers(
@@ -384,11 +384,76 @@ pub mod emu {
         scalars: AlphaBeta,
     ) -> Result<()> {
         let dims = plan(variant, shape, (a.len(), b.len(), c.len()), &GridLimits::CUDA)?;
+        if variant.geometry().tma {
+            return tma(variant, (a, b, c), shape, scalars, dims, false).map(|_| ());
+        }
         let (pa, pb, pc) = (SyncPtr::new(a), SyncPtr::new(b), SyncMutPtr::new(c));
         let p = shape.problem(scalars);
         // SAFETY: lengths checked by `plan`; `&` and `&mut` slices cannot alias.
         emu::launch(dims, |ctx| unsafe { variant.run(ctx, pa.get(), pb.get(), pc.get(), p) })?;
         Ok(())
+    }
+
+    /// A TMA step on the emulator, laid out as on the GPU ([`TmaLayout`]):
+    /// the operand passes into a host workspace (256-byte aligned, as the
+    /// pool's allocations are), writing the emulator's tensor maps
+    /// ([`TmaMap`]), then the product. The passes' findings fail the launch;
+    /// the product's are returned in its [`Report`] when `checked`, else fail it.
+    fn tma(
+        variant: Variant,
+        (a, b, c): (&[f32], &[f32], &mut [f32]),
+        shape: GemmShape,
+        scalars: AlphaBeta,
+        dims: coalesce_kernels::LaunchDims,
+        checked: bool,
+    ) -> Result<Report> {
+        use super::{TmaLayout, passes};
+        use coalesce_kernels::TensorMap;
+        use coalesce_kernels::emu::{TmaMap, TmaSwizzle};
+        use coalesce_kernels::gemm::pack::{MapsOut, pack, pack_dims};
+        let layout = TmaLayout::new(variant, shape);
+        let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; layout.bytes.div_ceil(4)], 0);
+        let base = ws.as_mut_slice().as_mut_ptr() as u64;
+        let maps: Vec<(u64, TensorMap)> = layout
+            .tensors(variant, shape, base)
+            .into_iter()
+            .map(|t| {
+                let map = TmaMap {
+                    base: t.base,
+                    cols: t.cols as u32,
+                    rows: t.rows as u32,
+                    row_stride: t.row_bytes,
+                    box_cols: t.box_cols,
+                    box_rows: t.box_rows,
+                    swizzle: TmaSwizzle::B128,
+                };
+                (t.base, map.encode())
+            })
+            .collect();
+        for pass in passes(&layout, shape, base, (a.as_ptr() as u64, b.as_ptr() as u64), &maps) {
+            let dims = pack_dims(pass.shape.rows, pass.shape.cols);
+            let out = |maps: u64| MapsOut { maps: maps as *mut TensorMap, words: pass.words };
+            // SAFETY: the source holds its rows x cols floats (checked by
+            // `plan`); the destinations and the maps lie in the workspace.
+            emu::launch(dims, |ctx| unsafe {
+                pack(ctx, pass.src as *const f32, pass.hi as *mut f32, pass.lo as *mut f32, pass.shape, out(pass.maps))
+            })?;
+        }
+        let (pa, pb) = (base, base + 128 * layout.halves as u64);
+        // C staged 256-byte aligned, as a device buffer is, for the counters.
+        let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
+        let pc = SyncMutPtr::new(staged_c.as_mut_slice());
+        let p = shape.problem(scalars);
+        // SAFETY: the maps describe the workspace's arrays, written above; C
+        // holds m x n floats (checked by `plan`).
+        let report = emu::launch_checked(dims, |ctx| unsafe {
+            variant.run(ctx, pa as *const f32, pb as *const f32, pc.get(), p)
+        })?;
+        c.copy_from_slice(staged_c.as_mut_slice());
+        if !checked && !report.findings.is_empty() {
+            return Err(emu::EmuError::Checker(report.findings).into());
+        }
+        Ok(report)
     }
 
     /// [`gemm`] with the memory counters: returns the [`Report`] (the
@@ -419,6 +484,9 @@ pub mod emu {
         scalars: AlphaBeta,
     ) -> Result<Report> {
         let dims = plan(variant, shape, (a.len(), b.len(), c.len()), &GridLimits::CUDA)?;
+        if variant.geometry().tma {
+            return tma(variant, (a, b, c), shape, scalars, dims, true);
+        }
         let p = shape.problem(scalars);
         staged(dims, [a, b], c, |ctx, [a, b], c| {
             // SAFETY: lengths checked by `plan`; the staged copies are distinct.

@@ -44,9 +44,9 @@ echo "### $arch" >"$OUT/ptxas.txt"
 ptxas -arch="$arch" -v "$module" -o /dev/null 2>&1 | grep -A3 "entry function 'gemm_" >>"$OUT/ptxas.txt"
 
 mkdir -p /tmp/dump
-timeout 120 "$B/example-gemm_tensor_cores" 4096,8192 30 /tmp/dump >"$OUT/tc.log" 2>&1
+timeout 180 "$B/example-gemm_tensor_cores" 4096,8192 30 /tmp/dump >"$OUT/tc.log" 2>&1
 note "tensor-core timings: $(status $?)"
-OUT=/tmp timeout 150 python3 scripts/gpu/torch_gemm_tc.py /tmp/dump >>"$OUT/tc.log" 2>&1
+OUT=/tmp timeout 200 python3 scripts/gpu/torch_gemm_tc.py /tmp/dump >>"$OUT/tc.log" 2>&1
 note "cuBLAS and errors: $(status $?)"
 rm -rf /tmp/dump
 

@@ -280,8 +280,8 @@ pub(super) fn promote(acc: &mut [f32; ACC], part: &[f32; ACC]) {
 /// last tile: 59.2 against 54.9 TFLOP/s on the H100.) Rows that are not
 /// 16-byte aligned (`K` or `N` not a multiple of 4) take the 4-byte loads
 /// on every tile, four requests for each 16 bytes: 27 TFLOP/s at 4095^3,
-/// where step 7 reaches 41, so [`super::Variant::sgemm_for`] keeps step 7
-/// for them.
+/// where step 7 reaches 41 (step 13's operand pass pads such rows
+/// instead).
 ///
 /// # Safety
 /// `a` and `b` hold the `m * k` and `k * n` floats; `kend <= k`; `INTERIOR`

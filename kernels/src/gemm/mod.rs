@@ -326,21 +326,18 @@ impl Variant {
     }
 
     /// The fastest FP32 version that every module has (step 7, FMA units
-    /// only): what `gemm::sgemm` launches where step 11 is missing.
+    /// only): what `gemm::sgemm` launches where step 13 is missing.
     pub const BEST: Variant = Variant::DoubleBuffered;
 
     /// What `gemm::sgemm` launches with the module built for `module`
-    /// (`"sm_90a"`, `"sm_90"`, ..) loaded, for a product with `n` columns,
-    /// depth `k`, and `A` and `B` 16-byte aligned or not (`vector`): step
-    /// 11, 3xTF32 on the tensor cores with its partial sums promoted, where
-    /// the module has it (`sm_90a`, the H100's) and its 16-byte loads apply
-    /// (`n` and `k` multiples of 4, aligned buffers): measured faster than
-    /// cuBLAS SGEMM and more accurate (docs/gemm.md). Else step 7
-    /// ([`Variant::BEST`]): its scalar edge path is the faster of the two
-    /// when rows of `A` or `B` cannot be read 16 bytes at a time.
-    pub fn sgemm_for(module: &str, n: u32, k: u32, vector: bool) -> Variant {
-        let fits = vector && n.is_multiple_of(4) && k.is_multiple_of(4);
-        if fits && Variant::WgmmaPromoted.registry().in_module(module) { Variant::WgmmaPromoted } else { Variant::BEST }
+    /// (`"sm_90a"`, `"sm_90"`, ..): step 13, promoted 3xTF32 on the tensor
+    /// cores fed by the TMA, where the module has it (`sm_90a`, the H100's):
+    /// measured faster than cuBLAS SGEMM and more accurate, at every shape
+    /// of docs/gemm.md's table (its operand pass pads rows, so neither the
+    /// shape nor the buffers' alignment matter). Else step 7
+    /// ([`Variant::BEST`]).
+    pub fn sgemm_for(module: &str) -> Variant {
+        if Variant::WgmmaTma3xTf32.registry().in_module(module) { Variant::WgmmaTma3xTf32 } else { Variant::BEST }
     }
 
     /// The `(BM, BN)` tile of `C` one block computes.
