@@ -23,9 +23,23 @@
 //!   truncate it (see `EmuCtx::wgmma_tf32`), so the bias that this
 //!   leaves in a long sum shows on the emulator too. The product completes
 //!   at issue, so `wgmma_wait` and the proxy fences have nothing left to do.
+//! - Mbarriers keep their arrivals, transaction bytes and phases per block
+//!   (PTX semantics: a phase completes when both its pending arrivals and
+//!   its tx-count reach zero, and a wait names the parity of the phase it
+//!   waits for). A wait that can never end fails the launch instead of
+//!   hanging ([`EmuError::MbarrierDeadlock`]): the launch counts the
+//!   threads not blocked in a wait or at a barrier, so it knows when none
+//!   is left to arrive (barriers that can never meet, a `sync_threads` in
+//!   one lane and a shuffle in the others, say, are found the same way).
+//!   Misuse (an address never initialised, an arrival too many) is an
+//!   [`EmuError::Mbarrier`].
+//! - Bulk tensor copies (TMA, `tma_load_2d`) read the emulator's own
+//!   encoding of a tensor map ([`TmaMap`]), copy the box at once in the
+//!   issuing thread (zeros outside the tensor, the 128-byte swizzle that
+//!   `wgmma` descriptors read), then count its bytes on the barrier.
 //! - Every access through a view ([`crate::mem`]) is checked: bounds,
 //!   alignment, shared-memory races and reads of unwritten shared memory
-//!   ([`memory`] says how). [`launch`] returns the findings as
+//!   ([`memory`] says how, mbarriers and bulk copies included). [`launch`] returns the findings as
 //!   [`EmuError::Checker`]; [`launch_checked`] returns them in a [`Report`],
 //!   with the memory counters: 32-byte sectors per global request and
 //!   wavefronts per shared request (bank conflicts), per source line.
@@ -34,8 +48,12 @@
 //! not yet written with views are neither checked nor counted), or
 //! blocks running concurrently (they run one after another), so a kernel that
 //! relies on inter-block communication within one launch is not caught; nor
-//! asynchrony: a kernel that overwrites a `wgmma` operand before waiting for
-//! it, or omits a proxy fence, passes here and fails on the GPU.
+//! asynchrony, beyond what the checker makes of it: bulk copies land at
+//! issue, but the checker orders their writes only through their barrier's
+//! phase, as the GPU does ([`memory`]); a kernel that overwrites a `wgmma`
+//! operand before waiting for it, arrives on a barrier before its `wgmma`s
+//! that read a stage completed, or omits a proxy fence, passes here and
+//! fails on the GPU.
 
 use crate::mem::Space;
 use crate::{Dim3, LaunchDims, ThreadCtx};
@@ -43,13 +61,18 @@ use core::panic::Location;
 use std::boxed::Box;
 use std::cell::UnsafeCell;
 use std::string::String;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::vec::Vec;
 
+mod mbarrier;
 pub mod memory;
+mod tma;
+use mbarrier::{Caller, Mbarriers, Stuck};
+pub use mbarrier::{MBARRIER_MAX, MBARRIER_TIMEOUT, MbarrierProblem};
 pub use memory::{Access, Counters, Finding, FindingKind, Op, Report, Site, SiteCounters, Tally};
 use memory::{Memory, Request, ThreadMemory};
+pub use tma::{TmaMap, TmaSwizzle};
 
 /// Threads in a warp.
 pub const WARP_SIZE: u32 = 32;
@@ -82,6 +105,20 @@ pub enum EmuError {
     DivergentWgmma { block: Dim3, warpgroup: u32 },
     /// A kernel thread panicked (an out-of-bounds index, say).
     Panicked { block: Dim3, thread: Dim3, message: String },
+    /// An mbarrier operation at shared address `bar` that the hardware does
+    /// not allow, or on no barrier.
+    Mbarrier { block: Dim3, thread: Dim3, bar: u32, problem: MbarrierProblem },
+    /// `thread` waits for the phase of parity `parity` of the mbarrier at
+    /// `bar`, and no thread of the block can complete it: all are blocked,
+    /// in waits or at barriers, or done with the block.
+    MbarrierDeadlock { block: Dim3, thread: Dim3, bar: u32, parity: u32 },
+    /// `thread`'s wait on the mbarrier at `bar` saw no arrival nor
+    /// transaction for `seconds` ([`MBARRIER_TIMEOUT`]), with some thread
+    /// still running (spinning, say).
+    MbarrierTimeout { block: Dim3, thread: Dim3, bar: u32, parity: u32, seconds: u64 },
+    /// `tma_load_2d` was given a tensor map that is not a valid [`TmaMap`]'s
+    /// encoding (`problem` says why).
+    InvalidTensorMap { block: Dim3, thread: Dim3, problem: &'static str },
     /// The checker found problems in the kernel's memory accesses
     /// ([`memory`]); [`launch_checked`] returns them instead.
     Checker(Vec<Finding>),
@@ -106,6 +143,22 @@ impl core::fmt::Display for EmuError {
             }
             EmuError::Panicked { block, thread, message } => {
                 write!(f, "block {block:?} thread {thread:?} panicked: {message}")
+            }
+            EmuError::Mbarrier { block, thread, bar, problem } => {
+                write!(f, "block {block:?} thread {thread:?}: mbarrier at shared address {bar}: {problem}")
+            }
+            EmuError::MbarrierDeadlock { block, thread, bar, parity } => write!(
+                f,
+                "block {block:?} thread {thread:?} waits for the phase of parity {parity} of the mbarrier at \
+                 shared address {bar}, which can never complete: every thread of the block is blocked"
+            ),
+            EmuError::MbarrierTimeout { block, thread, bar, parity, seconds } => write!(
+                f,
+                "block {block:?} thread {thread:?} waited {seconds} s for the phase of parity {parity} of the \
+                 mbarrier at shared address {bar}, which made no progress"
+            ),
+            EmuError::InvalidTensorMap { block, thread, problem } => {
+                write!(f, "block {block:?} thread {thread:?}: tma_load_2d on an invalid tensor map: {problem}")
             }
             EmuError::Checker(findings) => {
                 write!(f, "the emulator's checker found {} problem(s):\n{}", findings.len(), memory::list(findings))
@@ -140,6 +193,15 @@ struct BarrierState {
 /// Unwinds a waiting thread when the launch is abandoned.
 struct Abandoned;
 
+/// Why a barrier did not complete.
+enum Unmet {
+    /// Its arrivals disagreed on the site (the last arrival is told).
+    Diverged,
+    /// Every thread of the launch is blocked, so it never will (the thread
+    /// whose blocking made it so is told).
+    Deadlock,
+}
+
 impl Barrier {
     fn new(parties: u32) -> Self {
         Barrier {
@@ -150,9 +212,12 @@ impl Barrier {
     }
 
     /// Waits for all parties. Returns `Err` to the last arrival if arrivals
-    /// disagreed on the site; every other thread then unwinds with
-    /// [`Abandoned`], as it does whenever `abort` is raised.
-    fn wait(&self, site: Waypoint, abort: &AtomicBool) -> Result<(), ()> {
+    /// disagreed on the site, and to an arrival that finds every thread of
+    /// the launch blocked (`running`, the threads that are not, drops to
+    /// zero); every other thread then unwinds with [`Abandoned`], as it
+    /// does whenever `abort` is raised. The last arrival counts the others
+    /// as running again before it wakes them.
+    fn wait(&self, site: Waypoint, abort: &AtomicBool, running: &AtomicU32) -> Result<(), Unmet> {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if abort.load(Ordering::Acquire) {
             drop(s);
@@ -169,11 +234,15 @@ impl Barrier {
             s.site = None;
             s.diverged = false;
             s.generation += 1;
+            running.fetch_add(self.parties - 1, Ordering::SeqCst);
             if diverged {
                 abort.store(true, Ordering::Release);
             }
             self.cv.notify_all();
-            return if diverged { Err(()) } else { Ok(()) };
+            return if diverged { Err(Unmet::Diverged) } else { Ok(()) };
+        }
+        if running.fetch_sub(1, Ordering::SeqCst) == 1 {
+            return Err(Unmet::Deadlock);
         }
         let generation = s.generation;
         loop {
@@ -220,6 +289,10 @@ struct Shared {
     abort: AtomicBool,
     error: Mutex<Option<EmuError>>,
     memory: Memory,
+    mbarriers: Mbarriers,
+    /// The threads that are not blocked in a wait or at a barrier: when the
+    /// last of them blocks, the launch is deadlocked.
+    running: AtomicU32,
 }
 
 // SAFETY: `smem` is only written through raw pointers by kernel code (whose
@@ -240,13 +313,30 @@ impl Shared {
         for w in &self.warpgroups {
             w.barrier.wake_all();
         }
+        self.mbarriers.wake_all();
+    }
+
+    /// Fails the launch with `error` and unwinds this thread.
+    fn abandon(&self, error: EmuError) -> ! {
+        self.fail(error);
+        std::panic::resume_unwind(Box::new(Abandoned))
+    }
+
+    /// Waits at `barrier` (the block's, a warp's or a warpgroup's); when it
+    /// can never complete, fails the launch: divergence, or a deadlock,
+    /// which names a thread's mbarrier wait if there is one.
+    fn meet(&self, barrier: &Barrier, site: Waypoint, block: Dim3) {
+        match barrier.wait(site, &self.abort, &self.running) {
+            Ok(()) => {}
+            Err(Unmet::Diverged) => self.abandon(EmuError::DivergentBarrier { block }),
+            Err(Unmet::Deadlock) => self.abandon(
+                self.mbarriers.deadlock(block, self.dims.block).unwrap_or(EmuError::DivergentBarrier { block }),
+            ),
+        }
     }
 
     fn sync(&self, site: Waypoint, block: Dim3) {
-        if self.block_barrier.wait(site, &self.abort).is_err() {
-            self.fail(EmuError::DivergentBarrier { block });
-            std::panic::resume_unwind(Box::new(Abandoned));
-        }
+        self.meet(&self.block_barrier, site, block);
     }
 }
 
@@ -273,8 +363,10 @@ impl ThreadCtx for EmuCtx<'_> {
         self.shared.dims.grid
     }
     fn sync_threads(&self) {
+        self.shared.memory.before_sync(self.local);
         self.shared.sync(Waypoint::Kernel, self.block);
         self.local.barrier();
+        self.shared.memory.after_sync(self.local);
     }
     fn shared_mem<T>(&self) -> *mut T {
         // SAFETY: only the pointer is taken; see `Shared`'s Sync note.
@@ -338,23 +430,35 @@ impl ThreadCtx for EmuCtx<'_> {
     unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64) {
         self.wgmma_tf32(d, a, b, true);
     }
-    fn mbarrier_init(&self, _bar: u32, _count: u32) {
-        unimplemented!("mbarrier on the emulator")
+    fn mbarrier_init(&self, bar: u32, count: u32) {
+        self.mbarrier_result(self.shared.mbarriers.init(&self.caller(), bar, count));
     }
     fn mbarrier_init_fence(&self) {}
-    fn mbarrier_arrive(&self, _bar: u32) {
-        unimplemented!("mbarrier on the emulator")
+    fn mbarrier_arrive(&self, bar: u32) {
+        self.mbarrier_result(self.shared.mbarriers.arrive(&self.caller(), bar, 0));
     }
-    fn mbarrier_arrive_expect_tx(&self, _bar: u32, _bytes: u32) {
-        unimplemented!("mbarrier on the emulator")
+    fn mbarrier_arrive_expect_tx(&self, bar: u32, bytes: u32) {
+        self.mbarrier_result(self.shared.mbarriers.arrive(&self.caller(), bar, bytes));
     }
-    fn mbarrier_wait(&self, _bar: u32, _parity: u32) {
-        unimplemented!("mbarrier on the emulator")
+    fn mbarrier_wait(&self, bar: u32, parity: u32) {
+        match self.shared.mbarriers.wait(&self.caller(), bar, parity) {
+            Ok(()) => {}
+            Err(Stuck::Abandoned) => std::panic::resume_unwind(Box::new(Abandoned)),
+            Err(Stuck::Failed(e)) => self.shared.abandon(e),
+        }
     }
     unsafe fn tensormap_acquire(&self, _map: *const crate::TensorMap) {}
     #[track_caller]
-    unsafe fn tma_load_2d(&self, _dst: u32, _map: *const crate::TensorMap, _xy: (i32, i32), _bar: u32) {
-        unimplemented!("TMA on the emulator")
+    unsafe fn tma_load_2d(&self, dst: u32, map: *const crate::TensorMap, xy: (i32, i32), bar: u32) {
+        // SAFETY: the caller's contract: a tensor map in global memory.
+        let map = match TmaMap::parse(&unsafe { map.read() }) {
+            Ok(m) => m,
+            Err(problem) => {
+                self.shared.abandon(EmuError::InvalidTensorMap { block: self.block, thread: self.thread, problem })
+            }
+        };
+        // SAFETY: forwarded from the caller.
+        unsafe { self.tma_copy(Location::caller(), dst, &map, xy, bar) }
     }
     fn wgmma_wait_n128<const N: u32>(&self, _d: &mut [f32; 64]) {}
     #[track_caller]
@@ -515,6 +619,46 @@ impl EmuCtx<'_> {
         }
     }
 
+    /// The bulk tensor copy of `tma_load_2d`: `map`'s box at `xy`, copied at
+    /// once to the shared address `dst`, its bytes then counted on the
+    /// mbarrier at `bar`. The shared writes are checked as the copy's
+    /// ([`memory`]): ordered after what this thread knows now, and before
+    /// what acquires the barrier's phase that they count in. A copy the
+    /// hardware refuses (a destination misaligned, or past the shared
+    /// memory) writes nothing: the finding says why, and its bytes still
+    /// count, so that the kernel goes on to show what else is wrong.
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::tma_load_2d`].
+    unsafe fn tma_copy(&self, loc: &'static Location<'static>, dst: u32, map: &TmaMap, xy: (i32, i32), bar: u32) {
+        let (bytes, align) = (map.box_bytes(), map.dst_align());
+        let shared_bytes = self.shared.dims.shared_bytes;
+        let caller = self.caller();
+        let request = &caller.request;
+        let (access, space) = (Access::Copy, Space::Shared);
+        let refused = if !dst.is_multiple_of(align) {
+            Some(FindingKind::Misaligned { space, access, address: dst as usize, align: align as usize })
+        } else if dst as u64 + bytes as u64 > shared_bytes as u64 {
+            Some(FindingKind::PastSharedMemory { access, byte: dst as usize, bytes: bytes as usize, shared_bytes })
+        } else {
+            None
+        };
+        let fits = refused.is_none();
+        if let Some(kind) = refused {
+            request.find(kind, loc);
+        }
+        let smem = self.shared_mem::<u8>();
+        let done = self.shared.mbarriers.copy(&caller, bar, bytes, |agent, phase| {
+            if fits {
+                request.copy_write(loc, dst as usize, bytes as usize, agent, phase);
+                // SAFETY: the tensor is readable (the caller's contract),
+                // and the box lies inside the shared memory (checked).
+                unsafe { map.copy_box(xy, smem, dst) };
+            }
+        });
+        self.mbarrier_result(done);
+    }
+
     fn request(&self) -> Request<'_> {
         Request {
             memory: &self.shared.memory,
@@ -527,16 +671,28 @@ impl EmuCtx<'_> {
     }
 
     fn group_sync(&self, group: &Warpgroup) {
-        if group.barrier.wait(Waypoint::Kernel, &self.shared.abort).is_err() {
-            self.shared.fail(EmuError::DivergentBarrier { block: self.block });
-            std::panic::resume_unwind(Box::new(Abandoned));
-        }
+        self.shared.meet(&group.barrier, Waypoint::Kernel, self.block);
     }
 
     fn warp_sync(&self, warp: &Warp) {
-        if warp.barrier.wait(Waypoint::Kernel, &self.shared.abort).is_err() {
-            self.shared.fail(EmuError::DivergentBarrier { block: self.block });
-            std::panic::resume_unwind(Box::new(Abandoned));
+        self.shared.meet(&warp.barrier, Waypoint::Kernel, self.block);
+    }
+
+    /// What an mbarrier operation needs.
+    fn caller(&self) -> Caller<'_> {
+        Caller {
+            request: self.request(),
+            block: self.block,
+            shared_bytes: self.shared.dims.shared_bytes,
+            running: &self.shared.running,
+            abort: &self.shared.abort,
+        }
+    }
+
+    /// The launch's end when an mbarrier operation fails.
+    fn mbarrier_result(&self, r: Result<(), EmuError>) {
+        if let Err(e) = r {
+            self.shared.abandon(e);
         }
     }
 }
@@ -626,6 +782,8 @@ where
         abort: AtomicBool::new(false),
         error: Mutex::new(None),
         memory: Memory::new(counting, dims.block, threads, dims.shared_bytes),
+        mbarriers: Mbarriers::new(),
+        running: AtomicU32::new(threads),
     };
     std::thread::scope(|scope| {
         for linear in 0..threads {
@@ -660,6 +818,7 @@ fn run_thread<F: Fn(&EmuCtx<'_>) + Sync>(shared: &Shared, kernel: &F, linear: u3
             shared.sync(Waypoint::BlockEnd, block);
             if linear == 0 {
                 shared.memory.tally_block();
+                shared.mbarriers.reset();
                 // SAFETY: all other threads are parked at the next barrier.
                 unsafe { (*shared.smem.get()).fill(u128::from_ne_bytes([SHARED_POISON; 16])) };
             }
