@@ -879,9 +879,10 @@ fn tma_steps_in_a_graph_and_beside_another_thread_on_the_gpu() {
                 let stream = gpu.nonblocking_stream().unwrap();
                 (0..20).map(|_| run_gpu(&stream, v, &case, &bufs, 0)).all(|got| bits(&got) == bits(&direct))
             });
-            let graph =
-                coalesce::graph::capture(&stream, || gemm::launch(&stream, v, &bufs.a, &bufs.b, &mut c, case.shape, case.s))
-                    .unwrap();
+            let graph = coalesce::graph::capture(&stream, || {
+                gemm::launch(&stream, v, &bufs.a, &bufs.b, &mut c, case.shape, case.s)
+            })
+            .unwrap();
             for _ in 0..2 {
                 graph.launch(&stream).unwrap();
             }
@@ -889,6 +890,11 @@ fn tma_steps_in_a_graph_and_beside_another_thread_on_the_gpu() {
             drop(graph);
             assert!(other.join().unwrap(), "{}: another thread's launches differ", v.name());
         });
-        assert_eq!(bits(&download(&c)), bits(&direct), "{}: the graph's replays differ from the direct launch", v.name());
+        assert_eq!(
+            bits(&download(&c)),
+            bits(&direct),
+            "{}: the graph's replays differ from the direct launch",
+            v.name()
+        );
     }
 }

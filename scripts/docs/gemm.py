@@ -203,7 +203,7 @@ w("")
 
 w("## Off the tile\n")
 w(f"`gemm::sgemm` (criterion `gemm_shapes`) against cuBLAS SGEMM at the same shape in the same call. With the "
-  f"`{module}` module it runs `{SGEMM}` at every shape: its operand pass pads rows to 16 bytes, so odd `N` and `K` "
+  f"`{module}` module it runs `{SGEMM}` at every shape: its operand pass pads rows to 128 bytes, so odd `N` and `K` "
   f"take the same path (`Variant::sgemm_for`; `{SGEMM_ELSEWHERE}` with the other modules). Times include the operand "
   "pass and the workspace's stream-ordered allocation:\n")
 w("| M x N x K | step | ours (TFLOP/s) | cuBLAS SGEMM (TFLOP/s) | ratio |")

@@ -33,8 +33,8 @@
 //! `gemm_pack` over each operand into a workspace: `B` (row-major `K x N`,
 //! N-major) transposed, `A` (row-major `M x K`) copied; both rounded to
 //! TF32 (to nearest, as step 9 does while staging: the tensor cores would
-//! truncate), rows padded to a multiple of 16 bytes, as a tensor map's
-//! must be. The copies fill elements outside the matrices with zeros, so
+//! truncate), rows padded to a multiple of 128 bytes (a tensor map's must
+//! be 16; 128 puts each row of a box in one L2 line). The copies fill elements outside the matrices with zeros, so
 //! edge tiles and a `K` residue need no code here.
 //!
 //! **Order of tiles:** consecutive blocks take the `C` tiles of a group of
