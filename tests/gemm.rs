@@ -54,7 +54,7 @@
 //! the FP32 bound's order (six times it, for the tensor cores' accumulation
 //! and the three products per term).
 //!
-//! Step 11 (3xTF32, promoted) has the same split, but the tensor cores sum
+//! Steps 11 and 13 (3xTF32, promoted) have the same split, but the tensor cores sum
 //! one 32-deep tile at a time (at most `3 min(K, 32)` products, with twice
 //! FP32's accumulation error), and the `ceil(K/32)` partial sums are added
 //! in f32, rounded to nearest, before the epilogue's three roundings:
@@ -114,7 +114,7 @@ const EDGE_SHAPES: [(usize, usize, usize); 9] = [
     (12, 263, 11),
 ];
 
-/// Shapes for steps 9-11 (`wgmma`, 128x256 tiles, 128x128 for step 11, 32
+/// Shapes for steps 9-13 (`wgmma`, 128x256 tiles, 128x128 for steps 11 and 13, 32
 /// deep): `K = 1`, `N < 4` (checked loads of `B` everywhere), `K` below, at
 /// and past one tile with residues, `M` and `N` just past a tile (a second
 /// block row and column that is almost empty), `N` a multiple of 4 just

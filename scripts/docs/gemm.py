@@ -181,6 +181,10 @@ def per_mnk(name, access, metric):
 
 merged = [(n, *per_mnk(n, "shared ld", "smsp__inst_executed_op_shared_ld.sum")) for n in ("smem_tiled", "blocktile_1d", "blocktile_2d")]
 APART_WHY = {
+    "global ld sectors / request": "the TMA steps load no operand through the load/store unit (the TMA does), so the "
+    "only global loads left are the epilogue's reads of `C`: `ncu` profiles the 4096^3 test, whose product has "
+    "`beta = 1`, and the emulator's count is of `C = A B` (`beta = 0`), which never reads `C`. Those reads (a warp's 32 "
+    "lanes over 8 rows, four floats a row 8 bytes apart) take 8 sectors each, as the stores do.",
     "shared st wavefronts / request": "shared memory and the L1 cache are one set of data banks: `ncu` also counts the "
     "wavefronts a store loses to the cache's own traffic there (these steps read `A` and `B` through L1), which a model of "
     "the access pattern leaves out; the transposes show the same few percent (`docs/transpose.md`).",
@@ -253,9 +257,10 @@ WHY["wgmma_tma"] = lambda: (
     f"cuBLAS TF32 at 4096^3 and 8192^3, {tflops(8192, 'wgmma_tma') / tflops(8192, 'wgmma'):.1f}x step 9, with the same "
     f"error as cuBLAS TF32 ({err('wgmma_tma', 8192) / err('cublas_tf32', 8192):.2f}x its largest at 8192^3). Tensor pipe "
     f"{nc('gemm_wgmma_tma', 'sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active', 1)}% active over "
-    f"{nc('gemm_wgmma_tma', 'Duration')} us at 4096^3; the operand passes (`gemm_pack`, {nc('gemm_pack', 'Duration')} us "
-    f"each, {pack.get('dram__bytes.sum', 0) / 1e9:.2f} GB of DRAM traffic) are what the whole call adds: at 4096^3 "
-    "they are the larger part of the gap to cuBLAS.")
+    f"{nc('gemm_wgmma_tma', 'Duration')} us at 4096^3. The two operand passes (`pack`, entry `gemm_pack`, "
+    f"`kernels/src/gemm/pack.rs`: {nc('gemm_pack', 'Duration')} us and {pack.get('dram__bytes.sum', 0) / 1e9:.2f} GB "
+    "of DRAM traffic each at 4096^3, as `ncu.txt` lists them) are part of every call and of its time: at 4096^3 they "
+    "are the larger part of the gap to cuBLAS, at 8192^3 half as large a share.")
 WHY["wgmma_tma_3xtf32"] = lambda: (
     f"FP32-accurate at {tflops(4096, 'wgmma_tma_3xtf32') / cublas(4096, 'sgemm'):.2f}x and "
     f"{tflops(8192, 'wgmma_tma_3xtf32') / cublas(8192, 'sgemm'):.2f}x cuBLAS SGEMM's speed, with "

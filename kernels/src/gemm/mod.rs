@@ -205,10 +205,11 @@ macro_rules! gemm_steps {
             }
             /// Step 12: step 9's TF32 products fed by the TMA through an
             /// mbarrier pipeline, a producer warp beside two consumer
-            /// warpgroups; `B` transposed into a workspace first; `sm_90a` only.
+            /// warpgroups; the operands made K-major in a workspace first;
+            /// `sm_90a` only.
             WgmmaTma => wgmma_tma {
                 step: "12",
-                idea: "TF32 `wgmma` fed by TMA copies (`cp.async.bulk.tensor`, tensor maps) into four stages with full/empty mbarriers: one producer warp issues the copies, two consumer warpgroups only multiply; `B` transposed K-major by `gemm_pack` first",
+                idea: "TF32 `wgmma` fed by TMA copies (`cp.async.bulk.tensor`, tensor maps) into four stages with full/empty mbarriers: one producer warp issues the copies, two consumer warpgroups only multiply; both operands made K-major and rounded to TF32 by `gemm_pack` first (`B` transposed)",
                 entry: "gemm_wgmma_tma",
                 file: "gemm/12_wgmma_tma.rs",
                 body: wgmma_tma,

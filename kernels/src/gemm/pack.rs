@@ -1,7 +1,8 @@
 //! The operand pass of the TMA steps: copies a row-major matrix into a
 //! workspace as the tensor cores read it: K-major, rounded to TF32 (or, for
 //! 3xTF32, split into TF32 halves), with the row length the host gives
-//! (a tensor map's row stride must be a multiple of 16 bytes).
+//! (a tensor map's row stride must be a multiple of 16 bytes). Measured
+//! in [`docs/gemm.md`](../../../docs/gemm.md), with the steps it feeds.
 //!
 //! `wgmma` takes TF32 operands K-major only and the TMA copies without
 //! transposing, so `B` (`K x N`, N-major) is transposed here; `A` (`M x K`)
