@@ -787,9 +787,12 @@ fn wgmma_without_the_sm_90a_module_is_an_error_on_the_gpu() {
     let a = gpu.upload(&vec![1.0f32; shape.a().len()]).unwrap();
     let b = gpu.upload(&vec![1.0f32; shape.b().len()]).unwrap();
     let mut c = gpu.alloc::<f32>(shape.c().len()).unwrap();
-    let e = gemm::wgmma(&stream, &a, &b, &mut c, shape, AlphaBeta::PRODUCT).unwrap_err();
-    assert!(matches!(e, Error::ArchitectureRequired { needs: "sm_90a", .. }), "{e}");
-    eprintln!("wgmma on {:?}: {e}", gpu.module_name());
+    for v in WGMMA_STEPS {
+        // The TMA steps refuse before they allocate or encode anything.
+        let e = gemm::launch(&stream, v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT).unwrap_err();
+        assert!(matches!(e, Error::ArchitectureRequired { needs: "sm_90a", .. }), "{}: {e}", v.name());
+        eprintln!("{} on {:?}: {e}", v.name(), gpu.module_name());
+    }
     // The rest of the ladder runs on that module.
     gemm::tf32(&stream, &a, &b, &mut c, shape, AlphaBeta::PRODUCT).unwrap();
     stream.synchronize().unwrap();

@@ -156,6 +156,31 @@ for k in [s["entry"] for s in STEPS if s["entry"] in ncu] + ([cublas_kernel] if 
       f"{ncu.get(k, {}).get('dram__bytes.sum', 0) / 1e9:.2f} | {ncu.get(k, {}).get('lts__t_bytes.sum', 0) / 1e9:.1f} |")
 w("")
 
+STALL = "smsp__average_warps_issue_stalled_"
+
+
+def stalls(kernel, top=3):
+    """The kernel's largest stall reasons: warps stalled per issued
+    instruction, by reason, as ncu's Warp State Statistics reads them."""
+    c = ncu.get(kernel, {})
+    r = sorted(((v, k[len(STALL):].removesuffix("_per_issue_active.ratio")) for k, v in c.items() if k.startswith(STALL)),
+               reverse=True)
+    return ", ".join(f"{name.replace('_', ' ')} {v:.1f}" for v, name in r[:top] if v >= 0.05)
+
+
+stalled = [k for k in [s["entry"] for s in STEPS if s["entry"] in ncu] + ([cublas_kernel] if cublas_kernel else [])
+           if stalls(k)]
+if stalled:
+    w("### Why warps wait (ncu stall reasons, the same launches)\n")
+    w("Each kernel's three largest stall reasons, in warps stalled per issued instruction (ncu's "
+      "`smsp__average_warps_issue_stalled_*_per_issue_active`; their sum is about the cycles per issued instruction "
+      "above).\n")
+    w("| kernel | largest stall reasons |")
+    w("| --- | --- |")
+    for k in stalled:
+        w(f"| {f'`{k}`' if k.startswith('gemm_') else 'cuBLAS SGEMM'} | {stalls(k)} |")
+    w("")
+
 # ---- counters.json: the emulator's counters beside ncu's --------------------
 emu = emulator_counters(run / "counters.json")
 ncu_steps = [s for s in STEPS if s["entry"] in ncu and ("gemm", s["name"], None) in emu]

@@ -61,6 +61,11 @@ SECTIONS=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section Lau
 # Requests, sectors and wavefronts: what the emulator's counters model
 # (`--emulate --counters`), for the page's emulator-against-ncu table.
 METRICS=dram__bytes.sum,lts__t_bytes.sum,sm__cycles_elapsed.avg.per_second,smsp__inst_executed.sum,sm__inst_executed_pipe_fma.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
+# Stall reasons: every per-issue stall ratio this ncu knows for the GPU
+# (the names differ between ncu versions, so they are asked for, not listed).
+STALLS=$(ncu --query-metrics 2>/dev/null | grep -o '^smsp__average_warps_issue_stalled_[a-z_]*_per_issue_active' | sort -u |
+    sed 's/$/.ratio/' | paste -sd, -)
+METRICS=$METRICS${STALLS:+,$STALLS}
 timeout 150 ncu --clock-control none --kernel-name regex:'^gemm_' "${SECTIONS[@]}" --metrics "$METRICS" \
     "$B/test-gemm" every_variant_on_the_gpu_at_4096_spot_checked >"$OUT/ncu.txt" 2>&1
 note "ncu: $(status $?)"
