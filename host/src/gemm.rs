@@ -128,8 +128,25 @@ pub fn launch(
     if variant.geometry().tma {
         return launch_tma(stream, variant, dims, (a, b, c), shape, scalars);
     }
-    let (mut pa, mut pb, mut pc) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
-    let p = shape.problem(scalars);
+    let operands = (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw(), c.as_device_ptr().as_raw());
+    // SAFETY: the buffers hold m*k, k*n and m*n floats and C overlaps
+    // neither A nor B (checked above).
+    unsafe { launch_step(stream, variant, dims, operands, shape.problem(scalars)) }
+}
+
+/// Queues step `variant`'s kernel, `(a, b, c, m, n, k, alpha, beta)`.
+///
+/// # Safety
+/// `a` and `b` are what the step reads (the matrices, or for a TMA step
+/// its tensor maps), `c` holds `m * n` floats and overlaps neither.
+unsafe fn launch_step(
+    stream: &Stream<'_>,
+    variant: Variant,
+    dims: LaunchDims,
+    (a, b, c): (u64, u64, u64),
+    p: Problem,
+) -> Result<()> {
+    let (mut pa, mut pb, mut pc) = (a, b, c);
     let (mut m, mut n, mut k, mut alpha, mut beta) = (p.m, p.n, p.k, p.alpha, p.beta);
     let args = [
         arg(&mut pa),
@@ -141,9 +158,8 @@ pub fn launch(
         arg(&mut alpha),
         arg(&mut beta),
     ];
-    // SAFETY: the kernel takes (const f32* a, const f32* b, f32* c, u32 m,
-    // u32 n, u32 k, f32 alpha, f32 beta); the buffers hold m*k, k*n and m*n
-    // floats and C overlaps neither A nor B (checked above).
+    // SAFETY: the kernel takes (a, b, c: 64-bit addresses, u32 m, u32 n,
+    // u32 k, f32 alpha, f32 beta); the caller's contract.
     unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
 }
 
@@ -229,24 +245,11 @@ fn launch_tma(
         // maps lie inside the workspace, which nothing else uses.
         unsafe { pack_raw(stream, pass) }?;
     }
-    let (mut pa, mut pb, mut pc) = (base, base + 128 * layout.halves as u64, c.as_device_ptr());
-    let p = shape.problem(scalars);
-    let (mut m, mut n, mut k, mut alpha, mut beta) = (p.m, p.n, p.k, p.alpha, p.beta);
-    let args = [
-        arg(&mut pa),
-        arg(&mut pb),
-        arg(&mut pc),
-        arg(&mut m),
-        arg(&mut n),
-        arg(&mut k),
-        arg(&mut alpha),
-        arg(&mut beta),
-    ];
-    // SAFETY: the kernel takes (const TensorMap* a, const TensorMap* b, f32*
-    // c, u32 m, u32 n, u32 k, f32 alpha, f32 beta); the maps describe A's
-    // and B^T's arrays, written by the passes queued before it; C holds m*n
-    // floats and overlaps neither A nor B (checked by `launch`).
-    unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
+    let operands = (base, base + 128 * layout.halves as u64, c.as_device_ptr().as_raw());
+    // SAFETY: the maps describe A's and B^T's arrays, written by the passes
+    // queued before it; C holds m*n floats and overlaps neither A nor B
+    // (checked by `launch`).
+    unsafe { launch_step(stream, variant, dims, operands, shape.problem(scalars)) }
 }
 
 /// One `gemm_pack` launch: the source, its shape, the destination arrays,

@@ -219,18 +219,9 @@ unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(
         let (a_hi, a_lo) = (at + (A_HI as u32) + a_rows, at + (A_LO as u32) + a_rows);
         let (b_hi, b_lo) = (at + B_HI as u32, at + B_LO as u32);
         ctx.wgmma_fence();
-        unroll!(kk < BK / 8, [0, 1, 2, 3], {
-            let step = (32 * kk) as u32;
-            let d = |addr: u32| k_major_128b(addr + step);
-            // SAFETY: buffer t % 2 holds tile t, stored and fenced by every
-            // thread before the barrier that ended the previous iteration.
-            // The tile's first product starts the partial sum (scale-d 0).
-            unsafe {
-                ctx.wgmma_m64n128k8_tf32(&mut part, d(a_lo), d(b_hi), kk != 0);
-                ctx.wgmma_m64n128k8_tf32(&mut part, d(a_hi), d(b_lo), true);
-                ctx.wgmma_m64n128k8_tf32(&mut part, d(a_hi), d(b_hi), true);
-            }
-        });
+        // SAFETY: buffer t % 2 holds tile t, stored and fenced by every
+        // thread before the barrier that ended the previous iteration.
+        unsafe { products_3x(ctx, &mut part, ((a_hi, a_lo), (b_hi, b_lo))) };
         ctx.wgmma_commit();
         // Buffer (t + 1) % 2 was tile t - 1's, whose products every
         // warpgroup waited for before the last barrier.
@@ -243,6 +234,33 @@ unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(
     }
     // SAFETY: forwarded from the caller (C holds its matrix).
     unsafe { store_fragment(&c, &acc, &p, (m0, n0), tid) };
+}
+
+/// One 32-deep tile's 3xTF32 products into `part`, a new partial sum:
+/// per 8 of `K`, `A_lo B_hi`, `A_hi B_lo` and `A_hi B_hi` (the first with
+/// scale-d 0 on the tile's first step, which starts the sum), from the
+/// halves' tiles at the shared addresses `((A_hi, A_lo), (B_hi, B_lo))`
+/// (K-major rows of 128 bytes, the 128-byte swizzle).
+///
+/// # Safety
+/// As [`ThreadCtx::wgmma_m64n128k8_tf32`]: the four tiles written and
+/// fenced (or delivered by copies whose barrier the caller waited for).
+#[inline(always)]
+pub(super) unsafe fn products_3x<C: ThreadCtx>(
+    ctx: &C,
+    part: &mut [f32; ACC],
+    ((a_hi, a_lo), (b_hi, b_lo)): ((u32, u32), (u32, u32)),
+) {
+    unroll!(kk < BK / 8, [0, 1, 2, 3], {
+        let step = (32 * kk) as u32;
+        let d = |addr: u32| k_major_128b(addr + step);
+        // SAFETY: the caller's contract.
+        unsafe {
+            ctx.wgmma_m64n128k8_tf32(part, d(a_lo), d(b_hi), kk != 0);
+            ctx.wgmma_m64n128k8_tf32(part, d(a_hi), d(b_lo), true);
+            ctx.wgmma_m64n128k8_tf32(part, d(a_hi), d(b_hi), true);
+        }
+    });
 }
 
 /// `acc += part`, element by element, in f32 rounded to nearest.
