@@ -75,8 +75,6 @@ const STAGES: usize = TMA_STAGES as usize;
 const STAGE_BYTES: usize = TMA_STAGE_BYTES as usize;
 /// Threads that consume (both warpgroups).
 const CONSUMERS: usize = 256;
-/// Offset of the `B^T` tile in a stage, after the `A` tile.
-const B_TILE: u32 = (BM * ROW_BYTES) as u32;
 
 const _: () = assert!(ROW_BYTES == BK * 4 && STAGE_BYTES.is_multiple_of(1024) && (BM * ROW_BYTES).is_multiple_of(1024));
 
@@ -95,72 +93,6 @@ pub(super) fn grouped_tile(blk: crate::Dim3, grid: crate::Dim3) -> (u32, u32) {
     let height = (rows - first).clamp(1, TMA_GROUP_ROWS);
     let j = i % per_group;
     (first + j % height, j / height)
-}
-
-/// A ring of pipeline stages in shared memory and their barriers: `stages`
-/// stages of `stage_bytes` from the shared address `base`, then a `full`
-/// and an `empty` barrier per stage (8 bytes each). The `t`-th tile uses
-/// stage `t % stages`, in its phase `t / stages`.
-#[derive(Clone, Copy)]
-pub(super) struct Ring {
-    pub(super) base: u32,
-    pub(super) stages: usize,
-    pub(super) stage_bytes: usize,
-}
-
-impl Ring {
-    /// The shared address of stage `s`.
-    #[inline(always)]
-    pub(super) fn stage(self, s: usize) -> u32 {
-        self.base + (s * self.stage_bytes) as u32
-    }
-    #[inline(always)]
-    fn full(self, s: usize) -> u32 {
-        self.base + (self.stages * self.stage_bytes + 8 * s) as u32
-    }
-    #[inline(always)]
-    fn empty(self, s: usize) -> u32 {
-        self.full(self.stages + s)
-    }
-    /// Thread 0 makes the barriers: a stage is full after one arrival (the
-    /// producer's) and its copies' bytes, empty after `consumers` arrivals.
-    /// Every thread of the block calls this: its block barrier publishes them.
-    #[inline(always)]
-    pub(super) fn init<C: ThreadCtx>(self, ctx: &C, consumers: u32) {
-        if ctx.thread_idx().x == 0 {
-            for s in 0..self.stages {
-                ctx.mbarrier_init(self.full(s), 1);
-                ctx.mbarrier_init(self.empty(s), consumers);
-            }
-            ctx.mbarrier_init_fence();
-        }
-        ctx.sync_threads();
-    }
-    /// The producer's side of tile `t`: waits until its stage is empty (the
-    /// consumers' release of phase `t / stages - 1`; a fresh barrier's
-    /// parity 1 counts as completed, so the first round passes at once),
-    /// announces `bytes`, and calls `copy(stage address, full barrier)` to
-    /// issue the copies that deliver them.
-    #[inline(always)]
-    pub(super) fn produce<C: ThreadCtx>(self, ctx: &C, t: usize, bytes: u32, copy: impl FnOnce(u32, u32)) {
-        let s = t % self.stages;
-        ctx.mbarrier_wait(self.empty(s), ((t / self.stages) as u32 & 1) ^ 1);
-        ctx.mbarrier_arrive_expect_tx(self.full(s), bytes);
-        copy(self.stage(s), self.full(s));
-    }
-    /// The consumers' side of tile `t`: waits until its stage is full;
-    /// returns the stage's address.
-    #[inline(always)]
-    pub(super) fn wait_full<C: ThreadCtx>(self, ctx: &C, t: usize) -> u32 {
-        let s = t % self.stages;
-        ctx.mbarrier_wait(self.full(s), (t / self.stages) as u32 & 1);
-        self.stage(s)
-    }
-    /// A consumer is done reading tile `t`'s stage.
-    #[inline(always)]
-    pub(super) fn release<C: ThreadCtx>(self, ctx: &C, t: usize) {
-        ctx.mbarrier_arrive(self.empty(t % self.stages));
-    }
 }
 
 /// `C = alpha * A * B + beta * C` with `wgmma` on TF32 operands that the TMA
@@ -192,8 +124,19 @@ pub unsafe fn wgmma_tma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: 
     let (m0, n0) = (tile_m as usize * BM, tile_n as usize * TMA_BN as usize);
 
     let (_, base) = swizzle_base(ctx, TMA_SHARED_BYTES);
-    let ring = Ring { base, stages: STAGES, stage_bytes: STAGE_BYTES };
-    ring.init(ctx, CONSUMERS as u32);
+    let a_tile = |s: usize| base + (s * STAGE_BYTES) as u32;
+    let b_tile = |s: usize| a_tile(s) + (BM * ROW_BYTES) as u32;
+    let full = |s: usize| base + (STAGES * STAGE_BYTES + 8 * s) as u32;
+    let empty = |s: usize| full(STAGES + s);
+
+    if tid == 0 {
+        for s in 0..STAGES {
+            ctx.mbarrier_init(full(s), 1);
+            ctx.mbarrier_init(empty(s), CONSUMERS as u32);
+        }
+        ctx.mbarrier_init_fence();
+    }
+    ctx.sync_threads();
 
     let tiles = (p.k as usize).div_ceil(BK);
     if tid >= CONSUMERS {
@@ -204,15 +147,19 @@ pub unsafe fn wgmma_tma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: 
                 ctx.tensormap_acquire(map_b);
             }
             for t in 0..tiles {
+                let s = t % STAGES;
+                // The t-th fill of stage s waits for the consumers' (t/4 - 1)-th
+                // release of it; the first four pass at once (parity 1 of a
+                // fresh barrier counts as completed).
+                ctx.mbarrier_wait(empty(s), ((t / STAGES) as u32 & 1) ^ 1);
+                ctx.mbarrier_arrive_expect_tx(full(s), TMA_STAGE_BYTES);
                 let k0 = (t * BK) as i32;
-                ring.produce(ctx, t, TMA_STAGE_BYTES, |stage, full| {
-                    // SAFETY: the maps' boxes (16 and 32 KiB) fit the stage
-                    // at its 1024-byte-aligned offsets; the stage is empty.
-                    unsafe {
-                        ctx.tma_load_2d(stage, map_a, (k0, m0 as i32), full);
-                        ctx.tma_load_2d(stage + B_TILE, map_b, (k0, n0 as i32), full);
-                    }
-                });
+                // SAFETY: the maps' boxes (16 and 32 KiB) fit the stage at
+                // its 1024-byte-aligned offsets; the stage is free (waited above).
+                unsafe {
+                    ctx.tma_load_2d(a_tile(s), map_a, (k0, m0 as i32), full(s));
+                    ctx.tma_load_2d(b_tile(s), map_b, (k0, n0 as i32), full(s));
+                }
             }
         }
         return;
@@ -221,21 +168,20 @@ pub unsafe fn wgmma_tma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: 
     let group = tid / 128;
     let mut acc = [0.0f32; 128];
     for t in 0..tiles {
-        let stage = ring.wait_full(ctx, t);
-        let a_addr = stage + (group * 64 * ROW_BYTES) as u32;
+        let s = t % STAGES;
+        ctx.mbarrier_wait(full(s), (t / STAGES) as u32 & 1);
+        let a_addr = a_tile(s) + (group * 64 * ROW_BYTES) as u32;
         ctx.wgmma_fence();
         unroll!(kk < BK / 8, [0, 1, 2, 3], {
             let step = (32 * kk) as u32;
-            // SAFETY: the stage holds tile t: its copies completed the phase waited for.
-            unsafe {
-                ctx.wgmma_m64n256k8_tf32(&mut acc, k_major_128b(a_addr + step), k_major_128b(stage + B_TILE + step))
-            };
+            // SAFETY: stage s holds tile t: its copies completed the phase waited for.
+            unsafe { ctx.wgmma_m64n256k8_tf32(&mut acc, k_major_128b(a_addr + step), k_major_128b(b_tile(s) + step)) };
         });
         ctx.wgmma_commit();
         // Tile t - 1's products have read their stage: release it.
         ctx.wgmma_wait::<1>(&mut acc);
         if t > 0 {
-            ring.release(ctx, t - 1);
+            ctx.mbarrier_arrive(empty((t - 1) % STAGES));
         }
     }
     ctx.wgmma_wait::<0>(&mut acc);
