@@ -189,6 +189,11 @@ impl TmaLayout {
         let bt = a + 4 * halves * shape.m() * kp;
         TmaLayout { kp, halves, a, bt, bytes: bt + 4 * halves * shape.n() * kp }
     }
+    /// The addresses of `A`'s maps and of `B^T`'s, with the workspace at
+    /// `base`: what the product takes as `a` and `b`.
+    pub(crate) fn maps_at(&self, base: u64) -> (u64, u64) {
+        (base, base + (self.halves * size_of::<coalesce_kernels::TensorMap>()) as u64)
+    }
     /// Byte offset of array `half` of the operand whose first is at `at`,
     /// `rows` rows long.
     fn half(&self, at: usize, rows: usize, half: usize) -> usize {
@@ -238,14 +243,15 @@ fn launch_tma(
     let maps = layout
         .tensors(variant, shape, base)
         .into_iter()
-        .map(|t| Ok((t.base, crate::tma::encode(gpu, t)?)))
+        .map(|t| Ok((t.base, crate::tma::encode(t)?)))
         .collect::<Result<Vec<_>>>()?;
     for pass in passes(&layout, shape, base, (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw()), &maps) {
         // SAFETY: A holds m x k floats, B k x n; the destinations and the
         // maps lie inside the workspace, which nothing else uses.
         unsafe { pack_raw(stream, pass) }?;
     }
-    let operands = (base, base + 128 * layout.halves as u64, c.as_device_ptr().as_raw());
+    let (a_maps, b_maps) = layout.maps_at(base);
+    let operands = (a_maps, b_maps, c.as_device_ptr().as_raw());
     // SAFETY: the maps describe A's and B^T's arrays, written by the passes
     // queued before it; C holds m*n floats and overlaps neither A nor B
     // (checked by `launch`).
@@ -282,15 +288,16 @@ pub(crate) fn passes(
     let (a_arrays, b_arrays) = (&maps[..h], &maps[h..]);
     let lo = |arrays: &[(u64, coalesce_kernels::TensorMap)]| arrays.get(1).map_or(0, |x| x.0);
     let words = |i: usize, j: usize| [maps[i].1, maps[j].1];
+    let (a_maps, b_maps) = layout.maps_at(base);
     let (a_words, b_words, b_maps) =
-        if h == 2 { (words(0, 1), words(2, 3), base + 256) } else { (words(0, 1), words(0, 1), 0) };
+        if h == 2 { (words(0, 1), words(2, 3), b_maps) } else { (words(0, 1), words(0, 1), 0) };
     [
         Pass {
             src: a,
             shape: PackShape { rows: m, cols: k, stride: kp, flags: split },
             hi: a_arrays[0].0,
             lo: lo(a_arrays),
-            maps: base,
+            maps: a_maps,
             words: a_words,
         },
         Pass {
@@ -437,14 +444,16 @@ pub mod emu {
             .collect();
         for pass in passes(&layout, shape, base, (a.as_ptr() as u64, b.as_ptr() as u64), &maps) {
             let dims = pack_dims(pass.shape.rows, pass.shape.cols);
-            let out = |maps: u64| MapsOut { maps: maps as *mut TensorMap, words: pass.words };
             // SAFETY: the source holds its rows x cols floats (checked by
             // `plan`); the destinations and the maps lie in the workspace.
+            // (The closure takes the addresses as integers: it runs on
+            // every emulated thread, and raw pointers are not `Sync`.)
             emu::launch(dims, |ctx| unsafe {
-                pack(ctx, pass.src as *const f32, pass.hi as *mut f32, pass.lo as *mut f32, pass.shape, out(pass.maps))
+                let out = MapsOut { maps: pass.maps as *mut TensorMap, words: pass.words };
+                pack(ctx, pass.src as *const f32, pass.hi as *mut f32, pass.lo as *mut f32, pass.shape, out)
             })?;
         }
-        let (pa, pb) = (base, base + 128 * layout.halves as u64);
+        let (pa, pb) = layout.maps_at(base);
         // C staged 256-byte aligned, as a device buffer is, for the counters.
         let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
         let pc = SyncMutPtr::new(staged_c.as_mut_slice());

@@ -17,7 +17,7 @@
 //! remap a product's workspace on every call.
 
 use crate::error::check;
-use crate::{Error, Gpu, Result, Stream};
+use crate::{Error, Result, Stream};
 use coalesce_kernels::TensorMap;
 use cust::sys;
 use std::ffi::c_void;
@@ -83,9 +83,8 @@ pub(crate) struct Tensor2d {
 }
 
 /// The driver's tensor map for `t`.
-pub(crate) fn encode(gpu: &Gpu, t: Tensor2d) -> Result<TensorMap> {
+pub(crate) fn encode(t: Tensor2d) -> Result<TensorMap> {
     let encode = encode_tiled()?;
-    gpu.bind()?;
     let mut map = TensorMap([0; 16]);
     let (dims, strides) = ([t.cols, t.rows], [t.row_bytes]);
     let (boxes, steps) = ([t.box_cols, t.box_rows], [1u32, 1]);
