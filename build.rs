@@ -35,7 +35,7 @@
 //! NVPTX backend and upstream LLVM (rustup's `llvm-tools`), per architecture:
 //!
 //! 1. `cargo rustc --target nvptx64-nvidia-cuda -Zbuild-std=core -- --emit=llvm-bc`
-//!    with the pinned nightly (`rust-toolchain.toml`), whatever toolchain
+//!    with the pinned nightly (`kernels/rust-toolchain.toml`), whatever toolchain
 //!    runs this script;
 //! 2. `llvm-link` with NVIDIA's libdevice (`--only-needed`: only the math
 //!    functions the kernels call, e.g. `__nv_sinf`);
@@ -56,7 +56,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio, exit};
 
-/// The kernels' toolchain when `rust-toolchain.toml` names none.
+/// The kernels' toolchain when `kernels/rust-toolchain.toml` names none.
 const DEFAULT_TOOLCHAIN: &str = "nightly-2026-05-20";
 /// The architectures a module is built for, lowest first. PTX for `sm_XY`
 /// runs, JIT-compiled by the driver, on GPUs of compute capability X.Y and
@@ -117,7 +117,7 @@ fn main() {
     let root = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap());
     // Only paths that exist: cargo reruns the script on every build for a missing one.
-    for p in ["kernels/src", "kernels/Cargo.toml", "rust-toolchain.toml", "ptx", "build.rs"] {
+    for p in ["kernels/src", "kernels/Cargo.toml", "kernels/rust-toolchain.toml", "ptx", "build.rs"] {
         if root.join(p).exists() {
             println!("cargo:rerun-if-changed={}", root.join(p).display());
         }
@@ -231,9 +231,9 @@ fn main() {
 }
 
 /// The toolchain that builds the kernels: the `channel` of
-/// `rust-toolchain.toml` next to this file, else [`DEFAULT_TOOLCHAIN`].
+/// `kernels/rust-toolchain.toml`, else [`DEFAULT_TOOLCHAIN`].
 fn pinned_toolchain(root: &Path) -> String {
-    let Ok(text) = fs::read_to_string(root.join("rust-toolchain.toml")) else {
+    let Ok(text) = fs::read_to_string(root.join("kernels/rust-toolchain.toml")) else {
         return DEFAULT_TOOLCHAIN.to_owned();
     };
     text.lines()
