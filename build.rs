@@ -1,5 +1,7 @@
 //! Provides the kernels' PTX: one module per GPU architecture of [`ARCHES`],
-//! embedded as `coalesce::MODULES` (and the `sm_90` one as `coalesce::PTX`).
+//! embedded as `coalesce::MODULES` (and the `sm_90` one as `coalesce::PTX`),
+//! when the `cuda` feature is on (the default); without it there is nothing
+//! to do.
 //!
 //! The PTX ships in `ptx/`, so that a dependent builds on stable Rust with
 //! neither the nightly toolchain nor LLVM tools nor libdevice. Beside it,
@@ -114,6 +116,12 @@ fn write_if_changed(path: &Path, contents: &str) -> std::io::Result<()> {
 }
 
 fn main() {
+    // Without the `cuda` feature the crate is the emulator's side alone:
+    // no module to embed, so no PTX to provide.
+    if env::var_os("CARGO_FEATURE_CUDA").is_none() {
+        println!("cargo:rerun-if-changed=build.rs");
+        return;
+    }
     let root = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap());
     // Only paths that exist: cargo reruns the script on every build for a missing one.

@@ -35,12 +35,15 @@ pub use coalesce_kernels as kernels;
 /// `sm_90a`: the one module with the kernels that need it, such as `wgmma`),
 /// lowest first: the modules shipped in `ptx/`, or rebuilt from `kernels/`
 /// by `build.rs` (see `COALESCE_PTX` in the README).
+#[cfg(feature = "cuda")]
 pub const MODULES: &[coalesce_host::Ptx] = include!(concat!(env!("OUT_DIR"), "/modules.rs"));
 
 /// The `sm_90` module of [`MODULES`]: every kernel, built for [`CUDA_ARCH`].
+#[cfg(feature = "cuda")]
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/sm_90.ptx"));
 
 /// The GPU architecture [`PTX`] was built for.
+#[cfg(feature = "cuda")]
 pub const CUDA_ARCH: &str = "sm_90";
 
 /// Initialises CUDA on device 0 and loads the newest of [`MODULES`] the
@@ -48,12 +51,14 @@ pub const CUDA_ARCH: &str = "sm_90";
 ///
 /// Returns [`Error::NoDevice`] when the machine has no usable GPU, and
 /// [`Error::UnsupportedArchitecture`] for a GPU older than every module.
+#[cfg(feature = "cuda")]
 pub fn init() -> Result<Gpu> {
     init_on(0)
 }
 
 /// [`init`] on device `ordinal`: one [`Gpu`] per device, as many as the
 /// machine has ([`Error::DeviceNotFound`] past the last).
+#[cfg(feature = "cuda")]
 pub fn init_on(ordinal: u32) -> Result<Gpu> {
     Gpu::open(ordinal, MODULES)
 }
@@ -76,6 +81,7 @@ pub fn init_on(ordinal: u32) -> Result<Gpu> {
 /// stream.synchronize()?;
 /// # Ok(()) }
 /// ```
+#[cfg(feature = "cuda")]
 pub fn load_into(context: &cust::context::Context) -> Result<Gpu> {
     Gpu::in_context(context, MODULES)
 }
@@ -83,6 +89,10 @@ pub fn load_into(context: &cust::context::Context) -> Result<Gpu> {
 /// The names most programs need.
 pub mod prelude {
     pub use crate::{
-        Error, Gpu, MatrixShape, MatrixView, Pipeline, Result, Stream, gemm, nested_sin, softmax, transpose,
+        Error, MatrixShape, Result, copy,
+        gemm::{self, AlphaBeta, GemmShape},
+        nested_sin, softmax, transpose,
     };
+    #[cfg(feature = "cuda")]
+    pub use crate::{Gpu, MatrixView, Pipeline, Stream};
 }

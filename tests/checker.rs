@@ -56,7 +56,7 @@ fn every_transpose_step_and_the_copy_pass_the_checker_at_odd_shapes() {
         let want = transpose_reference(&input, shape.rows(), shape.cols());
         for variant in Variant::ALL {
             let mut output = poison(shape.len());
-            let report = emu::transpose_checked(variant, &input, &mut output, shape).unwrap();
+            let report = coalesce::transpose::emu::launch_checked(variant, &input, &mut output, shape).unwrap();
             assert!(report.findings.is_empty(), "{} at {shape}: {:#?}", variant.name(), report.findings);
             check_exact(&format!("{} of {shape}", variant.name()), shape.t(), &output, &want);
         }
@@ -64,7 +64,7 @@ fn every_transpose_step_and_the_copy_pass_the_checker_at_odd_shapes() {
     for len in [1, 3, 4, 1000, 4097] {
         let src = random_matrix(&mut rng, len);
         let mut dst = poison(len);
-        let report = emu::copy_checked(&src, &mut dst).unwrap();
+        let report = coalesce::copy::emu::launch_checked(&src, &mut dst).unwrap();
         assert!(report.findings.is_empty(), "copy of {len}: {:#?}", report.findings);
         assert!(src.iter().zip(&dst).all(|(a, b)| a.to_bits() == b.to_bits()), "copy of {len}");
     }
@@ -91,7 +91,7 @@ fn the_transpose_ladder_counts_what_the_model_says() {
     let input: Vec<f32> = (0..shape.len()).map(|i| i as f32).collect();
     for (variant, ld, st, sh_st, sh_ld, width) in MODEL {
         let mut output = poison(shape.len());
-        let report = emu::transpose_checked(variant, &input, &mut output, shape).unwrap();
+        let report = coalesce::transpose::emu::launch_checked(variant, &input, &mut output, shape).unwrap();
         let c = &report.counters;
         let name = variant.name();
         for (op, want) in
@@ -117,7 +117,7 @@ fn the_transpose_ladder_counts_what_the_model_says() {
 fn the_copy_moves_16_bytes_a_lane_in_16_sectors_a_request() {
     let src: Vec<f32> = (0..4096).map(|i| i as f32).collect();
     let mut dst = poison(src.len());
-    let c = emu::copy_checked(&src, &mut dst).unwrap().counters;
+    let c = coalesce::copy::emu::launch_checked(&src, &mut dst).unwrap().counters;
     for op in [Op::GlobalLoad, Op::GlobalStore] {
         let t = c.total(op);
         assert_eq!((t.per_request(), t.requests, t.bytes), (16.0, 4096 / 128, 4 * 4096), "{}", op.name());

@@ -4,7 +4,7 @@
 mod common;
 
 use coalesce::copy::{self, Strided};
-use coalesce::{Error, MatrixShape, emu};
+use coalesce::{Error, MatrixShape};
 use common::*;
 
 const LENGTHS: [usize; 6] = [1, 3, 4, 1000, 4097, 65_537];
@@ -24,7 +24,7 @@ fn copy_on_the_emulator_at_odd_lengths_and_misaligned_starts() {
         // Offsets 0 and 1: the vector path and the scalar fallback.
         for off in [0, 1] {
             let mut dst = poison(len);
-            emu::copy(&src[off..off + len], &mut dst).unwrap();
+            coalesce::copy::emu::launch(&src[off..off + len], &mut dst).unwrap();
             assert_bits_eq(&format!("copy len {len} offset {off}"), &dst, &src[off..off + len]);
         }
     }
@@ -39,7 +39,7 @@ fn strided_copy_and_a_transpose_by_columns_on_the_emulator() {
     for c in 0..cols {
         let column = Strided { offset: c, stride: cols, len: rows };
         let out_row = Strided { offset: c * rows, stride: 1, len: rows };
-        emu::copy_strided(&input, column, &mut output, out_row).unwrap();
+        coalesce::copy::emu::strided(&input, column, &mut output, out_row).unwrap();
     }
     let want: Vec<f32> = (0..rows * cols).map(|i| input[(i % rows) * cols + i / rows]).collect();
     assert_bits_eq("column-by-column transpose", &output, &want);
@@ -51,14 +51,14 @@ fn strided_runs_past_the_buffer_are_errors() {
     let mut dst = vec![0.0f32; 100];
     let ok = Strided { offset: 0, stride: 10, len: 10 };
     let past = Strided { offset: 1, stride: 10, len: 10 }; // last index 91: fine
-    emu::copy_strided(&src, ok, &mut dst, past).unwrap();
+    coalesce::copy::emu::strided(&src, ok, &mut dst, past).unwrap();
     let too_far = Strided { offset: 10, stride: 10, len: 10 }; // last index 100
-    assert!(matches!(emu::copy_strided(&src, too_far, &mut dst, ok), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(coalesce::copy::emu::strided(&src, too_far, &mut dst, ok), Err(Error::LengthMismatch { .. })));
     let overflow = Strided { offset: 0, stride: usize::MAX, len: 3 };
-    assert!(matches!(emu::copy_strided(&src, overflow, &mut dst, ok), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(coalesce::copy::emu::strided(&src, overflow, &mut dst, ok), Err(Error::LengthMismatch { .. })));
     let empty = Strided { offset: 0, stride: 1, len: 0 };
-    assert!(emu::copy_strided(&src, empty, &mut dst, empty).is_err());
-    assert!(matches!(emu::copy(&src, &mut dst[1..]), Err(Error::LengthMismatch { .. })));
+    assert!(coalesce::copy::emu::strided(&src, empty, &mut dst, empty).is_err());
+    assert!(matches!(coalesce::copy::emu::launch(&src, &mut dst[1..]), Err(Error::LengthMismatch { .. })));
 }
 
 #[test]

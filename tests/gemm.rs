@@ -269,7 +269,7 @@ fn every_variant_on_the_emulator_at_odd_shapes() {
             for v in Variant::ALL {
                 let t0 = std::time::Instant::now();
                 let mut c = case.c0.clone();
-                gemm::emu::gemm(v, &case.a, &case.b, &mut c, case.shape, s).unwrap();
+                gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, s).unwrap();
                 let worst = check(v, &case, None, &c, &want, &bound);
                 eprintln!(
                     "emulator {:>16} {:>12} {s:?}: max error / bound {worst:.2e} ({:.2} s)",
@@ -288,7 +288,7 @@ fn check_on_emulator(case: &Case, variants: &[Variant]) {
     let (want, bound) = reference(case, None);
     for &v in variants {
         let mut c = case.c0.clone();
-        gemm::emu::gemm(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+        gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
         let worst = check(v, case, None, &c, &want, &bound);
         eprintln!("emulator {:>16} {:>16}: max error / bound {worst:.2e}", v.name(), case.shape.to_string());
     }
@@ -324,7 +324,7 @@ fn wgmma_3xtf32_is_fp32_accurate_on_the_emulator() {
     let fp32 = Variant::DoubleBuffered.error_bound(512);
     let worst = |v: Variant| {
         let mut c = case.c0.clone();
-        gemm::emu::gemm(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+        gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
         c.iter().zip(&want).zip(&mag).map(|((&g, &w), &m)| (g as f64 - w).abs() / (fp32 * m)).fold(0.0, f64::max)
     };
     let (x3, tf32) = (worst(Variant::Wgmma3xTf32), worst(Variant::Wgmma));
@@ -353,7 +353,7 @@ fn tensor_core_truncation_drifts_with_k_unless_promoted_on_the_emulator() {
         let ref_norm = want.iter().map(|w| w * w).sum::<f64>().sqrt();
         let errs = steps.map(|v| {
             let mut c = case.c0.clone();
-            gemm::emu::gemm(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+            gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
             let err: Vec<f64> = c.iter().zip(&want).map(|(&g, &w)| g as f64 - w).collect();
             let max = err.iter().fold(0.0f64, |m, e| m.max(e.abs()));
             let norm = err.iter().map(|e| e * e).sum::<f64>().sqrt();
@@ -440,7 +440,7 @@ fn misaligned_buffers_on_the_emulator() {
         Variant::WgmmaTma3xTf32,
     ] {
         let mut c = shift(&case.c0);
-        gemm::emu::gemm(v, &a[1..], &b[1..], &mut c[1..], case.shape, s).unwrap();
+        gemm::emu::launch(v, &a[1..], &b[1..], &mut c[1..], case.shape, s).unwrap();
         check(v, &case, None, &c[1..], &want, &bound);
     }
 }
@@ -479,7 +479,7 @@ fn steps_1_to_8_pass_the_checker_at_odd_shapes() {
             .collect();
         for v in steps {
             let mut c = case.c0.clone();
-            let report = gemm::emu::gemm_checked(v, &case.a, &case.b, &mut c, case.shape, s).unwrap();
+            let report = gemm::emu::launch_checked(v, &case.a, &case.b, &mut c, case.shape, s).unwrap();
             let what = format!("{} at {}", v.name(), case.shape);
             assert!(report.findings.is_empty(), "{what}: {:#?}", report.findings);
             check(v, &case, None, &c, &want, &bound);
@@ -494,7 +494,7 @@ fn steps_1_to_8_pass_the_checker_at_odd_shapes() {
 fn counters(v: Variant, dims: (usize, usize, usize)) -> Counters {
     let case = Case::new(&mut rng(v.name()), dims, AlphaBeta::PRODUCT);
     let mut c = case.c0.clone();
-    let report = gemm::emu::gemm_checked(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+    let report = gemm::emu::launch_checked(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
     assert!(report.findings.is_empty(), "{}: {:#?}", v.name(), report.findings);
     report.counters
 }
@@ -574,16 +574,16 @@ fn mismatched_buffers_are_errors_on_the_emulator() {
     let s = AlphaBeta::PRODUCT;
     for v in Variant::ALL {
         let mut c = vec![0.0f32; shape.c().len()];
-        let e = gemm::emu::gemm(v, &a[1..], &b, &mut c, shape, s).unwrap_err();
+        let e = gemm::emu::launch(v, &a[1..], &b, &mut c, shape, s).unwrap_err();
         assert!(matches!(e, Error::LengthMismatch { buffer: "A", expected: 1105, actual: 1104, .. }), "{e}");
-        let e = gemm::emu::gemm(v, &a, &b[..10], &mut c, shape, s).unwrap_err();
+        let e = gemm::emu::launch(v, &a, &b[..10], &mut c, shape, s).unwrap_err();
         assert!(matches!(e, Error::LengthMismatch { buffer: "B", .. }), "{e}");
-        let e = gemm::emu::gemm(v, &a, &b, &mut c[..560], shape, s).unwrap_err();
+        let e = gemm::emu::launch(v, &a, &b, &mut c[..560], shape, s).unwrap_err();
         assert!(matches!(e, Error::LengthMismatch { buffer: "C", expected: 561, actual: 560, .. }), "{e}");
     }
     // A transposed shape is a mismatch too (A is 17x65, not 65x17: same length, so pass B's).
     let mut c = vec![0.0f32; shape.c().len()];
-    let e = gemm::emu::gemm(Variant::Naive, &b, &b, &mut c, shape, s).unwrap_err();
+    let e = gemm::emu::launch(Variant::Naive, &b, &b, &mut c, shape, s).unwrap_err();
     assert!(matches!(e, Error::LengthMismatch { buffer: "A", .. }), "{e}");
 }
 
@@ -596,7 +596,7 @@ fn shapes_past_the_grid_limit_are_errors_on_the_emulator() {
     let (a, b) = (vec![1.0f32; m], vec![1.0f32; 1]);
     let mut c = vec![0.0f32; m];
     for v in Variant::ALL {
-        let e = gemm::emu::gemm(v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT).unwrap_err();
+        let e = gemm::emu::launch(v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT).unwrap_err();
         assert!(matches!(e, Error::GridTooLarge { .. }), "{}: {e}", v.name());
     }
 }

@@ -126,13 +126,8 @@ fn ulp_error(got: f32, want: f64) -> f64 {
 fn eps_error(got: f32, want: f64) -> f64 {
     match (got.is_nan(), want.is_nan()) {
         (true, true) => 0.0,
-        (false, false) if want == 0.0 => {
-            if got == 0.0 {
-                0.0
-            } else {
-                f64::INFINITY
-            }
-        }
+        (false, false) if want == 0.0 && got == 0.0 => 0.0,
+        (false, false) if want == 0.0 => f64::INFINITY,
         (false, false) => (got as f64 - want).abs() / (want.abs() * f32::EPSILON as f64),
         _ => f64::INFINITY,
     }

@@ -11,7 +11,7 @@
 mod common;
 
 use coalesce::gemm::{self, AlphaBeta, GemmShape};
-use coalesce::{Error, Gpu, MatrixShape, Stream, copy, emu, graph, nested_sin, softmax, transpose};
+use coalesce::{Error, Gpu, MatrixShape, Stream, copy, graph, nested_sin, softmax, transpose};
 use common::*;
 use cust::memory::{CopyDestination, DeviceBuffer};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -259,7 +259,7 @@ fn gpu_in_a_programs_own_context_on_its_own_streams() {
     let mut got = poison(shape.len());
     stream.download(&output, &mut got).unwrap();
     let mut want = poison(shape.len());
-    emu::transpose(transpose::Variant::Vec4, &host, &mut want, shape).unwrap();
+    coalesce::transpose::emu::launch(transpose::Variant::Vec4, &host, &mut want, shape).unwrap();
     assert_eq!(bits(&got), bits(&want));
 
     let g = GemmShape::new(33, 65, 17).unwrap();
@@ -342,7 +342,7 @@ fn emulator_from_several_threads() {
     let x = random_matrix(&mut rng, shape.len());
     let run = || {
         let mut t = poison(shape.len());
-        emu::transpose(transpose::Variant::Padded, &x, &mut t, shape).unwrap();
+        coalesce::transpose::emu::launch(transpose::Variant::Padded, &x, &mut t, shape).unwrap();
         let mut s = poison(shape.len());
         softmax::emu::softmax(&x, &mut s, shape).unwrap();
         let mut y = poison(shape.len());

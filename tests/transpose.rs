@@ -7,7 +7,7 @@
 mod common;
 
 use coalesce::transpose::{self, Variant};
-use coalesce::{Error, MatrixShape, emu};
+use coalesce::{Error, MatrixShape};
 use common::*;
 
 /// Odd shapes: single elements, single rows and columns, sizes that are not
@@ -23,7 +23,7 @@ fn every_variant_on_the_emulator_at_odd_shapes() {
         let want = transpose_reference(&input, shape.rows(), shape.cols());
         for variant in Variant::ALL {
             let mut output = poison(shape.len());
-            emu::transpose(variant, &input, &mut output, shape).unwrap();
+            coalesce::transpose::emu::launch(variant, &input, &mut output, shape).unwrap();
             check_exact(&format!("{} of {shape}", variant.name()), shape.t(), &output, &want);
         }
     }
@@ -63,10 +63,10 @@ fn mismatched_buffers_are_errors_on_the_emulator() {
     let input = vec![1.0f32; shape.len()];
     for variant in Variant::ALL {
         let mut short = vec![0.0f32; shape.len() - 1];
-        let e = emu::transpose(variant, &input, &mut short, shape).unwrap_err();
+        let e = coalesce::transpose::emu::launch(variant, &input, &mut short, shape).unwrap_err();
         assert!(matches!(e, Error::LengthMismatch { buffer: "output", expected: 2145, actual: 2144, .. }), "{e}");
         let mut out = vec![0.0f32; shape.len()];
-        let e = emu::transpose(variant, &input[1..], &mut out, shape).unwrap_err();
+        let e = coalesce::transpose::emu::launch(variant, &input[1..], &mut out, shape).unwrap_err();
         assert!(matches!(e, Error::LengthMismatch { buffer: "input", .. }), "{e}");
     }
 }
@@ -79,7 +79,7 @@ fn shapes_past_the_grid_limit_are_errors_on_the_emulator() {
     let shape = MatrixShape::new(rows, 1).unwrap();
     let input = vec![1.0f32; rows];
     let mut out = vec![0.0f32; rows];
-    let e = emu::transpose(Variant::Padded, &input, &mut out, shape).unwrap_err();
+    let e = coalesce::transpose::emu::launch(Variant::Padded, &input, &mut out, shape).unwrap_err();
     assert!(matches!(e, Error::GridTooLarge { .. }), "{e}");
     assert!(e.to_string().contains("past the device limit"), "{e}");
 }

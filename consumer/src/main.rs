@@ -62,7 +62,7 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
         }
         Err(Error::NoDevice { reason }) => {
             println!("no CUDA device ({reason}): running vec4 on coalesce's CPU emulator instead");
-            coalesce::emu::transpose(Variant::Vec4, &input, &mut output, shape)?;
+            coalesce::transpose::emu::launch(Variant::Vec4, &input, &mut output, shape)?;
             "the CPU emulator".to_owned()
         }
         Err(e) => return Err(e.into()),

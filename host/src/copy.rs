@@ -1,9 +1,14 @@
 //! Typed launchers for the copy kernels (see `coalesce_kernels::copy`).
 
-use crate::gpu::arg;
-use crate::{Error, GridLimits, MatrixShape, Result, Stream};
+use crate::{Error, GridLimits, Result};
 use coalesce_kernels::LaunchDims;
-use coalesce_kernels::copy::{copy_dims, copy_strided_dims};
+use coalesce_kernels::copy::copy_strided_dims;
+
+#[cfg(feature = "cuda")]
+use crate::{MatrixShape, Stream, gpu::arg};
+#[cfg(feature = "cuda")]
+use coalesce_kernels::copy::copy_dims;
+#[cfg(feature = "cuda")]
 use cust::memory::DeviceSlice;
 
 fn check_same_len(src: usize, dst: usize) -> Result<()> {
@@ -17,6 +22,7 @@ fn check_same_len(src: usize, dst: usize) -> Result<()> {
 /// `dst = src` with our own copy kernel (16-byte accesses, grid-stride): the
 /// bandwidth roof a kernel can reach, to compare with `cuMemcpyDtoD`
 /// ([`Stream::copy`]).
+#[cfg(feature = "cuda")]
 pub fn copy(stream: &Stream<'_>, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f32>) -> Result<()> {
     check_same_len(src.len(), dst.len())?;
     crate::alias::disjoint("copy_f32", src, dst)?;
@@ -39,6 +45,7 @@ pub struct Strided {
 impl Strided {
     /// The device bytes from the run's first element to its last, in `buffer`
     /// (the run must have been checked against the buffer).
+    #[cfg(feature = "cuda")]
     fn span(self, buffer: &DeviceSlice<f32>) -> (u64, u64) {
         let start = buffer.as_device_ptr().as_raw() + 4 * self.offset as u64;
         (start, start + 4 * ((self.len as u64 - 1) * self.stride as u64 + 1))
@@ -83,6 +90,7 @@ pub(crate) fn plan_strided(src: Strided, src_len: usize, dst: Strided, dst_len: 
 /// `dst[dst.offset + i*dst.stride] = src[src.offset + i*src.stride]`, one
 /// launch. Checked: both runs stay inside their buffers, and the spans they
 /// cover (first to last element) do not overlap ([`Error::Aliased`]).
+#[cfg(feature = "cuda")]
 pub fn copy_strided(
     stream: &Stream<'_>,
     src: &DeviceSlice<f32>,
@@ -105,6 +113,7 @@ pub fn copy_strided(
 /// A transpose done as one [`copy_strided`] launch per
 /// input column (`cols` launches), to make launch overhead visible against
 /// one transpose kernel. Correct, and slow on purpose.
+#[cfg(feature = "cuda")]
 pub fn transpose_by_column_copies(
     stream: &Stream<'_>,
     input: &DeviceSlice<f32>,
@@ -120,4 +129,48 @@ pub fn transpose_by_column_copies(
         copy_strided(stream, input, column, output, out_row)?;
     }
     Ok(())
+}
+
+/// The copies on the CPU emulator (see [`crate::emu`]).
+pub mod emu {
+    use super::{Strided, check_same_len, plan_strided};
+    use crate::Result;
+    use crate::emu::{Report, staged};
+    use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
+
+    /// The grid of [`super::copy`] on a GPU of one SM, so that the
+    /// grid-stride loop wraps around even on small inputs.
+    fn dims(len: usize) -> coalesce_kernels::LaunchDims {
+        coalesce_kernels::copy::copy_dims(len as u64, 1)
+    }
+
+    /// [`super::copy`] on the emulator.
+    pub fn launch(src: &[f32], dst: &mut [f32]) -> Result<()> {
+        check_same_len(src.len(), dst.len())?;
+        let (s, d, len) = (SyncPtr::new(src), SyncMutPtr::new(dst), src.len() as u64);
+        // SAFETY: equal lengths; `&` and `&mut` slices cannot alias.
+        emu::launch(dims(src.len()), |ctx| unsafe { coalesce_kernels::copy::copy(ctx, s.get(), d.get(), len) })?;
+        Ok(())
+    }
+
+    /// [`launch`] with the memory counters, on 256-byte aligned copies of the
+    /// buffers: see [`crate::transpose::emu::launch_checked`].
+    pub fn launch_checked(src: &[f32], dst: &mut [f32]) -> Result<Report> {
+        check_same_len(src.len(), dst.len())?;
+        let len = src.len() as u64;
+        staged(dims(src.len()), [src], dst, |ctx, [s], d| {
+            // SAFETY: equal lengths; the staged copies are distinct.
+            unsafe { coalesce_kernels::copy::copy(ctx, s, d, len) }
+        })
+    }
+
+    /// [`super::copy_strided`] on the emulator.
+    pub fn strided(src: &[f32], src_run: Strided, dst: &mut [f32], dst_run: Strided) -> Result<()> {
+        let dims = plan_strided(src_run, src.len(), dst_run, dst.len())?;
+        let (s, d) = (SyncPtr::new(&src[src_run.offset..]), SyncMutPtr::new(&mut dst[dst_run.offset..]));
+        let (ss, ds, len) = (src_run.stride as u64, dst_run.stride as u64, src_run.len as u32);
+        // SAFETY: runs checked in bounds; distinct slices.
+        emu::launch(dims, |ctx| unsafe { coalesce_kernels::copy::copy_strided(ctx, s.get(), ss, d.get(), ds, len) })?;
+        Ok(())
+    }
 }

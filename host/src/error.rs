@@ -1,6 +1,7 @@
 //! The one error type of the library.
 
 use crate::Dim3;
+#[cfg(feature = "cuda")]
 use cust::error::CudaError;
 
 /// Everything that can go wrong, as a value.
@@ -93,6 +94,7 @@ pub enum Error {
     Driver { op: &'static str, code: u32, name: String, message: String },
 
     /// Any other driver error, with the operation that got it.
+    #[cfg(feature = "cuda")]
     #[error("CUDA driver error in {op}: {source}")]
     Cuda {
         op: &'static str,
@@ -115,10 +117,12 @@ pub(crate) fn same_len(buffer: &'static str, expected: usize, actual: usize) -> 
 }
 
 /// Attaches the name of the failing operation to a driver result.
+#[cfg(feature = "cuda")]
 pub(crate) trait Context<T> {
     fn during(self, op: &'static str) -> Result<T>;
 }
 
+#[cfg(feature = "cuda")]
 impl<T> Context<T> for cust::error::CudaResult<T> {
     fn during(self, op: &'static str) -> Result<T> {
         self.map_err(|source| Error::Cuda { op, source })
@@ -128,6 +132,7 @@ impl<T> Context<T> for cust::error::CudaResult<T> {
 /// Turns a raw `CUresult` from `cust::sys` into a `Result`, with the
 /// driver's own name and description of the error: for programs that call
 /// the driver API directly beside this crate.
+#[cfg(feature = "cuda")]
 pub fn check(op: &'static str, result: cust::sys::CUresult) -> Result<()> {
     use cust::sys::{cuGetErrorName, cuGetErrorString, cudaError_enum};
     if result == cudaError_enum::CUDA_SUCCESS {

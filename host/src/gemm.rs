@@ -17,11 +17,14 @@
 //! # Ok(()) }
 //! ```
 
-use crate::gpu::arg;
-use crate::{Gpu, GridLimits, LaunchDims, MatrixShape, Result, Stream};
+use crate::{GridLimits, LaunchDims, MatrixShape, Result};
 pub use coalesce_kernels::gemm::{DB, Precision, Problem, Variant, WT, WarpTiling};
-use cust::memory::DeviceSlice;
 use std::fmt;
+
+#[cfg(feature = "cuda")]
+use crate::{Gpu, Stream, gpu::arg};
+#[cfg(feature = "cuda")]
+use cust::memory::DeviceSlice;
 
 /// The shape of one GEMM: `A` is `m x k`, `B` is `k x n`, `C` is `m x n`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -113,6 +116,7 @@ pub(crate) fn plan(
 /// matrix, [`crate::Error::GridTooLarge`] if `m` needs more block rows than the
 /// device allows, [`crate::Error::Aliased`] if `C` overlaps `A` or `B` (`A` and `B`
 /// may overlap: both are only read), and driver errors from the launch itself.
+#[cfg(feature = "cuda")]
 pub fn launch(
     stream: &Stream<'_>,
     variant: Variant,
@@ -139,6 +143,7 @@ pub fn launch(
 /// # Safety
 /// `a` and `b` are what the step reads (the matrices, or for a TMA step
 /// its tensor maps), `c` holds `m * n` floats and overlaps neither.
+#[cfg(feature = "cuda")]
 unsafe fn launch_step(
     stream: &Stream<'_>,
     variant: Variant,
@@ -161,6 +166,19 @@ unsafe fn launch_step(
     // SAFETY: the kernel takes (a, b, c: 64-bit addresses, u32 m, u32 n,
     // u32 k, f32 alpha, f32 beta); the caller's contract.
     unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
+}
+
+/// A 2D f32 tensor as a TMA step reads it: `rows` rows of `cols` values,
+/// `row_bytes` apart, at device address `base`; copied `box_rows x
+/// box_cols` at a time into shared memory with the 128-byte swizzle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tensor2d {
+    pub base: u64,
+    pub cols: u64,
+    pub rows: u64,
+    pub row_bytes: u64,
+    pub box_cols: u32,
+    pub box_rows: u32,
 }
 
 /// Where a TMA step's operands live in its workspace: its tensor maps at
@@ -201,9 +219,9 @@ impl TmaLayout {
     }
     /// The arrays' shapes with the workspace at `base`, in the maps' order
     /// (`A`'s halves, then `B^T`'s): boxes of 32 of `K` by the step's tile.
-    pub(crate) fn tensors(&self, variant: Variant, shape: GemmShape, base: u64) -> Vec<crate::tma::Tensor2d> {
+    pub(crate) fn tensors(&self, variant: Variant, shape: GemmShape, base: u64) -> Vec<Tensor2d> {
         let (bm, bn) = variant.block_tile();
-        let tensor = |at: usize, rows: usize, box_rows: u32| crate::tma::Tensor2d {
+        let tensor = |at: usize, rows: usize, box_rows: u32| Tensor2d {
             base: base + at as u64,
             cols: shape.k() as u64,
             rows: rows as u64,
@@ -221,6 +239,7 @@ impl TmaLayout {
 /// `gemm_pack` (rounded to TF32 or split, rows padded; the passes also
 /// write the tensor maps), then the product, all on `stream`; the workspace
 /// is freed in stream order after it.
+#[cfg(feature = "cuda")]
 fn launch_tma(
     stream: &Stream<'_>,
     variant: Variant,
@@ -312,6 +331,7 @@ pub(crate) fn passes(
 }
 
 /// The operand pass's entry point.
+#[cfg(feature = "cuda")]
 const PACK: &str = "gemm_pack";
 
 /// Queues the pass on `stream`.
@@ -320,6 +340,7 @@ const PACK: &str = "gemm_pack";
 /// `src` holds the source's floats; `hi` (and `lo`, unless 0) its
 /// destination (`PackShape::dst_len`), `maps` 256 bytes or is 0; none
 /// overlaps `src`.
+#[cfg(feature = "cuda")]
 unsafe fn pack_raw(stream: &Stream<'_>, pass: Pass) -> Result<()> {
     use coalesce_kernels::gemm::pack::{MapParam, pack_dims};
     let s = pass.shape;
@@ -352,6 +373,7 @@ unsafe fn pack_raw(stream: &Stream<'_>, pass: Pass) -> Result<()> {
 /// allocates a workspace on `stream` (four TF32 halves of the operands:
 /// `8 (m + n) k` bytes, about), which may fail with
 /// [`crate::Error::OutOfMemory`].
+#[cfg(feature = "cuda")]
 pub fn sgemm(
     stream: &Stream<'_>,
     a: &DeviceSlice<f32>,
@@ -365,10 +387,12 @@ pub fn sgemm(
 
 /// The version [`sgemm`] launches on `gpu`: [`Variant::sgemm_for`] of its
 /// loaded module; step 7 for a module loaded as text, which may lack step 13.
+#[cfg(feature = "cuda")]
 pub fn sgemm_variant(gpu: &Gpu) -> Variant {
     gpu.module_name().map_or(Variant::BEST, Variant::sgemm_for)
 }
 
+#[cfg(feature = "cuda")]
 coalesce_kernels::gemm_steps!(launchers(
     a: &DeviceSlice<f32>,
     b: &DeviceSlice<f32>,
@@ -385,9 +409,15 @@ pub mod emu {
     use crate::{GridLimits, Result};
     use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
 
+    /// [`super::sgemm`] on the emulator: the version an H100 runs
+    /// ([`Variant::sgemm_for`] of the `sm_90a` module).
+    pub fn sgemm(a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta) -> Result<()> {
+        launch(Variant::sgemm_for("sm_90a"), a, b, c, shape, scalars)
+    }
+
     /// [`super::launch`] on the emulator. The grid is checked against
     /// [`GridLimits::CUDA`], so shapes a GPU would refuse are refused here too.
-    pub fn gemm(
+    pub fn launch(
         variant: Variant,
         a: &[f32],
         b: &[f32],
@@ -470,7 +500,7 @@ pub mod emu {
         Ok(report)
     }
 
-    /// [`gemm`] with the memory counters: returns the [`Report`] (the
+    /// [`launch`] with the memory counters: returns the [`Report`] (the
     /// checker's findings are in it, not an error). `A`, `B` and `C` are
     /// staged in 256-byte aligned copies, as `cuMemAlloc` aligns device
     /// buffers, so the sectors are those a GPU's request would touch.
@@ -482,14 +512,14 @@ pub mod emu {
     /// let shape = GemmShape::new(32, 32, 32)?;
     /// let (a, b) = (vec![1.0f32; shape.a().len()], vec![1.0f32; shape.b().len()]);
     /// let mut c = vec![0.0f32; shape.c().len()];
-    /// let report = emu::gemm_checked(Variant::SmemTiled, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)?;
+    /// let report = emu::launch_checked(Variant::SmemTiled, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)?;
     /// assert!(report.findings.is_empty());
     /// assert!(c.iter().all(|&x| x == 32.0));
     /// // The tile loads: a warp reads 32 consecutive floats of a row, 4 sectors.
     /// assert_eq!(report.counters.total(Op::GlobalLoad).per_request(), 4.0);
     /// # Ok(()) }
     /// ```
-    pub fn gemm_checked(
+    pub fn launch_checked(
         variant: Variant,
         a: &[f32],
         b: &[f32],

@@ -25,6 +25,7 @@
 /// constant of the op's enum may follow the parameters in brackets:
 /// `launchers((params) [/// doc
 /// sgemm => BEST])`.
+#[cfg(feature = "cuda")]
 macro_rules! launchers {
     (
         $params:tt
@@ -47,28 +48,43 @@ macro_rules! launchers {
     };
 }
 
+#[cfg(feature = "cuda")]
 mod alias;
 pub mod copy;
 pub mod emu;
 pub mod error;
 pub mod gemm;
+#[cfg(feature = "cuda")]
 pub mod gpu;
+#[cfg(feature = "cuda")]
 pub mod graph;
+pub mod limits;
+#[cfg(feature = "cuda")]
 pub mod memory;
 pub mod nested_sin;
+#[cfg(feature = "cuda")]
 pub mod pipeline;
+#[cfg(feature = "cuda")]
 pub mod probe;
 pub mod shape;
 pub mod softmax;
+#[cfg(feature = "cuda")]
 pub mod timing;
+#[cfg(feature = "cuda")]
 mod tma;
 pub mod transpose;
 pub mod view;
 
 pub use coalesce_kernels::{Dim3, LaunchDims};
 pub use error::{Error, Result};
-pub use gpu::{Gpu, GridLimits, Ptx, Stream};
+#[cfg(feature = "cuda")]
+pub use gpu::{Gpu, Ptx, Stream};
+pub use limits::GridLimits;
+#[cfg(feature = "cuda")]
 pub use pipeline::Pipeline;
 pub use shape::MatrixShape;
+#[cfg(feature = "cuda")]
 pub use timing::{Timing, time_on_stream};
-pub use view::{Contiguous, MatrixView, StridedLayout};
+pub use view::StridedLayout;
+#[cfg(feature = "cuda")]
+pub use view::{Contiguous, MatrixView};

@@ -19,9 +19,12 @@
 //! offset into a buffer; a launch covers the array with one wave of blocks
 //! (multiprocessors x the kernel's occupancy) that loops over the rest.
 
-use crate::gpu::arg;
-use crate::{LaunchDims, Result, Stream};
+use crate::Result;
 pub use coalesce_kernels::nested_sin::{BLOCK, Variant, launch_dims, math};
+
+#[cfg(feature = "cuda")]
+use crate::{LaunchDims, Stream, gpu::arg};
+#[cfg(feature = "cuda")]
 use cust::memory::{DevicePointer, DeviceSlice};
 
 /// Checks that `output` can hold the result for `input`.
@@ -30,6 +33,7 @@ pub(crate) fn check_lengths(input_len: usize, output_len: usize) -> Result<()> {
 }
 
 /// The launch geometry for `len` elements on this stream's GPU: one wave.
+#[cfg(feature = "cuda")]
 fn plan(stream: &Stream<'_>, entry: &'static str, len: usize) -> Result<LaunchDims> {
     let gpu = stream.gpu();
     let sms = gpu.sm_count();
@@ -46,6 +50,7 @@ fn plan(stream: &Stream<'_>, entry: &'static str, len: usize) -> Result<LaunchDi
 ///
 /// # Safety
 /// `src` and `dst` valid for `len` floats, equal or not overlapping.
+#[cfg(feature = "cuda")]
 unsafe fn launch_one(
     stream: &Stream<'_>,
     variant: Variant,
@@ -73,6 +78,7 @@ unsafe fn launch_one(
 /// [`crate::Error::Aliased`] if `output` overlaps `input` (in place is
 /// [`launch_in_place`]), [`crate::Error::GridTooLarge`] past the device's grid, and
 /// driver errors.
+#[cfg(feature = "cuda")]
 pub fn launch(
     stream: &Stream<'_>,
     variant: Variant,
@@ -98,6 +104,7 @@ pub fn launch(
 }
 
 /// `data = sin(sin(sin(sin(data))))` in place with `variant`.
+#[cfg(feature = "cuda")]
 pub fn launch_in_place(stream: &Stream<'_>, variant: Variant, data: &mut DeviceSlice<f32>) -> Result<()> {
     let (ptr, len) = (data.as_device_ptr(), data.len());
     for _ in 0..variant.launches() {
@@ -109,6 +116,7 @@ pub fn launch_in_place(stream: &Stream<'_>, variant: Variant, data: &mut DeviceS
 }
 
 /// `output = sin(input)`: one launch of step 1's kernel (libdevice `sinf`).
+#[cfg(feature = "cuda")]
 pub fn sin(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
     check_lengths(input.len(), output.len())?;
     crate::alias::disjoint(Variant::Unfused.entry_point(), input, output)?;
@@ -117,12 +125,14 @@ pub fn sin(stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSli
 }
 
 /// `data = sin(data)` in place: one launch of step 1's kernel.
+#[cfg(feature = "cuda")]
 pub fn sin_in_place(stream: &Stream<'_>, data: &mut DeviceSlice<f32>) -> Result<()> {
     let ptr = data.as_device_ptr();
     // SAFETY: in place is allowed (see `launch_in_place`).
     unsafe { launch_one(stream, Variant::Unfused, ptr, ptr, data.len()) }
 }
 
+#[cfg(feature = "cuda")]
 coalesce_kernels::nested_sin_steps!(launchers(input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>));
 
 /// The same launchers on the CPU emulator (host slices, the same kernel

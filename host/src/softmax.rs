@@ -28,9 +28,13 @@
 //! Special values follow `torch.softmax`: `-inf` entries give 0, a row of
 //! only `-inf` gives NaN, a NaN or `+inf` anywhere in a row makes that row NaN.
 
-use crate::gpu::{launch_matrix, plan_matrix};
-use crate::{Error, GridLimits, LaunchDims, MatrixShape, Result, Stream};
+use crate::limits::plan_matrix;
+use crate::{Error, GridLimits, LaunchDims, MatrixShape, Result};
 pub use coalesce_kernels::softmax::{Kernel, Strategy};
+
+#[cfg(feature = "cuda")]
+use crate::{Stream, gpu::launch_matrix};
+#[cfg(feature = "cuda")]
 use cust::memory::DeviceSlice;
 
 /// Checks buffer lengths, the row length against the kernel and the launch
@@ -76,6 +80,7 @@ pub fn kernel_for(strategy: Strategy, shape: MatrixShape) -> Result<Kernel> {
 /// `shape.len()` elements, [`Error::GridTooLarge`] past the device's grid
 /// (more than 2^31 - 1 rows for the block strategies), [`Error::Aliased`] when
 /// the output overlaps the input, and driver errors from the launch itself.
+#[cfg(feature = "cuda")]
 pub fn softmax(
     stream: &Stream<'_>,
     input: &DeviceSlice<f32>,
@@ -94,6 +99,7 @@ pub fn softmax(
 /// `kernel`, or [`Kernel::Online`] where `kernel` is the shared-memory stash
 /// and this device cannot give a block that much shared memory (GPUs before
 /// the H100's 227 KiB).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))] // the GPU launchers' and the tests'
 fn kernel_on(limits: &GridLimits, kernel: Kernel, shape: MatrixShape) -> Kernel {
     let needs = kernel.launch_dims(shape.rows_u32().max(1), shape.cols_u32().max(1)).shared_bytes;
     if kernel == Kernel::OnlineStash && needs > limits.max_shared_bytes_optin { Kernel::Online } else { kernel }
@@ -101,6 +107,7 @@ fn kernel_on(limits: &GridLimits, kernel: Kernel, shape: MatrixShape) -> Kernel 
 
 /// [`softmax`] with a given strategy (its instantiation for the row length).
 /// [`Error::ShapeTooLarge`] if the rows are too long for it.
+#[cfg(feature = "cuda")]
 pub fn with_strategy(
     stream: &Stream<'_>,
     strategy: Strategy,
@@ -114,6 +121,7 @@ pub fn with_strategy(
 
 /// [`softmax`] with one given kernel. [`Error::ShapeTooLarge`] if the rows
 /// are longer than [`Kernel::max_cols`].
+#[cfg(feature = "cuda")]
 pub fn launch(
     stream: &Stream<'_>,
     kernel: Kernel,
@@ -126,6 +134,7 @@ pub fn launch(
 }
 
 /// One launcher per strategy: [`with_strategy`] with the strategy named.
+#[cfg(feature = "cuda")]
 macro_rules! strategy_launchers {
     ($($(#[$doc:meta])* $name:ident => $strategy:ident;)*) => {$(
         $(#[$doc])*
@@ -140,6 +149,7 @@ macro_rules! strategy_launchers {
     )*};
 }
 
+#[cfg(feature = "cuda")]
 strategy_launchers! {
     /// Step 1, [`Strategy::WarpPerRow`]: a warp per row, up to 1024 columns.
     warp_per_row => WarpPerRow;

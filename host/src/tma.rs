@@ -69,18 +69,7 @@ fn encode_tiled() -> Result<EncodeTiled> {
     Ok(unsafe { std::mem::transmute::<usize, EncodeTiled>(pfn) })
 }
 
-/// A 2D f32 tensor as a TMA step reads it: `rows` rows of `cols` values,
-/// `row_bytes` apart, at device address `base`; copied `box_rows x
-/// box_cols` at a time into shared memory with the 128-byte swizzle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Tensor2d {
-    pub base: u64,
-    pub cols: u64,
-    pub rows: u64,
-    pub row_bytes: u64,
-    pub box_cols: u32,
-    pub box_rows: u32,
-}
+pub(crate) use crate::gemm::Tensor2d;
 
 /// The driver's tensor map for `t`.
 pub(crate) fn encode(t: Tensor2d) -> Result<TensorMap> {

@@ -14,10 +14,13 @@
 //! # Ok(()) }
 //! ```
 
-use crate::gpu::{launch_matrix, plan_matrix};
-use crate::{GridLimits, LaunchDims, MatrixShape, Result, Stream};
+use crate::limits::plan_matrix;
+use crate::{GridLimits, LaunchDims, MatrixShape, Result};
 pub use coalesce_kernels::transpose::{BLOCK_ROWS, TILE, Variant};
 
+#[cfg(feature = "cuda")]
+use crate::{Stream, gpu::launch_matrix};
+#[cfg(feature = "cuda")]
 use cust::memory::DeviceSlice;
 
 /// Checks buffer lengths against `shape` and the launch against `limits`;
@@ -40,6 +43,7 @@ pub(crate) fn plan(
 /// `shape.len()` elements, [`crate::Error::GridTooLarge`] if the shape needs
 /// more blocks than the device allows, [`crate::Error::Aliased`] when the
 /// output overlaps the input, and driver errors from the launch itself.
+#[cfg(feature = "cuda")]
 pub fn launch(
     stream: &Stream<'_>,
     variant: Variant,
@@ -51,6 +55,53 @@ pub fn launch(
     launch_matrix(stream, variant.entry_point(), dims, input, output, shape)
 }
 
+#[cfg(feature = "cuda")]
 coalesce_kernels::transpose_steps!(
     launchers(input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, shape: MatrixShape)
 );
+
+/// The transposes on the CPU emulator (see [`crate::emu`]): the same checks
+/// against [`GridLimits::CUDA`], so shapes a GPU would refuse are refused
+/// here too, the same kernel bodies, host slices instead of device buffers.
+pub mod emu {
+    use super::{Variant, plan};
+    use crate::emu::{Report, staged};
+    use crate::{GridLimits, MatrixShape, Result};
+    use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
+
+    /// [`super::launch`] on the emulator.
+    pub fn launch(variant: Variant, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<()> {
+        let dims = plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)?;
+        let (inp, out) = (SyncPtr::new(input), SyncMutPtr::new(output));
+        let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
+        // SAFETY: lengths checked by `plan`; `&` and `&mut` slices cannot alias.
+        emu::launch(dims, |ctx| unsafe { variant.run(ctx, inp.get(), out.get(), rows, cols) })?;
+        Ok(())
+    }
+
+    /// [`launch`] with the memory counters: returns the [`Report`] (the
+    /// checker's findings are in it, not an error). The buffers are staged in
+    /// 256-byte aligned copies, as `cuMemAlloc` aligns device buffers, so the
+    /// sectors are those a GPU's request would touch.
+    ///
+    /// ```
+    /// # fn main() -> coalesce_host::Result<()> {
+    /// use coalesce_host::{MatrixShape, emu::Op, transpose::{Variant, emu}};
+    /// let shape = MatrixShape::new(64, 64)?;
+    /// let input = vec![1.0f32; shape.len()];
+    /// let mut output = vec![0.0f32; shape.len()];
+    /// let report = emu::launch_checked(Variant::Tiled, &input, &mut output, shape)?;
+    /// assert!(report.findings.is_empty());
+    /// // Step 3 reads its tile down a column: 32 lanes, one bank, 32 wavefronts.
+    /// assert_eq!(report.counters.total(Op::SharedLoad).per_request(), 32.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn launch_checked(variant: Variant, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<Report> {
+        let dims = plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)?;
+        let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
+        staged(dims, [input], output, |ctx, [inp], out| {
+            // SAFETY: lengths checked by `plan`; the staged copies are distinct.
+            unsafe { variant.run(ctx, inp, out, rows, cols) }
+        })
+    }
+}

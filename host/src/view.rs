@@ -51,9 +51,14 @@
 //! # Ok(()) }
 //! ```
 
+use crate::MatrixShape;
 use crate::transpose::Variant;
-use crate::{MatrixShape, Result, Stream};
+
+#[cfg(feature = "cuda")]
+use crate::{Result, Stream};
+#[cfg(feature = "cuda")]
 use cust::memory::{DeviceBuffer, DeviceSlice};
+#[cfg(feature = "cuda")]
 use std::ops::Deref;
 
 /// The kernel that materialises a transposed view: the fastest version
@@ -147,11 +152,13 @@ enum Plan {
 /// produce the row-major matrix, running a transpose kernel only when the
 /// view is not already row-major. See the [module documentation](self).
 #[derive(Clone, Copy, Debug)]
+#[cfg(feature = "cuda")]
 pub struct MatrixView<'a> {
     buffer: &'a DeviceSlice<f32>,
     layout: StridedLayout,
 }
 
+#[cfg(feature = "cuda")]
 impl<'a> MatrixView<'a> {
     /// A row-major `shape` view of `buffer`.
     ///
@@ -247,6 +254,7 @@ impl<'a> MatrixView<'a> {
 /// was contiguous already, or a new one. Dereferences to the
 /// [`DeviceSlice`] either way.
 #[derive(Debug)]
+#[cfg(feature = "cuda")]
 pub enum Contiguous<'a> {
     /// The view was contiguous: its buffer, untouched.
     Borrowed(&'a DeviceSlice<f32>),
@@ -254,6 +262,7 @@ pub enum Contiguous<'a> {
     Owned(DeviceBuffer<f32>),
 }
 
+#[cfg(feature = "cuda")]
 impl Contiguous<'_> {
     /// Whether a new buffer was allocated (and a kernel queued).
     pub fn is_owned(&self) -> bool {
@@ -274,6 +283,7 @@ impl Contiguous<'_> {
     }
 }
 
+#[cfg(feature = "cuda")]
 impl Deref for Contiguous<'_> {
     type Target = DeviceSlice<f32>;
     fn deref(&self) -> &DeviceSlice<f32> {
@@ -284,6 +294,7 @@ impl Deref for Contiguous<'_> {
     }
 }
 
+#[cfg(feature = "cuda")]
 impl AsRef<DeviceSlice<f32>> for Contiguous<'_> {
     fn as_ref(&self) -> &DeviceSlice<f32> {
         self
@@ -297,7 +308,7 @@ pub mod emu {
 
     /// Writes the `layout` view of `src` as a row-major matrix into `dst`:
     /// a copy if the view is contiguous, else the same transpose kernel body
-    /// as the GPU path on the emulator ([`crate::emu::transpose`]).
+    /// as the GPU path on the emulator ([`crate::transpose::emu::launch`]).
     ///
     /// Errors: [`crate::Error::LengthMismatch`] unless `src` and `dst` each
     /// hold exactly `layout.shape().len()` elements, and the emulator's own
@@ -311,7 +322,7 @@ pub mod emu {
                 dst.copy_from_slice(src);
                 Ok(())
             }
-            Plan::Transpose { storage } => crate::emu::transpose(MATERIALISE_WITH, src, dst, storage),
+            Plan::Transpose { storage } => crate::transpose::emu::launch(MATERIALISE_WITH, src, dst, storage),
         }
     }
 }

@@ -70,7 +70,9 @@ pub mod memory;
 mod tma;
 use mbarrier::{Caller, Mbarriers, Stuck};
 pub use mbarrier::{MBARRIER_MAX, MBARRIER_TIMEOUT, MbarrierProblem};
-pub use memory::{Access, Counters, Finding, FindingKind, Op, Report, Site, SiteCounters, Tally};
+pub use memory::{
+    Access, Counters, Finding, FindingKind, LaneAccess, Op, Report, Site, SiteCounters, Tally, request_cost,
+};
 use memory::{Memory, Request, ThreadMemory};
 pub use tma::{TmaMap, TmaSwizzle};
 

@@ -7,16 +7,22 @@
 //!     cargo run --release -- --peers torch_peers.json   # PyTorch columns
 //!     cargo run --release -- --emulate             # no GPU: the CPU emulator
 //!     cargo run --release -- --emulate --counters  # sectors and bank conflicts, counted on the CPU
+//!     cargo run --release -- --emulate --pictures pictures   # ... and drawn, as SVG
 
 mod report;
 
 use anyhow::{Context as _, Result};
 use clap::Parser;
+#[cfg(feature = "cuda")]
 use coalesce::Error;
-use indicatif::{ProgressBar, ProgressStyle};
-use report::{Report, gpu::Ctx};
+use report::Report;
 use std::path::PathBuf;
 use std::process::ExitCode;
+#[cfg(feature = "cuda")]
+use {
+    indicatif::{ProgressBar, ProgressStyle},
+    report::gpu::Ctx,
+};
 
 /// Ops the report knows, in the order it runs them.
 const OPS: &[&str] = &["transpose", "nested_sin", "softmax", "gemm"];
@@ -58,6 +64,12 @@ struct Args {
     /// the doc generators read).
     #[arg(long, value_name = "FILE")]
     counters_json: Option<PathBuf>,
+    /// With --emulate: draw what the counters count, from the emulator's
+    /// trace, as SVG files in DIR: one warp's request at every line that
+    /// accesses memory (lanes against sectors or banks) and a summary per
+    /// kernel, for the copy, the transposes, softmax and GEMM steps 2-7.
+    #[arg(long, value_name = "DIR")]
+    pictures: Option<PathBuf>,
     /// Re-print and re-draw a report.json from an earlier run instead of
     /// measuring (for docs; with --peers to add PyTorch).
     #[arg(long)]
@@ -77,6 +89,24 @@ fn main() -> ExitCode {
     if let Some(bad) = args.ops.iter().find(|o| !OPS.contains(&o.as_str())) {
         eprintln!("error: unknown op {bad:?}; known: {}", OPS.join(", "));
         return ExitCode::from(2);
+    }
+    if let Some(dir) = &args.pictures {
+        if !args.emulate {
+            eprintln!("error: --pictures draws what the CPU emulator counts: add --emulate");
+            return ExitCode::from(2);
+        }
+        let (rows, cols) = args.counters.unwrap_or((256, 256));
+        let drawn = report::counters::collect(rows, cols).and_then(|all| report::pictures::write(dir, &all));
+        return match drawn {
+            Ok(files) => {
+                println!("wrote {} pictures in {}", files.len(), dir.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
     }
     if let Some((rows, cols)) = args.counters {
         if !args.emulate {
@@ -108,6 +138,16 @@ fn main() -> ExitCode {
     } else if args.emulate {
         report::emulate::run()
     } else {
+        #[cfg(not(feature = "cuda"))]
+        {
+            eprintln!(
+                "error: this build has no GPU side (built without the `cuda` feature).\n\
+                 `--emulate` runs every kernel on the CPU emulator; for the GPU report, build with the\n\
+                 default features on a machine with CUDA's driver library: `cargo run --release`."
+            );
+            return ExitCode::from(2);
+        }
+        #[cfg(feature = "cuda")]
         let gpu = match coalesce::init() {
             Ok(gpu) => gpu,
             Err(Error::NoDevice { reason }) => {
@@ -124,6 +164,7 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+        #[cfg(feature = "cuda")]
         measure(&gpu, &args)
     };
     match result.and_then(|mut r| finish(&mut r, &args)) {
@@ -135,6 +176,7 @@ fn main() -> ExitCode {
     }
 }
 
+#[cfg(feature = "cuda")]
 fn measure(gpu: &coalesce::Gpu, args: &Args) -> Result<Report> {
     let mut ctx = Ctx::new(gpu, args.warmup, args.reps)?;
     let wants = |op: &str| args.ops.iter().any(|o| o == op);

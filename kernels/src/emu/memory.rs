@@ -270,6 +270,23 @@ pub struct SiteCounters {
     /// Bytes one thread moves per access (4 for an f32, 16 for an F4).
     pub width: u32,
     pub tally: Tally,
+    /// One request of this line, lane by lane: the first one counted (the
+    /// first block's first warp that runs the line, its first execution).
+    /// What a picture of the line draws.
+    pub sample: Vec<LaneAccess>,
+}
+
+/// One lane's part of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaneAccess {
+    /// The lane, 0-31.
+    pub lane: u32,
+    /// Global memory: the byte offset from the start of the first 32-byte
+    /// sector the request touches, so that the sectors are `addr / 32` and
+    /// nothing depends on where the host put the buffer. Shared memory: the
+    /// byte offset in the block's shared memory (bank `addr / 4 % 32`).
+    pub addr: u64,
+    pub bytes: u32,
 }
 
 /// The counters of one launch, one entry per (line, op), in source order.
@@ -543,7 +560,7 @@ pub(super) struct Memory {
     findings: Mutex<Vec<Finding>>,
     /// This block's records, one list per thread (counting only).
     logs: Vec<Mutex<Vec<Record>>>,
-    tallies: Mutex<HashMap<(u32, Op), (u32, Tally)>>,
+    tallies: Mutex<HashMap<(u32, Op), (u32, Tally, Vec<LaneAccess>)>>,
 }
 
 impl Memory {
@@ -656,9 +673,18 @@ impl Memory {
             warp.sort_unstable_by_key(|&(lane, r)| (r.site, r.op, r.instance, lane));
             for group in warp.chunk_by(|a, b| (a.1.site, a.1.op, a.1.instance) == (b.1.site, b.1.op, b.1.instance)) {
                 let r = group[0].1;
-                let (width, tally) = tallies.entry((r.site, r.op)).or_insert((r.bytes, Tally::default()));
+                let (width, tally, sample) =
+                    tallies.entry((r.site, r.op)).or_insert((r.bytes, Tally::default(), Vec::new()));
                 *width = (*width).max(r.bytes);
                 let lanes: Vec<(u32, usize, u32)> = group.iter().map(|&(l, r)| (l, r.addr, r.bytes)).collect();
+                if sample.is_empty() {
+                    let base = match r.op.space() {
+                        Space::Global => lanes.iter().map(|l| l.1).min().unwrap_or(0) / 32 * 32,
+                        Space::Shared => 0,
+                    };
+                    let at = |a: usize| (a - base) as u64;
+                    sample.extend(lanes.iter().map(|&(lane, a, bytes)| LaneAccess { lane, addr: at(a), bytes }));
+                }
                 let (transactions, ideal) = match r.op.space() {
                     Space::Global => (sectors(&lanes), ideal_sectors(&lanes)),
                     Space::Shared => wavefronts(&lanes),
@@ -680,12 +706,28 @@ impl Memory {
         let tallies = self.tallies.into_inner().unwrap_or_else(|e| e.into_inner());
         let mut counters: Vec<SiteCounters> = tallies
             .into_iter()
-            .map(|((site, op), (width, tally))| SiteCounters { site: sites[site as usize], op, width, tally })
+            .map(|((site, op), (width, tally, sample))| SiteCounters {
+                site: sites[site as usize],
+                op,
+                width,
+                tally,
+                sample,
+            })
             .collect();
         counters.sort_by_key(|c| (c.site, c.op));
         let mut findings = self.findings.into_inner().unwrap_or_else(|e| e.into_inner());
         findings.sort_by_key(|f| (f.site, f.kind.key().0));
         Report { counters: Counters { sites: counters }, findings }
+    }
+}
+
+/// What one request costs, as the counters count it: 32-byte sectors
+/// (global memory) or wavefronts (shared), and the ideal (see [`Tally`]).
+pub fn request_cost(op: Op, lanes: &[LaneAccess]) -> (u64, u64) {
+    let lanes: Vec<(u32, usize, u32)> = lanes.iter().map(|l| (l.lane, l.addr as usize, l.bytes)).collect();
+    match op.space() {
+        Space::Global => (sectors(&lanes), ideal_sectors(&lanes)),
+        Space::Shared => wavefronts(&lanes),
     }
 }
 

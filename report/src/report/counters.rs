@@ -14,7 +14,7 @@ use anyhow::{Result, bail};
 use coalesce::emu::{Op, Report, SiteCounters, Tally};
 use coalesce::gemm::{AlphaBeta, GemmShape};
 use coalesce::softmax::{Kernel, Strategy};
-use coalesce::{MatrixShape, emu, kernels};
+use coalesce::{MatrixShape, kernels};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 
@@ -62,13 +62,13 @@ pub fn collect(rows: usize, cols: usize) -> Result<Vec<Counted>> {
     let shape = MatrixShape::new(rows, cols)?;
     let input: Vec<f32> = (0..shape.len()).map(|i| i as f32 * 0.5 - 7.0).collect();
     let mut out = vec![f32::NAN; shape.len()];
-    push("copy", "copy", shape.to_string(), emu::copy_checked(&input, &mut out)?)?;
+    push("copy", "copy", shape.to_string(), coalesce::copy::emu::launch_checked(&input, &mut out)?)?;
     if out != input {
         bail!("emulated copy is wrong");
     }
     for v in coalesce::transpose::Variant::ALL {
         let mut out = vec![f32::NAN; shape.len()];
-        let report = emu::transpose_checked(v, &input, &mut out, shape)?;
+        let report = coalesce::transpose::emu::launch_checked(v, &input, &mut out, shape)?;
         if reference::transpose_mismatch(&input, &out, rows, cols).is_some() {
             bail!("emulated transpose {} is wrong", v.name());
         }
@@ -109,7 +109,7 @@ pub fn collect(rows: usize, cols: usize) -> Result<Vec<Counted>> {
     let gshape = GemmShape::new(m, n, k)?;
     for v in coalesce::gemm::Variant::ALL {
         let mut c = vec![f32::NAN; m * n];
-        let report = coalesce::gemm::emu::gemm_checked(v, &ga, &gb, &mut c, gshape, AlphaBeta::PRODUCT)?;
+        let report = coalesce::gemm::emu::launch_checked(v, &ga, &gb, &mut c, gshape, AlphaBeta::PRODUCT)?;
         for (i, j) in [(0, 0), (m / 2, n / 3), (m - 1, n - 1)] {
             if !reference::gemm_element_ok(v, &ga, &gb, (k, n), (i, j), c[i * n + j]) {
                 bail!("emulated gemm {} is wrong at [{i}][{j}]", v.name());

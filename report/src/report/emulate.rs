@@ -4,8 +4,8 @@
 
 use super::{Bound, Report, Roofs, Row, reference};
 use anyhow::{Result, bail};
+use coalesce::MatrixShape;
 use coalesce::transpose::Variant;
-use coalesce::{MatrixShape, emu};
 use std::time::Instant;
 
 pub fn run() -> Result<Report> {
@@ -37,7 +37,7 @@ pub fn run() -> Result<Report> {
     };
     time("copy", "copy kernel", "127x65", &mut || {
         let mut out = vec![f32::NAN; shape.len()];
-        emu::copy(&input, &mut out)?;
+        coalesce::copy::emu::launch(&input, &mut out)?;
         if out != input {
             bail!("emulated copy is wrong");
         }
@@ -46,7 +46,7 @@ pub fn run() -> Result<Report> {
     for v in Variant::ALL {
         time("transpose", v.name(), "127x65", &mut || {
             let mut out = vec![f32::NAN; shape.len()];
-            emu::transpose(v, &input, &mut out, shape)?;
+            coalesce::transpose::emu::launch(v, &input, &mut out, shape)?;
             if reference::transpose_mismatch(&input, &out, r, c).is_some() {
                 bail!("emulated transpose {} is wrong", v.name());
             }
@@ -86,7 +86,7 @@ pub fn run() -> Result<Report> {
         time("gemm", v.name(), "17x33x65", &mut || {
             let mut c = vec![f32::NAN; m * n];
             let shape = coalesce::gemm::GemmShape::new(m, n, k)?;
-            coalesce::gemm::emu::gemm(v, &ga, &gb, &mut c, shape, coalesce::gemm::AlphaBeta::PRODUCT)?;
+            coalesce::gemm::emu::launch(v, &ga, &gb, &mut c, shape, coalesce::gemm::AlphaBeta::PRODUCT)?;
             for i in 0..m {
                 for j in 0..n {
                     if !reference::gemm_element_ok(v, &ga, &gb, (k, n), (i, j), c[i * n + j]) {
@@ -103,7 +103,7 @@ pub fn run() -> Result<Report> {
     Ok(Report {
         gpu: "CPU emulator".into(),
         sm_count: 0,
-        ptx_arch: coalesce::CUDA_ARCH.into(),
+        ptx_arch: "none".into(),
         emulated: true,
         roofs,
         rows,

@@ -3,7 +3,9 @@
 
 pub mod counters;
 pub mod emulate;
+#[cfg(feature = "cuda")]
 pub mod gpu;
+pub mod pictures;
 pub mod plot;
 pub mod reference;
 
@@ -116,13 +118,11 @@ pub fn merge_peers(rows: &mut [Row], peers: &BTreeMap<String, serde_json::Value>
 /// The table, one row per kernel, grouped by op.
 pub fn print_table(report: &Report) {
     let r = &report.roofs;
-    println!(
-        "\n{} ({} SMs), PTX {}{}",
-        report.gpu,
-        report.sm_count,
-        report.ptx_arch,
-        if report.emulated { " -- EMULATED ON THE CPU: times are not meaningful" } else { "" }
-    );
+    if report.emulated {
+        println!("\nCPU emulator: every kernel body run on the CPU and checked; times are not meaningful");
+    } else {
+        println!("\n{} ({} SMs), PTX {}", report.gpu, report.sm_count, report.ptx_arch);
+    }
     if report.emulated {
         println!("\n{:<11} {:<22} {:<16} {:>12}  result", "op", "kernel", "size", "emulator ms");
         for row in &report.rows {

@@ -1,0 +1,345 @@
+//! Pictures of what the emulator counted, drawn from its own trace: the
+//! sample request that each line's counters keep ([`SiteCounters::sample`]).
+//!
+//! - [`request`]: one warp's request. Global memory: each of the 32 lanes
+//!   against the 32-byte sectors it touches, bytes used against bytes
+//!   fetched. Shared memory: each lane against the 32 banks, the word it
+//!   touches in each, and the lanes that conflict (two words in one bank in
+//!   one phase) marked.
+//! - [`summary`]: sectors or wavefronts per request at each line of a
+//!   kernel, against the ideal.
+//! - [`ascii`]: [`request`] for a terminal.
+//!
+//! Nothing here is drawn by hand: change a kernel and its pictures change.
+//! The SVG is plain (rectangles, lines, text), written by a small builder
+//! that escapes its text.
+
+use super::{LaneAccess, Report, SiteCounters, request_cost};
+use coalesce_kernels::Space;
+use std::fmt::Write as _;
+
+const LANES: u32 = 32;
+const BANKS: u32 = 32;
+/// Colours: bytes a lane asked for, bytes fetched but unused, a conflict.
+const USED: &str = "#3b6fb6";
+const IDLE: &str = "#e6e9ef";
+const CLEAN: &str = "#4f9d69";
+const CONFLICT: &str = "#d1495b";
+const INK: &str = "#222";
+
+/// An SVG document: a few element kinds, coordinates in pixels.
+struct Svg {
+    body: String,
+    width: u32,
+    height: u32,
+}
+
+impl Svg {
+    fn new(width: u32, height: u32) -> Svg {
+        Svg { body: String::new(), width, height }
+    }
+
+    fn rect(&mut self, (x, y, w, h): (u32, u32, u32, u32), fill: &str, stroke: Option<&str>) {
+        let stroke = stroke.map_or(String::new(), |s| format!(r#" stroke="{s}" stroke-width="0.6""#));
+        let _ = writeln!(self.body, r#"<rect x="{x}" y="{y}" width="{w}" height="{h}" fill="{fill}"{stroke}/>"#);
+    }
+
+    fn line(&mut self, (x1, y1): (u32, u32), (x2, y2): (u32, u32), colour: &str) {
+        let _ = writeln!(
+            self.body,
+            r#"<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="{colour}" stroke-width="1"/>"#
+        );
+    }
+
+    /// Text at `(x, y)` (its baseline), `size` pixels, anchored `start`,
+    /// `middle` or `end`.
+    fn text(&mut self, (x, y): (u32, u32), size: u32, anchor: &str, colour: &str, text: &str) {
+        let text = text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+        let _ = writeln!(
+            self.body,
+            r#"<text x="{x}" y="{y}" font-size="{size}" text-anchor="{anchor}" fill="{colour}">{text}</text>"#
+        );
+    }
+
+    fn finish(self) -> String {
+        format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" \
+             font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\">\n\
+             <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\n{body}</svg>\n",
+            w = self.width,
+            h = self.height,
+            body = self.body
+        )
+    }
+}
+
+/// `file:line` and what the line does, for titles: `03_tiled.rs:94 shared ld`.
+pub fn line_name(c: &SiteCounters) -> String {
+    format!("{}:{} {}", c.site.file_name(), c.site.line, c.op.name())
+}
+
+/// The lanes that run the sample request, by lane.
+fn by_lane(sample: &[LaneAccess]) -> Vec<Option<LaneAccess>> {
+    let mut lanes = vec![None; LANES as usize];
+    for a in sample {
+        lanes[a.lane as usize] = Some(*a);
+    }
+    lanes
+}
+
+/// One warp's request at the line of `c`, as SVG, under `title` (the
+/// kernel's name, say).
+pub fn request(title: &str, c: &SiteCounters) -> String {
+    match c.op.space() {
+        Space::Global => global(title, c),
+        Space::Shared => shared(title, c),
+    }
+}
+
+/// The sectors of a global request, in order: `(sector, bytes used)`.
+fn sectors(sample: &[LaneAccess]) -> Vec<(u64, u32)> {
+    let mut used: Vec<(u64, u32)> = Vec::new();
+    for a in sample {
+        for byte in a.addr..a.addr + a.bytes as u64 {
+            match used.iter_mut().find(|s| s.0 == byte / 32) {
+                Some(s) => s.1 += 1,
+                None => used.push((byte / 32, 1)),
+            }
+        }
+    }
+    used.sort_unstable();
+    used
+}
+
+fn global(title: &str, c: &SiteCounters) -> String {
+    const SLOT: u32 = 5; // pixels per 4-byte slot: a sector is 8 slots
+    const ROW: u32 = 13;
+    const LEFT: u32 = 64;
+    const TOP: u32 = 78;
+    let sectors = sectors(&c.sample);
+    let (cost, ideal) = request_cost(c.op, &c.sample);
+    let sector_w = 8 * SLOT + 4;
+    let width = (LEFT + sectors.len() as u32 * sector_w + 16).max(560);
+    let height = TOP + LANES * ROW + 48;
+    let mut svg = Svg::new(width, height);
+    svg.text((8, 18), 13, "start", INK, &format!("{title} · {} · {} B per lane", line_name(c), c.width));
+    svg.text((8, 36), 12, "start", INK, &format!("one warp's request: {cost} sectors of 32 B (ideal {ideal})"));
+    svg.text((LEFT, TOP - 32), 10, "start", INK, "32-byte sector, counted from the request's first →");
+    let column = |sector: u64| sectors.iter().position(|s| s.0 == sector).unwrap_or(0) as u32;
+    for (i, &(sector, _)) in sectors.iter().enumerate() {
+        let x = LEFT + i as u32 * sector_w;
+        svg.rect((x, TOP, 8 * SLOT, LANES * ROW), IDLE, Some("#b8bfcc"));
+        if sectors.len() <= 40 || i % 4 == 0 {
+            svg.text((x + 4 * SLOT, TOP - 20), 9, "middle", INK, &sector.to_string());
+        }
+    }
+    for (lane, a) in by_lane(&c.sample).into_iter().enumerate() {
+        let y = TOP + lane as u32 * ROW;
+        svg.text((LEFT - 8, y + ROW - 3), 10, "end", INK, &format!("lane {lane}"));
+        let Some(a) = a else { continue };
+        for slot in (a.addr / 4)..(a.addr + a.bytes as u64).div_ceil(4) {
+            let x = LEFT + column(slot / 8) * sector_w + (slot % 8) as u32 * SLOT;
+            svg.rect((x, y + 1, SLOT, ROW - 2), USED, None);
+        }
+    }
+    let asked: u64 = c.sample.iter().map(|a| a.bytes as u64).sum();
+    let fetched = 32 * sectors.len() as u64;
+    svg.text(
+        (8, TOP + LANES * ROW + 24),
+        12,
+        "start",
+        INK,
+        &format!(
+            "bytes used {asked} of {fetched} fetched ({:.0}%); blue: the bytes each lane asks for",
+            100.0 * asked as f64 / fetched.max(1) as f64
+        ),
+    );
+    svg.finish()
+}
+
+/// The words each lane touches, by phase: the lanes of a 4-byte request
+/// go through together, 8-byte ones in two phases of 16, 16-byte ones in
+/// four of 8 (see `coalesce_kernels::emu::memory`).
+fn lanes_per_phase(sample: &[LaneAccess]) -> u32 {
+    let width = sample.iter().map(|a| a.bytes).max().unwrap_or(4).max(4);
+    (32 / width.div_ceil(4)).max(8)
+}
+
+/// Distinct words per bank within each phase: `ways[phase][bank]`.
+fn ways(sample: &[LaneAccess]) -> Vec<[u32; BANKS as usize]> {
+    let per_phase = lanes_per_phase(sample);
+    (0..LANES / per_phase)
+        .map(|phase| {
+            let mut words: Vec<u64> = sample
+                .iter()
+                .filter(|a| a.lane / per_phase == phase)
+                .flat_map(|a| a.addr / 4..(a.addr + a.bytes as u64).div_ceil(4))
+                .collect();
+            words.sort_unstable();
+            words.dedup();
+            let mut per_bank = [0u32; BANKS as usize];
+            words.iter().for_each(|w| per_bank[(w % BANKS as u64) as usize] += 1);
+            per_bank
+        })
+        .collect()
+}
+
+fn shared(title: &str, c: &SiteCounters) -> String {
+    const CELL: u32 = 24;
+    const ROW: u32 = 14;
+    const LEFT: u32 = 64;
+    const TOP: u32 = 80;
+    let (cost, ideal) = request_cost(c.op, &c.sample);
+    let per_phase = lanes_per_phase(&c.sample);
+    let ways = ways(&c.sample);
+    let width = LEFT + BANKS * CELL + 16;
+    let height = TOP + LANES * ROW + 74;
+    let mut svg = Svg::new(width, height);
+    svg.text((8, 18), 13, "start", INK, &format!("{title} · {} · {} B per lane", line_name(c), c.width));
+    let worst = ways.iter().flat_map(|w| w.iter()).copied().max().unwrap_or(0);
+    let verdict = if worst > 1 { format!("{worst}-way bank conflict") } else { "no bank conflict".to_owned() };
+    svg.text(
+        (8, 36),
+        12,
+        "start",
+        INK,
+        &format!("one warp's request: {cost} wavefronts (ideal {ideal}): {verdict}; phases of {per_phase} lanes"),
+    );
+    for bank in 0..BANKS {
+        svg.text((LEFT + bank * CELL + CELL / 2, TOP - 8), 9, "middle", INK, &bank.to_string());
+    }
+    svg.text((LEFT, TOP - 22), 10, "start", INK, "bank →");
+    svg.rect((LEFT, TOP, BANKS * CELL, LANES * ROW), IDLE, Some("#b8bfcc"));
+    for (lane, a) in by_lane(&c.sample).into_iter().enumerate() {
+        let y = TOP + lane as u32 * ROW;
+        svg.text((LEFT - 8, y + ROW - 3), 10, "end", INK, &format!("lane {lane}"));
+        let Some(a) = a else { continue };
+        let phase = &ways[(a.lane / per_phase) as usize];
+        for word in a.addr / 4..(a.addr + a.bytes as u64).div_ceil(4) {
+            let bank = (word % BANKS as u64) as u32;
+            let fill = if phase[bank as usize] > 1 { CONFLICT } else { CLEAN };
+            svg.rect((LEFT + bank * CELL + 1, y + 1, CELL - 2, ROW - 2), fill, None);
+            // The word's row of 32 (which 128 bytes): lanes in one bank on
+            // different rows are the conflict.
+            svg.text((LEFT + bank * CELL + CELL / 2, y + ROW - 3), 9, "middle", "white", &(word / 32).to_string());
+        }
+    }
+    for phase in 1..LANES / per_phase {
+        let y = TOP + phase * per_phase * ROW;
+        svg.line((LEFT - 4, y), (LEFT + BANKS * CELL, y), INK);
+    }
+    let base = TOP + LANES * ROW;
+    svg.text((LEFT - 8, base + 14), 9, "end", INK, "ways");
+    for bank in 0..BANKS {
+        let w = ways.iter().map(|p| p[bank as usize]).max().unwrap_or(0);
+        let colour = if w > 1 { CONFLICT } else { INK };
+        svg.text((LEFT + bank * CELL + CELL / 2, base + 14), 9, "middle", colour, &w.to_string());
+    }
+    svg.text(
+        (8, base + 36),
+        11,
+        "start",
+        INK,
+        "each cell: the word a lane touches in that bank, as its row of 32 words (128 B);",
+    );
+    svg.text(
+        (8, base + 52),
+        11,
+        "start",
+        INK,
+        "red: another lane of its phase needs a different word of the same bank (a wavefront each)",
+    );
+    svg.finish()
+}
+
+/// Sectors or wavefronts per request at each line of `report`, against the
+/// ideal, as SVG under `title`.
+pub fn summary(title: &str, report: &Report) -> String {
+    const ROW: u32 = 22;
+    const LEFT: u32 = 300;
+    const BAR: u32 = 420;
+    const TOP: u32 = 50;
+    let lines = &report.counters.sites;
+    let max = lines.iter().map(|c| c.tally.per_request()).fold(32.0, f64::max);
+    let height = TOP + lines.len() as u32 * ROW + 40;
+    let mut svg = Svg::new(LEFT + BAR + 180, height);
+    svg.text((8, 18), 13, "start", INK, &format!("{title}: every line that accesses memory"));
+    svg.text((8, 36), 11, "start", INK, "per request: 32-byte sectors (global), wavefronts (shared); | the ideal");
+    let scale = |v: f64| (v / max * BAR as f64).round() as u32;
+    for (i, c) in lines.iter().enumerate() {
+        let y = TOP + i as u32 * ROW;
+        let t = c.tally;
+        svg.text((LEFT - 8, y + 15), 11, "end", INK, &format!("{} ({} B)", line_name(c), c.width));
+        let over = t.per_request() > t.ideal_per_request() + 1e-9;
+        let fill = match (c.op.space(), over) {
+            (_, true) => CONFLICT,
+            (Space::Global, false) => USED,
+            (Space::Shared, false) => CLEAN,
+        };
+        svg.rect((LEFT, y + 4, scale(t.per_request()).max(1), ROW - 8), fill, None);
+        let ideal = LEFT + scale(t.ideal_per_request());
+        svg.line((ideal, y + 1), (ideal, y + ROW - 1), INK);
+        let label = format!("{:.2} {} (ideal {:.2})", t.per_request(), c.op.unit(), t.ideal_per_request());
+        svg.text((LEFT + scale(t.per_request()).max(1) + 6, y + 15), 10, "start", INK, &label);
+    }
+    svg.text(
+        (8, height - 12),
+        10,
+        "start",
+        INK,
+        "counted by coalesce's CPU emulator; red: more transactions per request than the ideal",
+    );
+    svg.finish()
+}
+
+/// [`request`] for a terminal: a row per lane. Global: a column per sector
+/// the request touches, `#` where the lane's bytes are. Shared: a column per
+/// bank, `o` where the lane's word is alone in its bank, `X` where it
+/// conflicts.
+pub fn ascii(c: &SiteCounters) -> String {
+    let (cost, ideal) = request_cost(c.op, &c.sample);
+    let mut s = format!("{} ({} B per lane): ", line_name(c), c.width);
+    let lanes = by_lane(&c.sample);
+    match c.op.space() {
+        Space::Global => {
+            let sectors = sectors(&c.sample);
+            let _ = writeln!(s, "{cost} sectors per request (ideal {ideal}); a column per 32-byte sector");
+            for (lane, a) in lanes.iter().enumerate() {
+                let mut row = vec!['.'; sectors.len()];
+                if let Some(a) = a {
+                    for byte in (a.addr..a.addr + a.bytes as u64).step_by(4) {
+                        if let Some(i) = sectors.iter().position(|s| s.0 == byte / 32) {
+                            row[i] = '#';
+                        }
+                    }
+                }
+                let _ = writeln!(s, "  lane {lane:>2} |{}|", row.into_iter().collect::<String>());
+            }
+        }
+        Space::Shared => {
+            let per_phase = lanes_per_phase(&c.sample);
+            let ways = ways(&c.sample);
+            let _ = writeln!(s, "{cost} wavefronts per request (ideal {ideal}); a column per bank, X: a conflict");
+            for (lane, a) in lanes.iter().enumerate() {
+                let mut row = vec!['.'; BANKS as usize];
+                if let Some(a) = a {
+                    let phase = &ways[(a.lane / per_phase) as usize];
+                    for word in a.addr / 4..(a.addr + a.bytes as u64).div_ceil(4) {
+                        let bank = (word % BANKS as u64) as usize;
+                        row[bank] = if phase[bank] > 1 { 'X' } else { 'o' };
+                    }
+                }
+                let _ = writeln!(s, "  lane {lane:>2} |{}|", row.into_iter().collect::<String>());
+            }
+        }
+    }
+    s
+}
+
+/// A file name for the picture of `c` among `report`'s lines: the op's
+/// name and its rank among the lines of that op, in source order
+/// (`shared-ld-1`), so that names survive edits that move lines.
+pub fn file_stem(report: &Report, c: &SiteCounters) -> String {
+    let rank = report.counters.of(c.op).position(|x| x.site == c.site).unwrap_or(0) + 1;
+    format!("{}-{rank}", c.op.name().replace([' ', '.'], "-"))
+}

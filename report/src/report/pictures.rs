@@ -1,0 +1,57 @@
+//! `--emulate --pictures DIR`: the pictures of what the counters count,
+//! drawn from the emulator's own trace ([`coalesce::emu::picture`]), one
+//! folder per op: for each kernel drawn, `<kernel>.svg` (every line's
+//! sectors or wavefronts per request) and `<kernel>-<access>-<n>.svg` (one
+//! warp's request at each line that accesses memory).
+//!
+//! Drawn: the copy and every transpose step; softmax at 1024 columns (the
+//! register paths, the shared-memory stash and the online kernel); GEMM
+//! steps 2-7 (shared-memory staging and fragment loads). The launches are
+//! those of `--counters` ([`super::counters::collect`]).
+
+use super::counters::Counted;
+use anyhow::{Context as _, Result};
+use coalesce::emu::picture;
+use std::path::{Path, PathBuf};
+
+/// Whether `c` is drawn (see the module docs).
+fn drawn(c: &Counted) -> bool {
+    match c.op {
+        "copy" | "transpose" => true,
+        "softmax" => c.shape.ends_with("x1024"),
+        "gemm" => coalesce::gemm::Variant::ALL
+            .iter()
+            .find(|v| v.name() == c.kernel)
+            .and_then(|v| v.step().parse::<u32>().ok())
+            .is_some_and(|step| (2..=7).contains(&step)),
+        _ => false,
+    }
+}
+
+/// Writes the pictures of the kernels drawn among `all` under `dir`;
+/// returns the files written.
+pub fn write(dir: &Path, all: &[Counted]) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    let mut save = |path: PathBuf, svg: String| -> Result<()> {
+        std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
+        written.push(path);
+        Ok(())
+    };
+    let mut seen = Vec::new();
+    for c in all.iter().filter(|c| drawn(c)) {
+        // A kernel counted at several shapes is drawn at the first.
+        if seen.contains(&(c.op, &c.kernel)) {
+            continue;
+        }
+        seen.push((c.op, &c.kernel));
+        let folder = dir.join(c.op);
+        std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
+        let title = format!("{} {} ({})", c.op, c.kernel, c.shape);
+        save(folder.join(format!("{}.svg", c.kernel)), picture::summary(&title, &c.report))?;
+        for line in &c.report.counters.sites {
+            let stem = picture::file_stem(&c.report, line);
+            save(folder.join(format!("{}-{stem}.svg", c.kernel)), picture::request(&title, line))?;
+        }
+    }
+    Ok(written)
+}
