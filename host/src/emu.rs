@@ -77,14 +77,12 @@ pub(crate) fn misalignment(data: &[f32]) -> usize {
 }
 
 /// Runs `kernel(ctx, inputs, output)` under [`emu::launch_checked`] on
-/// aligned copies of the `inputs` and of `output`, then copies the output
-/// back.
-pub(crate) fn staged<const N: usize, F>(
-    dims: LaunchDims,
-    inputs: [&[f32]; N],
-    output: &mut [f32],
-    kernel: F,
-) -> Result<Report>
+/// aligned copies of the `inputs` and of `output` (256-byte aligned, as
+/// `cuMemAlloc`'s buffers are, so that the counted sectors are a GPU's),
+/// then copies the output back: the launcher of every op's
+/// `launch_checked`, and of kernels of your own (the exercises of
+/// `coalesce-learn`).
+pub fn staged<const N: usize, F>(dims: LaunchDims, inputs: [&[f32]; N], output: &mut [f32], kernel: F) -> Result<Report>
 where
     F: Fn(&EmuCtx<'_>, [*const f32; N], *mut f32) + Sync,
 {

@@ -1,0 +1,295 @@
+//! Exercises in memory coalescing and bank conflicts, graded by coalesce's
+//! CPU emulator: no GPU, no CUDA, stable Rust.
+//!
+//! Each exercise is a kernel body in `src/exercises/`, generic over the
+//! thread context like every kernel of the ladder, with the part to write
+//! marked `your code`. [`grade`] runs it on the emulator at odd sizes
+//! (output poisoned with NaN first) against an exact reference, counts its
+//! memory requests, and compares the counters with the exercise's goals;
+//! its reference solution is the ladder's own step. `cargo learn N` is the
+//! command (`learn` in `.cargo/config.toml`).
+
+pub mod exercises;
+
+use coalesce::emu::{Op, Report, SiteCounters, staged};
+use coalesce::kernels::LaunchDims;
+use coalesce::kernels::emu::EmuCtx;
+use coalesce::kernels::transpose::{TILE, TileLayout, Variant};
+use coalesce::{Error, Result};
+use std::fmt::Write as _;
+
+/// Which kernel an exercise runs: the learner's file, or the ladder's step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    Yours,
+    Solution,
+}
+
+/// What a goal asks of the counters (at an interior-only size, where every
+/// request is a whole warp's).
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    /// Sectors (global) or wavefronts (shared) per request of this op, at
+    /// most this many.
+    AtMost(Op, f64),
+    /// Bytes per request of this op, at least this many.
+    BytesAtLeast(Op, f64),
+    /// Exactly this many floats of shared memory per block.
+    SharedFloats(u32),
+}
+
+/// One goal of an exercise, and what to think about when it is missed.
+#[derive(Clone, Copy, Debug)]
+pub struct Goal {
+    pub target: Target,
+    pub hint: &'static str,
+}
+
+/// One exercise.
+pub struct Exercise {
+    pub number: u32,
+    pub title: &'static str,
+    /// The file the learner edits, from the repository's root.
+    pub file: &'static str,
+    /// The ladder step that solves it.
+    pub solution: &'static str,
+    pub goals: &'static [Goal],
+    /// Runs the kernel on the emulator.
+    run: fn(Which) -> Result<Run>,
+}
+
+/// What one exercise's kernel did on the emulator.
+pub struct Run {
+    /// The first wrong element, if any, at any of the sizes.
+    pub wrong: Option<String>,
+    /// The checker's findings, at every size.
+    pub findings: Vec<String>,
+    /// The launch counted (at its interior-only size).
+    pub counted: Report,
+    /// Shared memory the launch gave each block, in floats.
+    pub shared_floats: u32,
+}
+
+/// A goal's measured value, and whether it is met.
+pub struct Measured {
+    pub goal: Goal,
+    pub value: f64,
+    pub met: bool,
+    /// The line of the kernel the goal is about (its worst one), for a picture.
+    pub line: Option<SiteCounters>,
+}
+
+/// An exercise's grade.
+pub struct Grade {
+    pub run: Run,
+    pub measured: Vec<Measured>,
+    /// Empty when everything is met; else, what is missing, in the order
+    /// to fix it.
+    pub problems: Vec<String>,
+}
+
+impl Grade {
+    pub fn passed(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl Target {
+    /// `global st sectors per request 32.0, target 4.0`
+    pub fn describe(&self, value: f64) -> String {
+        match *self {
+            Target::AtMost(op, t) => format!("{} {} per request {value:.1}, target {t:.1}", op.name(), op.unit()),
+            Target::BytesAtLeast(op, t) => format!("{} bytes per request {value:.0}, target {t:.0}", op.name()),
+            Target::SharedFloats(t) => format!("shared memory {value:.0} floats per block, target {t}"),
+        }
+    }
+}
+
+/// Runs exercise `e` (yours or its solution) and grades it.
+pub fn grade(e: &Exercise, which: Which) -> Result<Grade> {
+    let run = (e.run)(which)?;
+    let mut problems = Vec::new();
+    if !run.findings.is_empty() {
+        problems.push(format!(
+            "the emulator's checker found:\n{}\n-> each finding names the line, the block and the thread: a read \
+             of shared memory that no barrier orders after the write it needs is a race (every thread must pass a \
+             barrier between the tile's writes and its reads)",
+            run.findings.join("\n")
+        ));
+    }
+    if let Some(wrong) = &run.wrong {
+        problems.push(format!("wrong result: {wrong}"));
+    }
+    let counters = &run.counted.counters;
+    let mut measured = Vec::new();
+    for goal in e.goals {
+        let (value, met, line) = match goal.target {
+            Target::AtMost(op, t) => {
+                let v = counters.total(op).per_request();
+                let worst = counters.of(op).max_by(|a, b| a.tally.per_request().total_cmp(&b.tally.per_request()));
+                (v, v <= t + 1e-9, worst.cloned())
+            }
+            Target::BytesAtLeast(op, t) => {
+                let tally = counters.total(op);
+                let v = if tally.requests == 0 { 0.0 } else { tally.bytes as f64 / tally.requests as f64 };
+                let worst = counters.of(op).min_by_key(|c| c.width);
+                (v, v + 1e-9 >= t, worst.cloned())
+            }
+            Target::SharedFloats(t) => (run.shared_floats as f64, run.shared_floats == t, None),
+        };
+        if !met {
+            problems.push(format!("{}\n-> {}", goal.target.describe(value), goal.hint));
+        }
+        measured.push(Measured { goal: *goal, value, met, line });
+    }
+    Ok(Grade { run, measured, problems })
+}
+
+/// Every exercise, in ladder order.
+pub fn all() -> &'static [Exercise] {
+    exercises::ALL
+}
+
+/// A fresh random `f32` in [-8, 8) per element (splitmix64 seeded from the
+/// clock and `salt`): every run checks other inputs.
+fn random(len: usize, salt: u64) -> Vec<f32> {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let mut state = nanos ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            (z >> 40) as f32 / (1u64 << 24) as f32 * 16.0 - 8.0
+        })
+        .collect()
+}
+
+/// The sizes a transpose exercise runs at: odd ones (edge tiles on both
+/// sides) for correctness, then an interior-only one, which is counted.
+const TRANSPOSE_SIZES: [(u32, u32); 3] = [(257, 251), (33, 95), (256, 256)];
+
+/// Runs a transpose kernel at [`TRANSPOSE_SIZES`] with `dims(rows, cols)`.
+fn transpose_run<F>(dims: impl Fn(u32, u32) -> LaunchDims, kernel: F) -> Result<Run>
+where
+    F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
+{
+    let mut run = Run { wrong: None, findings: Vec::new(), counted: Report::default(), shared_floats: 0 };
+    for (i, (rows, cols)) in TRANSPOSE_SIZES.into_iter().enumerate() {
+        let (r, c) = (rows as usize, cols as usize);
+        let input = random(r * c, i as u64);
+        let mut output = vec![f32::NAN; r * c];
+        let d = dims(rows, cols);
+        run.shared_floats = d.shared_bytes / 4;
+        let (report, findings) =
+            launched(staged(d, [&input], &mut output, |ctx, [i], o| kernel(ctx, i, o, rows, cols)))?;
+        if run.findings.is_empty() {
+            run.findings = shortened(findings);
+        }
+        if run.wrong.is_none() {
+            run.wrong = (0..r * c).find(|&k| output[(k % c) * r + k / c] != input[k]).map(|k| {
+                let (row, col) = (k / c, k % c);
+                format!(
+                    "{rows}x{cols}: output[{col}][{row}] is {}, should be input[{row}][{col}] = {}",
+                    output[col * r + row],
+                    input[k]
+                )
+            });
+        }
+        run.counted = report;
+    }
+    Ok(run)
+}
+
+/// The element counts a copy exercise runs at: odd for correctness (a
+/// scalar tail), then a multiple of 4 warps' worth, which is counted.
+const COPY_LENS: [usize; 2] = [100_003, 65_536];
+
+fn copy_run<F>(kernel: F) -> Result<Run>
+where
+    F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u64) + Sync,
+{
+    let mut run = Run { wrong: None, findings: Vec::new(), counted: Report::default(), shared_floats: 0 };
+    for (i, len) in COPY_LENS.into_iter().enumerate() {
+        let input = random(len, 100 + i as u64);
+        let mut output = vec![f32::NAN; len];
+        let dims = coalesce::kernels::copy::copy_dims(len as u64, 1);
+        let (report, findings) =
+            launched(staged(dims, [&input], &mut output, |ctx, [s], d| kernel(ctx, s, d, len as u64)))?;
+        if run.findings.is_empty() {
+            run.findings = shortened(findings);
+        }
+        if run.wrong.is_none() {
+            run.wrong = (0..len)
+                .find(|&k| output[k] != input[k])
+                .map(|k| format!("{len} floats: dst[{k}] is {}, should be src[{k}] = {}", output[k], input[k]));
+        }
+        run.counted = report;
+    }
+    Ok(run)
+}
+
+/// The first launch's findings are the ones shown: the first few, and how
+/// many more.
+fn shortened(mut findings: Vec<String>) -> Vec<String> {
+    const SHOWN: usize = 4;
+    if findings.len() > SHOWN {
+        let more = findings.len() - SHOWN;
+        findings.truncate(SHOWN);
+        findings.push(format!("  (and {more} more)"));
+    }
+    findings
+}
+
+/// The report of a launch, with the checker's findings as lines. A launch
+/// that the emulator stopped (a panic in a kernel thread, a barrier some
+/// threads never reach) is the exercise's to report, as a finding; other
+/// errors are the harness's.
+fn launched(result: Result<Report>) -> Result<(Report, Vec<String>)> {
+    match result {
+        Ok(report) => {
+            let findings = report.findings.iter().map(|f| format!("  {f}")).collect();
+            Ok((report, findings))
+        }
+        Err(Error::Emulator(e)) => Ok((Report::default(), vec![format!("  the emulator stopped the launch: {e}")])),
+        Err(e) => Err(e),
+    }
+}
+
+/// A transpose exercise's grid: the ladder step's, with `floats` of shared
+/// memory per block when given.
+fn step_dims(step: Variant, floats: Option<usize>) -> impl Fn(u32, u32) -> LaunchDims {
+    move |rows, cols| {
+        let mut d = step.launch_dims(rows, cols);
+        if let Some(f) = floats {
+            d.shared_bytes = 4 * f as u32;
+        }
+        d
+    }
+}
+
+/// The floats of shared memory layout `L` takes for a [`TILE`] tile.
+fn tile_floats<L: TileLayout>() -> usize {
+    L::floats::<{ TILE as usize }>()
+}
+
+/// Lines of the counted launch, one per line of the kernel that accesses
+/// memory: `e1_coalesce_stores.rs:40 global st  32.00 sectors (ideal 4.00)`.
+pub fn counters_table(report: &Report) -> String {
+    let mut s = String::new();
+    for c in &report.counters.sites {
+        let t = c.tally;
+        let _ = writeln!(
+            s,
+            "  {:<34} {:>6.2} {} per request (ideal {:.2}), {} B per lane",
+            coalesce::emu::picture::line_name(c),
+            t.per_request(),
+            c.op.unit(),
+            t.ideal_per_request(),
+            c.width
+        );
+    }
+    s
+}

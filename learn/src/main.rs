@@ -1,0 +1,145 @@
+//! `cargo learn`: the exercises, graded on the CPU emulator.
+//!
+//!     cargo learn              # the list
+//!     cargo learn 1            # grade exercise 1 (your file)
+//!     cargo learn 1 --solution # the ladder's step that solves it
+//!     cargo learn check        # every untouched exercise fails, every solution passes (CI)
+//!
+//! Pictures go to `target/learn/<N>-<yours|solution>/` (`--svg DIR` for another folder).
+
+use coalesce::emu::picture;
+use coalesce_learn::{Exercise, Grade, Which, all, counters_table, grade};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo learn [N [--solution] | list | check] [--svg DIR]";
+
+fn main() -> ExitCode {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut svg = PathBuf::from("target/learn");
+    if let Some(i) = args.iter().position(|a| a == "--svg") {
+        match args.get(i + 1) {
+            Some(dir) => svg = PathBuf::from(dir),
+            None => return usage("--svg needs a folder"),
+        }
+        args.drain(i..i + 2);
+    }
+    let solution = args.iter().any(|a| a == "--solution");
+    args.retain(|a| a != "--solution");
+    match args.as_slice() {
+        [] => list(),
+        [cmd] if cmd == "list" => list(),
+        [cmd] if cmd == "check" => check(),
+        [n] => match n.parse::<u32>().ok().and_then(|n| all().iter().find(|e| e.number == n)) {
+            Some(e) => one(e, if solution { Which::Solution } else { Which::Yours }, &svg),
+            None => usage(&format!("no exercise {n:?}: they are 1 to {}", all().len())),
+        },
+        _ => usage("one exercise at a time"),
+    }
+}
+
+fn usage(why: &str) -> ExitCode {
+    eprintln!("error: {why}\n{USAGE}");
+    ExitCode::from(2)
+}
+
+fn list() -> ExitCode {
+    println!("Exercises, graded on the CPU emulator (no GPU needed). Edit the file, then `cargo learn N`.\n");
+    for e in all() {
+        println!("  {}. {:<42} {}", e.number, e.title, e.file);
+    }
+    println!("\n`cargo learn N --solution` runs the ladder's step that solves it.");
+    ExitCode::SUCCESS
+}
+
+fn one(e: &Exercise, which: Which, svg: &Path) -> ExitCode {
+    let whose = match which {
+        Which::Yours => format!("your kernel, {}", e.file),
+        Which::Solution => format!("the solution, {}", e.solution),
+    };
+    println!("Exercise {}: {}\n  running {whose} on the CPU emulator", e.number, e.title);
+    let g = match grade(e, which) {
+        Ok(g) => g,
+        Err(err) => {
+            eprintln!("error: the exercise could not run: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    print(&g);
+    match write_pictures(e, which, &g, svg) {
+        Ok(dir) => println!("  pictures: {}", dir.display()),
+        Err(err) => eprintln!("warning: pictures not written: {err}"),
+    }
+    if g.passed() {
+        let next = all().iter().find(|n| n.number == e.number + 1);
+        println!("\nPASSED{}", next.map_or(String::new(), |n| format!(". Next: cargo learn {}", n.number)));
+        ExitCode::SUCCESS
+    } else {
+        println!("\nNOT YET:");
+        for p in &g.problems {
+            println!("  {}", p.replace('\n', "\n  "));
+        }
+        ExitCode::from(1)
+    }
+}
+
+fn print(g: &Grade) {
+    let correct = match (&g.run.wrong, g.run.findings.is_empty()) {
+        (None, true) => "yes, at every size (the output poisoned with NaN first)".to_owned(),
+        (None, false) => "the values, but see the checker's findings".to_owned(),
+        (Some(w), _) => format!("no: {w}"),
+    };
+    println!("  correct: {correct}");
+    println!("  counted (one launch, every block interior):\n{}", counters_table(&g.run.counted));
+    println!("  goals:");
+    for m in &g.measured {
+        println!("    [{}] {}", if m.met { "x" } else { " " }, m.goal.target.describe(m.value));
+    }
+    // The picture of the first goal missed, else of the first goal's line.
+    let shown = g.measured.iter().find(|m| !m.met).or(g.measured.first()).and_then(|m| m.line.as_ref());
+    if let Some(line) = shown {
+        println!("\n  one warp's request at {}", picture::ascii(line).replace('\n', "\n  ").trim_end());
+    }
+}
+
+/// The summary and the goals' lines as SVG, in `svg/<N>-<which>/`.
+fn write_pictures(e: &Exercise, which: Which, g: &Grade, svg: &Path) -> std::io::Result<PathBuf> {
+    let dir = svg.join(format!("{}-{}", e.number, if which == Which::Yours { "yours" } else { "solution" }));
+    std::fs::create_dir_all(&dir)?;
+    let title = format!("exercise {}", e.number);
+    let report = &g.run.counted;
+    std::fs::write(dir.join("summary.svg"), picture::summary(&title, report))?;
+    for line in &report.counters.sites {
+        let name = format!("{}.svg", picture::file_stem(report, line));
+        std::fs::write(dir.join(name), picture::request(&title, line))?;
+    }
+    Ok(dir)
+}
+
+/// CI's check: every untouched exercise fails with a message, every
+/// solution passes.
+fn check() -> ExitCode {
+    let mut ok = true;
+    for e in all() {
+        for which in [Which::Yours, Which::Solution] {
+            let verdict = match grade(e, which) {
+                Ok(g) if which == Which::Solution && g.passed() => "solution passes".to_owned(),
+                Ok(g) if which == Which::Yours && !g.passed() => {
+                    let lines: Vec<&str> = g.problems[0].lines().collect();
+                    let hint = lines.iter().rev().find(|l| l.starts_with("->")).unwrap_or(&"");
+                    format!("exercise fails: {} {hint}", lines[0])
+                }
+                Ok(g) => {
+                    ok = false;
+                    format!("UNEXPECTED: {}", if g.passed() { "passes" } else { "fails" })
+                }
+                Err(err) => {
+                    ok = false;
+                    format!("ERROR: {err}")
+                }
+            };
+            println!("{}. {:<10} {verdict}", e.number, if which == Which::Yours { "skeleton" } else { "solution" });
+        }
+    }
+    if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}

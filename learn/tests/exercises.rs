@@ -1,0 +1,45 @@
+//! Every exercise as shipped fails, with a message that points at its idea
+//! (never a panic or an error of the harness), and every reference solution
+//! (the ladder's own step) passes.
+
+use coalesce::emu::Op;
+use coalesce_learn::{Target, Which, all, grade};
+
+#[test]
+fn every_solution_passes() {
+    for e in all() {
+        let g = grade(e, Which::Solution).unwrap();
+        assert!(g.passed(), "exercise {}'s solution fails: {:?}", e.number, g.problems);
+        assert!(g.run.wrong.is_none() && g.run.findings.is_empty());
+    }
+}
+
+#[test]
+fn every_untouched_exercise_fails_with_its_idea() {
+    for e in all() {
+        let g = grade(e, Which::Yours).unwrap();
+        assert!(!g.passed(), "exercise {} passes as shipped", e.number);
+        let first = &g.problems[0];
+        // A goal's own hint, or the checker's explanation of a race.
+        let pointed = e.goals.iter().any(|goal| first.contains(goal.hint)) || first.contains("barrier");
+        assert!(pointed, "exercise {}'s message does not point at its idea: {first}", e.number);
+    }
+}
+
+#[test]
+fn the_counters_are_those_each_exercise_teaches() {
+    let by_number = |n: u32| all().iter().find(|e| e.number == n).unwrap();
+    // Exercise 1: the strided stores of the naive transpose, 32 sectors.
+    let g = grade(by_number(1), Which::Yours).unwrap();
+    assert_eq!(g.run.counted.counters.total(Op::GlobalStore).per_request(), 32.0);
+    assert!(g.run.wrong.is_none());
+    // Exercise 3: the column read of a [32][32] tile, a 32-way conflict.
+    let g = grade(by_number(3), Which::Yours).unwrap();
+    assert_eq!(g.run.counted.counters.total(Op::SharedLoad).per_request(), 32.0);
+    // Exercise 4's solution keeps the footprint; padding would not pass it.
+    let swizzle = by_number(4);
+    assert!(swizzle.goals.iter().any(|g| matches!(g.target, Target::SharedFloats(1024))));
+    // Exercise 6: the race is found, and the values are wrong or right by chance only.
+    let g = grade(by_number(6), Which::Yours).unwrap();
+    assert!(g.run.findings.iter().any(|f| f.contains("no barrier between")), "{:?}", g.run.findings);
+}
