@@ -270,7 +270,7 @@ fn checked(variant: Variant, xs: &[f32], (in_off, out_off): (usize, usize)) -> V
     let input = at_offset(xs, in_off);
     let mut output = poison(out_off + xs.len() + GUARD);
     let reports =
-        nested_sin::emu::launch_checked(variant, &input[in_off..], &mut output[out_off..][..xs.len()]).unwrap();
+        nested_sin::emu::launches_checked(variant, &input[in_off..], &mut output[out_off..][..xs.len()]).unwrap();
     let what = format!("{} len {} offsets {in_off}/{out_off}", variant.name(), xs.len());
     assert_eq!(reports.len(), if xs.is_empty() { 0 } else { variant.launches() as usize }, "{what}: launches");
     for report in &reports {

@@ -177,27 +177,37 @@ pub mod emu {
         Ok(())
     }
 
-    /// [`launch`] with the memory counters: one [`Report`] per kernel
-    /// launch (the checker's findings are in them, not an error), four for
-    /// [`Variant::Unfused`] (the first into `output`, the others in place),
-    /// none for an empty input. The buffers are staged in copies placed as
-    /// device buffers would be: 256-byte aligned, or as far past that as
-    /// `input` and `output` are off 16-byte alignment, so the kernel takes
-    /// the same head, vector and tail loops and counts the sectors a GPU would
-    /// touch.
+    /// [`launch`] with the memory counters: the [`Report`] of its launches
+    /// (the checker's findings are in it, not an error), their counters
+    /// summed line by line: four launches for [`Variant::Unfused`], none for
+    /// an empty input. [`launches_checked`] keeps one report per launch.
     ///
     /// ```
     /// # fn main() -> coalesce_host::Result<()> {
     /// use coalesce_host::{emu::Op, nested_sin::{Variant, emu}};
     /// let input = vec![0.5f32; 4096];
     /// let mut output = vec![0.0f32; 4096];
-    /// let reports = emu::launch_checked(Variant::Fast, &input, &mut output)?;
-    /// assert!(reports[0].findings.is_empty());
+    /// let report = emu::launch_checked(Variant::Fast, &input, &mut output)?;
+    /// assert!(report.findings.is_empty());
     /// // 16-byte loads: a warp reads 512 contiguous bytes, 16 sectors.
-    /// assert_eq!(reports[0].counters.total(Op::GlobalLoad).per_request(), 16.0);
+    /// assert_eq!(report.counters.total(Op::GlobalLoad).per_request(), 16.0);
     /// # Ok(()) }
     /// ```
-    pub fn launch_checked(variant: Variant, input: &[f32], output: &mut [f32]) -> Result<Vec<Report>> {
+    pub fn launch_checked(variant: Variant, input: &[f32], output: &mut [f32]) -> Result<Report> {
+        let mut all = launches_checked(variant, input, output)?.into_iter();
+        let mut report = all.next().unwrap_or_default();
+        all.for_each(|later| report.merge(later));
+        Ok(report)
+    }
+
+    /// [`launch_checked`], one [`Report`] per kernel launch, four for
+    /// [`Variant::Unfused`] (the first into `output`, the others in place),
+    /// none for an empty input. The buffers are staged in copies placed as
+    /// device buffers would be: 256-byte aligned, or as far past that as
+    /// `input` and `output` are off 16-byte alignment, so the kernel takes
+    /// the same head, vector and tail loops and counts the sectors a GPU would
+    /// touch.
+    pub fn launches_checked(variant: Variant, input: &[f32], output: &mut [f32]) -> Result<Vec<Report>> {
         check_lengths(input.len(), output.len())?;
         let len = input.len();
         if len == 0 {

@@ -96,7 +96,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         let (rows, cols) = args.counters.unwrap_or((256, 256));
-        let drawn = report::counters::collect(rows, cols).and_then(|all| report::pictures::write(dir, &all));
+        let drawn = report::pictures::draw(dir, rows, cols);
         return match drawn {
             Ok(files) => {
                 println!("wrote {} pictures in {}", files.len(), dir.display());

@@ -27,13 +27,35 @@ def ptxas(text):
     return regs, frames
 
 
-def step_sections(w, steps, measured, why):
+def step_sections(w, steps, measured, why, op=None):
     """One `### <step>. <name>` section per step: the registry's file and
-    idea, `measured(name)` in bold, then `why[name]()`."""
+    idea, `measured(name)` in bold, then `why[name]()`, then the step's
+    pictures (`pictures(op, name)`) when `op` is given."""
     for s in steps:
         file = s["file"].removeprefix("kernels/src/")
         w(f"### {s['step']}. {s['name']}\n")
         w(f"`{s['name']}` ([`{file}`](../{s['file']})): {s['idea']}. **{measured(s['name'])}.** {why[s['name']]()}\n")
+        if op:
+            w(pictures(op, s["name"]))
+
+
+PICTURES = pathlib.Path(__file__).resolve().parents[2] / "docs" / "pictures"
+
+
+def pictures(op, kernel):
+    """Markdown for the emulator's pictures of `kernel` in docs/pictures/<op>/
+    (`--emulate --pictures docs/pictures`): its summary, and one warp's
+    request at each of its lines, folded. Empty when it has none."""
+    folder = PICTURES / op
+    summary = folder / f"{kernel}.svg"
+    if not summary.exists():
+        return ""
+    lines = sorted(folder.glob(f"{kernel}-*.svg"))
+    out = [f"![{op} {kernel}: requests at each line, counted by the emulator](pictures/{op}/{summary.name})\n",
+           "<details><summary>One warp's request at each line, drawn from the emulator's trace</summary>\n"]
+    out += [f"![{op} {kernel}: {p.stem.removeprefix(kernel + '-')}](pictures/{op}/{p.name})\n" for p in lines]
+    out.append("</details>\n")
+    return "\n".join(out)
 
 
 def parse_ncu(text):

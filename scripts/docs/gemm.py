@@ -297,7 +297,8 @@ WHY["wgmma_tma_3xtf32"] = lambda: (
 for s in STEPS:
     WHY.setdefault(s["name"], lambda: "")
 w("## The ladder, one idea per step\n")
-step_sections(w, STEPS, lambda name: f"{tflops(4096, name):.1f} TFLOP/s at 4096^3, {tflops(8192, name):.1f} at 8192^3", WHY)
+step_sections(w, STEPS, lambda name: f"{tflops(4096, name):.1f} TFLOP/s at 4096^3, {tflops(8192, name):.1f} at 8192^3", WHY,
+              op="gemm")
 
 results = re.findall(r"^test result: (.*)$", tests, re.M)
 spots = re.findall(r"gpu\s+(\w+) 4096x4096x4096 spot: max error / bound ([\d.e+-]+)", tests)

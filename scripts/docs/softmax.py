@@ -18,7 +18,7 @@ the `gpu_ncu_probe` test, which names each launch's shape), sanitizer.log
 (`ptxas -v` of the PTX that ran). Every number in the page comes from those
 files; the constants below are the kernels' and the H100's."""
 import json, math, pathlib, re, sys
-from common import NO_FRAME, counters_table, emulator_counters, ptxas, steps
+from common import NO_FRAME, counters_table, emulator_counters, pictures, ptxas, steps
 
 run = pathlib.Path(sys.argv[1])
 STEPS = steps("softmax")
@@ -346,6 +346,10 @@ for title in sorted({a[1] for a in apart}):
     who = ", ".join(sorted({f"`{a[0]}`" for a in apart if a[1] == title}))
     w(f"- **{title}** ({who}): {APART_WHY.get(title, 'not explained')}")
 w("")
+w("The register path (a block per row, `block8`) and the shared-memory stash (`online_stash`) at 1024 columns, "
+  "as the emulator draws their requests ([`learn.md`](learn.md) explains how to read them):\n")
+for kernel in ("block8", "online_stash"):
+    w(pictures("softmax", kernel))
 
 w("## Why online softmax wins on long rows\n")
 top_rows = torch["sms"] * reach("2")[-1] * 4 / 1e6

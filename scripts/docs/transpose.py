@@ -10,7 +10,7 @@ CUDA-event timings per kernel and shape), criterion_medians.json
 8192x8192), torch_peers.json (PyTorch, same call), machine.txt. Every number
 in the page comes from those files."""
 import json, pathlib, re, sys
-from common import counters_table, emulator_counters, parse_ncu, step_sections, steps
+from common import counters_table, emulator_counters, parse_ncu, pictures, step_sections, steps
 
 run = pathlib.Path(sys.argv[1])
 STEPS = steps("transpose")
@@ -136,6 +136,9 @@ w(f"`cargo run --release -- --emulate --counters` ([`counters.json`](measurement
 apart = counters_table(w, emu, [("copy_f32", emu[("copy", "copy", None)], ncu["copy_f32"])]
                        + [(s["entry"], emu[("transpose", s["name"], None)], ncu[s["entry"]]) for s in STEPS])
 assert not apart, f"transpose: emulator and ncu more than 10% apart: {apart}"
+w("\nThe copy kernel's requests, as the emulator draws them (each step's are under its section below; "
+  "[`learn.md`](learn.md) explains how to read them):\n")
+w(pictures("copy", "copy"))
 above = [ncu[s["entry"]][tx] / ncu[s["entry"]][req] / emu[("transpose", s["name"], None)]["totals"][acc]["per_request"]
          for s in STEPS for acc, tx, req in [
              ("shared ld", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "smsp__inst_executed_op_shared_ld.sum"),
@@ -173,7 +176,7 @@ WHY = {
 }
 
 w("## The ladder, one idea per step\n")
-step_sections(w, STEPS, gbs, WHY)
+step_sections(w, STEPS, gbs, WHY, op="transpose")
 
 pz = {k.split("/")[1]: v for k, v in crit.items() if "launches" in k}
 one, per = pz["one_kernel"], pz["one_launch_per_column"]

@@ -454,6 +454,25 @@ pub struct Report {
     pub findings: Vec<Finding>,
 }
 
+impl Report {
+    /// This report and `later`'s, as one: of an op that launches several
+    /// kernels, its counters summed line by line (each line keeping its
+    /// first sample) and every finding.
+    pub fn merge(&mut self, later: Report) {
+        for c in later.counters.sites {
+            match self.counters.sites.iter_mut().find(|s| (s.site, s.op) == (c.site, c.op)) {
+                Some(s) => {
+                    s.tally.add(&c.tally);
+                    s.width = s.width.max(c.width);
+                }
+                None => self.counters.sites.push(c),
+            }
+        }
+        self.counters.sites.sort_by_key(|c| (c.site, c.op));
+        self.findings.extend(later.findings);
+    }
+}
+
 /// `findings`, one per line, for an error message.
 pub(super) fn list(findings: &[Finding]) -> String {
     let mut s = String::new();
@@ -465,6 +484,10 @@ pub(super) fn list(findings: &[Finding]) -> String {
     }
     s
 }
+
+/// What the counters keep of one (line, op): the widest access, the
+/// tally, and the first request's lanes.
+type LineTally = (u32, Tally, Vec<LaneAccess>);
 
 /// One access as a thread logged it, for the counters.
 #[derive(Clone, Copy)]
@@ -560,7 +583,7 @@ pub(super) struct Memory {
     findings: Mutex<Vec<Finding>>,
     /// This block's records, one list per thread (counting only).
     logs: Vec<Mutex<Vec<Record>>>,
-    tallies: Mutex<HashMap<(u32, Op), (u32, Tally, Vec<LaneAccess>)>>,
+    tallies: Mutex<HashMap<(u32, Op), LineTally>>,
 }
 
 impl Memory {

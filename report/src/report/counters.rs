@@ -49,6 +49,12 @@ fn softmax_kernels(cols: usize) -> Vec<Kernel> {
 /// Counts every kernel: the copy and the transposes at `rows x cols`, the
 /// other ops at their fixed shapes above.
 pub fn collect(rows: usize, cols: usize) -> Result<Vec<Counted>> {
+    collect_where(rows, cols, |_, _, _| true)
+}
+
+/// [`collect`], launching only the kernels for which `keep(op, kernel,
+/// shape)` holds.
+pub fn collect_where(rows: usize, cols: usize, keep: impl Fn(&str, &str, &str) -> bool) -> Result<Vec<Counted>> {
     let mut all = Vec::new();
     let mut push = |op, kernel: &str, shape: String, report: Report| -> Result<()> {
         if !report.findings.is_empty() {
@@ -62,11 +68,16 @@ pub fn collect(rows: usize, cols: usize) -> Result<Vec<Counted>> {
     let shape = MatrixShape::new(rows, cols)?;
     let input: Vec<f32> = (0..shape.len()).map(|i| i as f32 * 0.5 - 7.0).collect();
     let mut out = vec![f32::NAN; shape.len()];
-    push("copy", "copy", shape.to_string(), coalesce::copy::emu::launch_checked(&input, &mut out)?)?;
-    if out != input {
-        bail!("emulated copy is wrong");
+    if keep("copy", "copy", &shape.to_string()) {
+        push("copy", "copy", shape.to_string(), coalesce::copy::emu::launch_checked(&input, &mut out)?)?;
+        if out != input {
+            bail!("emulated copy is wrong");
+        }
     }
     for v in coalesce::transpose::Variant::ALL {
+        if !keep("transpose", v.name(), &shape.to_string()) {
+            continue;
+        }
         let mut out = vec![f32::NAN; shape.len()];
         let report = coalesce::transpose::emu::launch_checked(v, &input, &mut out, shape)?;
         if reference::transpose_mismatch(&input, &out, rows, cols).is_some() {
@@ -77,10 +88,13 @@ pub fn collect(rows: usize, cols: usize) -> Result<Vec<Counted>> {
 
     let sin_in: Vec<f32> = (0..SIN_LEN).map(|i| (i % 1000) as f32 * 0.37 - 185.0).collect();
     for v in coalesce::nested_sin::Variant::ALL {
+        if !keep("nested_sin", v.name(), &format!("2^{}", SIN_LEN.trailing_zeros())) {
+            continue;
+        }
         let mut out = vec![f32::NAN; SIN_LEN];
         // One report per launch; the unfused step launches one kernel four
         // times, each counted alike: the first stands for them.
-        let report = coalesce::nested_sin::emu::launch_checked(v, &sin_in, &mut out)?.swap_remove(0);
+        let report = coalesce::nested_sin::emu::launches_checked(v, &sin_in, &mut out)?.swap_remove(0);
         if let Some((x, _)) = sin_in.iter().zip(&out).find(|&(x, g)| !reference::nested_sin_ok(v, *x, *g)) {
             bail!("emulated nested sin {} is wrong at {x}", v.name());
         }
@@ -91,6 +105,9 @@ pub fn collect(rows: usize, cols: usize) -> Result<Vec<Counted>> {
         let shape = MatrixShape::new(SOFTMAX_ROWS, cols)?;
         let input: Vec<f32> = (0..shape.len()).map(|i| ((i * 37) % 101) as f32 * 0.1 - 5.0).collect();
         for kernel in softmax_kernels(cols) {
+            if !keep("softmax", kernel.name(), &shape.to_string()) {
+                continue;
+            }
             let mut out = vec![f32::NAN; shape.len()];
             let report = coalesce::softmax::emu::launch_checked(kernel, &input, &mut out, shape)?;
             for row in out.chunks(cols) {
@@ -108,6 +125,9 @@ pub fn collect(rows: usize, cols: usize) -> Result<Vec<Counted>> {
     let gb: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 * 0.2 - 1.0).collect();
     let gshape = GemmShape::new(m, n, k)?;
     for v in coalesce::gemm::Variant::ALL {
+        if !keep("gemm", v.name(), &format!("{m}x{n}x{k}")) {
+            continue;
+        }
         let mut c = vec![f32::NAN; m * n];
         let report = coalesce::gemm::emu::launch_checked(v, &ga, &gb, &mut c, gshape, AlphaBeta::PRODUCT)?;
         for (i, j) in [(0, 0), (m / 2, n / 3), (m - 1, n - 1)] {

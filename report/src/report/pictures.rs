@@ -4,28 +4,35 @@
 //! sectors or wavefronts per request) and `<kernel>-<access>-<n>.svg` (one
 //! warp's request at each line that accesses memory).
 //!
-//! Drawn: the copy and every transpose step; softmax at 1024 columns (the
-//! register paths, the shared-memory stash and the online kernel); GEMM
-//! steps 2-7 (shared-memory staging and fragment loads). The launches are
+//! Drawn: the copy and every transpose step; softmax's register path (a
+//! block per row, `block8`) and its shared-memory stash (`online_stash`),
+//! at 1024 columns; GEMM steps 2-7 (shared-memory staging and fragment
+//! loads). The launches are
 //! those of `--counters` ([`super::counters::collect`]).
 
-use super::counters::Counted;
+use super::counters::{Counted, collect_where};
 use anyhow::{Context as _, Result};
 use coalesce::emu::picture;
 use std::path::{Path, PathBuf};
 
-/// Whether `c` is drawn (see the module docs).
-fn drawn(c: &Counted) -> bool {
-    match c.op {
+/// Whether the kernel is drawn (see the module docs).
+fn drawn(op: &str, kernel: &str, shape: &str) -> bool {
+    match op {
         "copy" | "transpose" => true,
-        "softmax" => c.shape.ends_with("x1024"),
+        "softmax" => shape.ends_with("x1024") && matches!(kernel, "block8" | "online_stash"),
         "gemm" => coalesce::gemm::Variant::ALL
             .iter()
-            .find(|v| v.name() == c.kernel)
+            .find(|v| v.name() == kernel)
             .and_then(|v| v.step().parse::<u32>().ok())
             .is_some_and(|step| (2..=7).contains(&step)),
         _ => false,
     }
+}
+
+/// Counts the kernels drawn, the copy and the transposes at `rows x cols`,
+/// and writes their pictures under `dir`; returns the files written.
+pub fn draw(dir: &Path, rows: usize, cols: usize) -> Result<Vec<PathBuf>> {
+    write(dir, &collect_where(rows, cols, drawn)?)
 }
 
 /// Writes the pictures of the kernels drawn among `all` under `dir`;
@@ -38,7 +45,7 @@ pub fn write(dir: &Path, all: &[Counted]) -> Result<Vec<PathBuf>> {
         Ok(())
     };
     let mut seen = Vec::new();
-    for c in all.iter().filter(|c| drawn(c)) {
+    for c in all.iter().filter(|c| drawn(c.op, &c.kernel, &c.shape)) {
         // A kernel counted at several shapes is drawn at the first.
         if seen.contains(&(c.op, &c.kernel)) {
             continue;
