@@ -13,9 +13,9 @@
 //!
 //! Kernels read and write memory through the typed views of [`mem`]
 //! (`ctx.global(ptr, len)`, `ctx.shared::<f32>(len)`): one `ld`/`st` each on
-//! the GPU, checked and counted per source line on the emulator. The
-//! transposes and the copies use them; the other ops still dereference raw
-//! pointers, which the emulator runs but neither checks nor counts.
+//! the GPU, checked and counted per source line on the emulator, where
+//! each line also keeps one warp's request for the pictures of
+//! `coalesce::emu::picture`.
 //!
 //! Launch geometry (tile sizes, threads per block, shared bytes) is defined
 //! here, next to the code that depends on it, and the host reads it from here.
