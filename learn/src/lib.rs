@@ -36,6 +36,9 @@ pub enum Target {
     BytesAtLeast(Op, f64),
     /// Exactly this many floats of shared memory per block.
     SharedFloats(u32),
+    /// Requests of this op per FMA (a warp's request per 32 FMAs: one
+    /// per FMA and lane), at most this many.
+    PerFma(Op, f64),
 }
 
 /// One goal of an exercise, and what to think about when it is missed.
@@ -68,6 +71,8 @@ pub struct Run {
     pub counted: Report,
     /// Shared memory the launch gave each block, in floats.
     pub shared_floats: u32,
+    /// FMAs of the counted launch (0 where the kernel does none).
+    pub fmas: u64,
 }
 
 /// A goal's measured value, and whether it is met.
@@ -101,6 +106,7 @@ impl Target {
             Target::AtMost(op, t) => format!("{} {} per request {value:.1}, target {t:.1}", op.name(), op.unit()),
             Target::BytesAtLeast(op, t) => format!("{} bytes per request {value:.0}, target {t:.0}", op.name()),
             Target::SharedFloats(t) => format!("shared memory {value:.0} floats per block, target {t}"),
+            Target::PerFma(op, t) => format!("{} requests per FMA {value:.3}, target {t:.3}", op.name()),
         }
     }
 }
@@ -136,6 +142,12 @@ pub fn grade(e: &Exercise, which: Which) -> Result<Grade> {
                 (v, v + 1e-9 >= t, worst.cloned())
             }
             Target::SharedFloats(t) => (run.shared_floats as f64, run.shared_floats == t, None),
+            Target::PerFma(op, t) => {
+                // A request is a warp's: 32 lanes' accesses.
+                let v = 32.0 * counters.total(op).requests as f64 / run.fmas.max(1) as f64;
+                let worst = counters.of(op).max_by_key(|c| c.tally.requests);
+                (v, v <= t + 1e-9, worst.cloned())
+            }
         };
         if !met {
             problems.push(format!("{}\n-> {}", goal.target.describe(value), goal.hint));
@@ -176,7 +188,7 @@ fn transpose_run<F>(dims: impl Fn(u32, u32) -> LaunchDims, kernel: F) -> Result<
 where
     F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
 {
-    let mut run = Run { wrong: None, findings: Vec::new(), counted: Report::default(), shared_floats: 0 };
+    let mut run = Run { wrong: None, findings: Vec::new(), counted: Report::default(), shared_floats: 0, fmas: 0 };
     for (i, (rows, cols)) in TRANSPOSE_SIZES.into_iter().enumerate() {
         let (r, c) = (rows as usize, cols as usize);
         let input = random(r * c, i as u64);
@@ -211,7 +223,7 @@ fn copy_run<F>(kernel: F) -> Result<Run>
 where
     F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u64) + Sync,
 {
-    let mut run = Run { wrong: None, findings: Vec::new(), counted: Report::default(), shared_floats: 0 };
+    let mut run = Run { wrong: None, findings: Vec::new(), counted: Report::default(), shared_floats: 0, fmas: 0 };
     for (i, len) in COPY_LENS.into_iter().enumerate() {
         let input = random(len, 100 + i as u64);
         let mut output = vec![f32::NAN; len];
@@ -258,6 +270,46 @@ fn launched(result: Result<Report>) -> Result<(Report, Vec<String>)> {
     }
 }
 
+/// The `(m, n, k)` a GEMM exercise runs at: odd ones (edge blocks on every
+/// side, a `k` that is not a multiple of the slice) for correctness, then an
+/// interior-only one, which is counted.
+const GEMM_SIZES: [(u32, u32, u32); 2] = [(97, 75, 29), (128, 128, 64)];
+
+/// Runs a GEMM kernel, `C = A * B`, at [`GEMM_SIZES`] with `dims(m, n)`,
+/// against a float64 product: each element within `k * 2^-23` of
+/// `sum |a| |b|` (an FMA chain's rounding bound).
+fn gemm_run<F>(dims: impl Fn(u32, u32) -> LaunchDims, kernel: F) -> Result<Run>
+where
+    F: Fn(&EmuCtx<'_>, *const f32, *const f32, *mut f32, coalesce::kernels::gemm::Problem) + Sync,
+{
+    let mut run = Run { wrong: None, findings: Vec::new(), counted: Report::default(), shared_floats: 0, fmas: 0 };
+    for (i, (m, n, k)) in GEMM_SIZES.into_iter().enumerate() {
+        let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+        let (a, b) = (random(mu * ku, 200 + i as u64), random(ku * nu, 300 + i as u64));
+        let mut c = vec![f32::NAN; mu * nu];
+        let p = coalesce::kernels::gemm::Problem { m, n, k, alpha: 1.0, beta: 0.0 };
+        let d = dims(m, n);
+        run.shared_floats = d.shared_bytes / 4;
+        let (report, findings) = launched(staged(d, [&a, &b], &mut c, |ctx, [a, b], c| kernel(ctx, a, b, c, p)))?;
+        if run.findings.is_empty() {
+            run.findings = shortened(findings);
+        }
+        if run.wrong.is_none() {
+            run.wrong = (0..mu * nu).find_map(|e| {
+                let (r, col) = (e / nu, e % nu);
+                let terms = (0..ku).map(|j| a[r * ku + j] as f64 * b[j * nu + col] as f64);
+                let (want, scale) = terms.fold((0.0, 0.0), |(s, t), x| (s + x, t + x.abs()));
+                let bound = ku as f64 * f32::EPSILON as f64 * scale;
+                let ok = (c[e] as f64 - want).abs() <= bound;
+                (!ok).then(|| format!("{m}x{n}x{k}: C[{r}][{col}] is {}, should be {want} (within {bound:.2e})", c[e]))
+            });
+        }
+        run.counted = report;
+        run.fmas = (mu * nu * ku) as u64;
+    }
+    Ok(run)
+}
+
 /// A transpose exercise's grid: the ladder step's, with `floats` of shared
 /// memory per block when given.
 fn step_dims(step: Variant, floats: Option<usize>) -> impl Fn(u32, u32) -> LaunchDims {
@@ -283,7 +335,7 @@ pub fn counters_table(report: &Report) -> String {
         let t = c.tally;
         let _ = writeln!(
             s,
-            "  {:<34} {:>6.2} {} per request (ideal {:.2}), {} B per lane",
+            "  {:<38} {:>6.2} {} per request (ideal {:.2}), {} B per lane",
             coalesce::emu::picture::line_name(c),
             t.per_request(),
             c.op.unit(),

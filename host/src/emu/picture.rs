@@ -73,9 +73,10 @@ impl Svg {
     }
 }
 
-/// `file:line` and what the line does, for titles: `03_tiled.rs:94 shared ld`.
+/// `file:line:column` and what the access does, for titles:
+/// `03_tiled.rs:122:58 shared ld` (a line may hold several accesses).
 pub fn line_name(c: &SiteCounters) -> String {
-    format!("{}:{} {}", c.site.file_name(), c.site.line, c.op.name())
+    format!("{}:{}:{} {}", c.site.file_name(), c.site.line, c.site.column, c.op.name())
 }
 
 /// The lanes that run the sample request, by lane.

@@ -7,8 +7,9 @@ pub mod e3_padding;
 pub mod e4_swizzle;
 pub mod e5_vector;
 pub mod e6_barrier;
+pub mod e7_register_tile;
 
-use crate::{Exercise, Goal, Run, Target, Which, copy_run, step_dims, tile_floats, transpose_run};
+use crate::{Exercise, Goal, Run, Target, Which, copy_run, gemm_run, step_dims, tile_floats, transpose_run};
 use coalesce::Result;
 use coalesce::emu::Op;
 use coalesce::kernels::transpose::{Padded, Swizzled, TILE, Variant};
@@ -110,6 +111,18 @@ pub static ALL: &[Exercise] = &[
         goals: &[SHARED_READS_FREE, LOADS_COALESCED, STORES_COALESCED],
         run: e6,
     },
+    Exercise {
+        number: 7,
+        title: "a register tile for GEMM",
+        file: "learn/src/exercises/e7_register_tile.rs",
+        solution: "GEMM step 3, blocktile_1d (kernels/src/gemm/03_blocktile_1d.rs)",
+        goals: &[Goal {
+            target: Target::PerFma(Op::SharedLoad, 1.125),
+            hint: "B[i][col] is the same for the thread's 8 outputs: load it once per i, into a register, before \
+                   the loop over r",
+        }],
+        run: e7,
+    },
 ];
 
 // Each runner calls the kernel inside a closure: the kernels are generic
@@ -172,4 +185,15 @@ fn e6(which: Which) -> Result<Run> {
         Which::Yours => unsafe { e6_barrier::transpose(ctx, i, o, r, c) },
         Which::Solution => unsafe { Variant::Padded.run(ctx, i, o, r, c) },
     })
+}
+
+fn e7(which: Which) -> Result<Run> {
+    use coalesce::kernels::gemm::Variant as Gemm;
+    gemm_run(
+        |m, n| Gemm::Blocktile1d.launch_dims(m, n),
+        |ctx, a, b, c, p| match which {
+            Which::Yours => unsafe { e7_register_tile::gemm(ctx, a, b, c, p) },
+            Which::Solution => unsafe { Gemm::Blocktile1d.run(ctx, a, b, c, p) },
+        },
+    )
 }
