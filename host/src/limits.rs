@@ -74,3 +74,11 @@ pub(crate) fn plan_matrix(
     limits.check(entry, &shape, dims)?;
     Ok(dims)
 }
+
+/// DRAM bandwidth in GB/s from the memory clock (kHz, as
+/// `CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE` gives it) and the bus width
+/// (bits): HBM and GDDR move data on both clock edges, so bytes/s =
+/// 2 x clock x bus bits / 8.
+pub fn dram_spec_gb_per_s(memory_clock_khz: u32, bus_bits: u32) -> f64 {
+    2.0 * memory_clock_khz as f64 * 1e3 * bus_bits as f64 / 8.0 / 1e9
+}

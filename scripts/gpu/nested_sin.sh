@@ -67,12 +67,19 @@ note "torch: $(status $?)"
 # takes 2^12 accuracy inputs instead of 2^24 and skips the large lengths.
 sanitize "$B/test-nested_sin"
 
-# Instructions, issue slots and DRAM per kernel: --profile launches the copy
+# Instructions, issue slots, stall reasons and DRAM per kernel: --profile launches the copy
 # kernel, the four sin_f32 of unfused, and each fused version once at 2^28.
 # Clock control off: leave the GPU as found.
 METRICS=dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,launch__grid_size,launch__occupancy_limit_registers,launch__registers_per_thread,sm__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active
-timeout 60 ncu --clock-control none --kernel-name regex:'^(copy_f32|sin_f32|nested_sin_)' --metrics "$METRICS" \
-    "$B/example-nested_sin_end_to_end" --profile >"$OUT/ncu.txt" 2>&1
+# Stall reasons: warps stalled per issued instruction, by reason (the
+# WarpStateStats section's metrics). If this ncu lacks one, the run repeats
+# without them rather than lose the rest.
+STALLS=$(printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' long_scoreboard wait \
+    math_pipe_throttle not_selected selected short_scoreboard lg_throttle dispatch_stall no_instruction mio_throttle drain)
+timeout 60 ncu --clock-control none --kernel-name regex:'^(copy_f32|sin_f32|nested_sin_)' --metrics "$STALLS$METRICS" \
+    "$B/example-nested_sin_end_to_end" --profile >"$OUT/ncu.txt" 2>&1 \
+    || timeout 60 ncu --clock-control none --kernel-name regex:'^(copy_f32|sin_f32|nested_sin_)' --metrics "$METRICS" \
+        "$B/example-nested_sin_end_to_end" --profile >"$OUT/ncu.txt" 2>&1
 note "ncu: $(status $?); $(grep -cE '^  [a-z_0-9]+ \(' "$OUT/ncu.txt") launches profiled"
 
 echo

@@ -65,6 +65,7 @@ impl<'g> Ctx<'g> {
             tflop_per_s: 0.0,
             intensity: 0.0,
             percent_of_roof: 0.0,
+            percent_of_dram_spec: None,
             peer: None,
             peer_key,
         })
@@ -105,6 +106,7 @@ pub fn roofs(ctx: &mut Ctx<'_>) -> Result<(Roofs, Vec<Row>)> {
     let roofs = Roofs {
         copy_gb_per_s: copy.bytes as f64 / (copy.median_ms * 1e-3) / 1e9,
         fma_tflop_per_s: flops as f64 / (fma.median_ms * 1e-3) / 1e12,
+        dram_spec_gb_per_s: ctx.gpu.dram_spec_gb_per_s(),
     };
     Ok((roofs, vec![copy, fma]))
 }

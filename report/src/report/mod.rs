@@ -41,6 +41,11 @@ pub struct Row {
     pub intensity: f64,
     /// Percent of the roof that binds it.
     pub percent_of_roof: f64,
+    /// For a memory-bound row, percent of the GPU's specified DRAM
+    /// bandwidth ([`Roofs::dram_spec_gb_per_s`]); `None` for compute-bound
+    /// rows and where there is no specified figure (the emulator).
+    #[serde(default)]
+    pub percent_of_dram_spec: Option<f64>,
     /// The PyTorch figure for the same work from the peers file, in the
     /// same unit as the row's binding metric (GB/s or TFLOP/s), if any.
     pub peer: Option<f64>,
@@ -56,6 +61,12 @@ pub struct Roofs {
     pub copy_gb_per_s: f64,
     /// FP32 FMA throughput of the `fma_peak` probe.
     pub fma_tflop_per_s: f64,
+    /// The DRAM bandwidth the device specifies (2 x memory clock x bus
+    /// width / 8), bytes read + written: the hardware's roof, which the
+    /// driver's copy does not reach. `None` on the emulator, and in reports
+    /// written before it was recorded.
+    #[serde(default)]
+    pub dram_spec_gb_per_s: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -79,6 +90,10 @@ impl Row {
         self.percent_of_roof = match self.bound {
             Bound::Memory => 100.0 * self.gb_per_s / roofs.copy_gb_per_s,
             Bound::Compute => 100.0 * self.tflop_per_s / roofs.fma_tflop_per_s,
+        };
+        self.percent_of_dram_spec = match self.bound {
+            Bound::Memory => roofs.dram_spec_gb_per_s.map(|spec| 100.0 * self.gb_per_s / spec),
+            Bound::Compute => None,
         };
     }
     /// Operations for the roofline's x axis: FLOPs, or for a kernel without
@@ -133,11 +148,17 @@ pub fn print_table(report: &Report) {
         }
         return;
     }
-    println!("roofs: copy {:.0} GB/s, FP32 FMA {:.1} TFLOP/s", r.copy_gb_per_s, r.fma_tflop_per_s);
+    println!(
+        "roofs: copy {:.0} GB/s, FP32 FMA {:.1} TFLOP/s; DRAM as specified {}",
+        r.copy_gb_per_s,
+        r.fma_tflop_per_s,
+        r.dram_spec_gb_per_s
+            .map_or("n/a".into(), |d| format!("{d:.0} GB/s ({:.1}% reached by the copy)", 100.0 * r.copy_gb_per_s / d))
+    );
     let peers = report.rows.iter().any(|r| r.peer.is_some());
     print!(
-        "\n{:<11} {:<22} {:<16} {:>10} {:>12} {:>9} {:>8}",
-        "op", "kernel", "size", "median ms", "achieved", "FLOP/B", "% roof"
+        "\n{:<11} {:<22} {:<16} {:>10} {:>12} {:>9} {:>8} {:>7}",
+        "op", "kernel", "size", "median ms", "achieved", "FLOP/B", "% roof", "% DRAM"
     );
     if peers {
         print!(" {:>12} {:>8}", "PyTorch", "ratio");
@@ -156,6 +177,10 @@ pub fn print_table(report: &Report) {
             ai,
             row.percent_of_roof
         );
+        match row.percent_of_dram_spec {
+            Some(p) => print!(" {p:>6.1}%"),
+            None => print!(" {:>7}", if row.bound == Bound::Memory { "n/a" } else { "-" }),
+        }
         if peers {
             match row.peer {
                 Some(p) => print!(" {:>12} {:>7.2}x", format!("{p:.1} {unit}"), v / p),
@@ -163,5 +188,56 @@ pub fn print_table(report: &Report) {
             }
         }
         println!();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(bound: Bound, bytes: u64, flops: u64, median_ms: f64) -> Row {
+        Row {
+            op: "t".into(),
+            kernel: "k".into(),
+            shape: "s".into(),
+            bytes,
+            flops,
+            bound,
+            median_ms,
+            reps: 1,
+            gb_per_s: 0.0,
+            tflop_per_s: 0.0,
+            intensity: 0.0,
+            percent_of_roof: 0.0,
+            percent_of_dram_spec: None,
+            peer: None,
+            peer_key: None,
+        }
+    }
+
+    #[test]
+    fn memory_rows_state_their_share_of_the_specified_dram_bandwidth() {
+        // An H100 SXM: 2619 MHz HBM3 on a 5120-bit bus.
+        let spec = coalesce::limits::dram_spec_gb_per_s(2_619_000, 5120);
+        assert!((spec - 3352.32).abs() < 0.01, "{spec}");
+        let roofs = Roofs { copy_gb_per_s: 3000.0, fma_tflop_per_s: 60.0, dram_spec_gb_per_s: Some(spec) };
+        // 3 GB in 1 ms: 3000 GB/s, the copy roof, 89.5% of the specification.
+        let mut memory = row(Bound::Memory, 3_000_000_000, 0, 1.0);
+        memory.finish(&roofs);
+        assert!((memory.percent_of_roof - 100.0).abs() < 1e-9);
+        assert!((memory.percent_of_dram_spec.unwrap() - 100.0 * 3000.0 / spec).abs() < 1e-9);
+        let mut compute = row(Bound::Compute, 1000, 30_000_000_000, 1.0);
+        compute.finish(&roofs);
+        assert_eq!(compute.percent_of_dram_spec, None);
+        // No specification (the emulator): no percentage either.
+        memory.finish(&Roofs { dram_spec_gb_per_s: None, ..roofs });
+        assert_eq!(memory.percent_of_dram_spec, None);
+    }
+
+    #[test]
+    fn reports_written_before_the_dram_column_still_load() {
+        let old = r#"{"copy_gb_per_s": 3010.9, "fma_tflop_per_s": 62.5}"#;
+        let roofs: Roofs = serde_json::from_str(old).unwrap();
+        assert_eq!(roofs.dram_spec_gb_per_s, None);
     }
 }

@@ -50,6 +50,21 @@ pub fn write(report: &Report, path: &Path) -> Result<()> {
     let ridge = peak / bw;
     let roof = vec![(x0, bw * x0), (ridge, peak), (x1, peak)];
     chart.draw_series(LineSeries::new(roof, BLACK.stroke_width(2))).map_err(|e| err(&e))?;
+    // The hardware's roof, from the memory clock and bus width: above the
+    // copy roof (the driver's copy is a measured ceiling, not a law), grey,
+    // up to where it meets the FP32 roof.
+    if let Some(spec) = report.roofs.dram_spec_gb_per_s {
+        let grey = RGBColor(150, 150, 150);
+        let line = vec![(x0, spec * x0), (peak / spec, peak)];
+        chart.draw_series(LineSeries::new(line, grey.stroke_width(1))).map_err(|e| err(&e))?;
+        chart
+            .draw_series([Text::new(
+                format!("DRAM as specified {spec:.0} GB/s"),
+                (x0 * 1.3, spec * x0 * 2.6),
+                ("sans-serif", 12).into_font().color(&grey),
+            )])
+            .map_err(|e| err(&e))?;
+    }
     chart
         .draw_series([
             Text::new(format!("copy roof {bw:.0} GB/s"), (x0 * 1.3, bw * x0 * 1.6), ("sans-serif", 13)),
