@@ -32,7 +32,9 @@ fn references(c: &Case) -> (Vec<f32>, Vec<f64>, Vec<f64>) {
     let (mut f, mut w, mut g) = (vec![0f32; M * N], vec![0f64; M * N], vec![0f64; M * N]);
     let rows = M.div_ceil(16);
     std::thread::scope(|sc| {
-        for (r, ((f, w), g)) in f.chunks_mut(rows * N).zip(w.chunks_mut(rows * N)).zip(g.chunks_mut(rows * N)).enumerate() {
+        for (r, ((f, w), g)) in
+            f.chunks_mut(rows * N).zip(w.chunks_mut(rows * N)).zip(g.chunks_mut(rows * N)).enumerate()
+        {
             sc.spawn(move || {
                 for e in 0..f.len() {
                     let (i, j) = (r * rows + e / N, e % N);
@@ -65,7 +67,13 @@ fn summary(got: &[f32], fp32: &[f32], want: &[f64], mag: &[f64]) -> String {
             g if g == f32::NEG_INFINITY => ninf += 1,
             _ => fin += 1,
         }
-        let same = if f.is_nan() { g.is_nan() } else if f.is_infinite() { g == f } else { g.is_finite() };
+        let same = if f.is_nan() {
+            g.is_nan()
+        } else if f.is_infinite() {
+            g == f
+        } else {
+            g.is_finite()
+        };
         off += !same as usize;
         if f.is_finite() && g.is_finite() && m > 0.0 {
             err = err.max((g as f64 - w).abs() / m);
@@ -76,9 +84,11 @@ fn summary(got: &[f32], fp32: &[f32], want: &[f64], mag: &[f64]) -> String {
 
 fn cases() -> Vec<Case> {
     let mut rng = StdRng::seed_from_u64(23);
-    let mut uni = |len: usize, scale: f32| -> Vec<f32> { (0..len).map(|_| scale * rng.random_range(-1.0f32..1.0)).collect() };
+    let mut uni =
+        |len: usize, scale: f32| -> Vec<f32> { (0..len).map(|_| scale * rng.random_range(-1.0f32..1.0)).collect() };
     let (inf, low_nan) = (f32::INFINITY, f32::from_bits(0x7f80_0001));
-    let base = |name, s, a: &[f32], b: &[f32], c0: &[f32]| Case { name, s, a: a.to_vec(), b: b.to_vec(), c0: c0.to_vec() };
+    let base =
+        |name, s, a: &[f32], b: &[f32], c0: &[f32]| Case { name, s, a: a.to_vec(), b: b.to_vec(), c0: c0.to_vec() };
     let (a, b, c0) = (uni(M * K, 1.0), uni(K * N, 1.0), uni(M * N, 1.0));
     let (ah, bh) = (uni(M * K, 0.5), uni(K * N, 0.5));
     let p = AlphaBeta::PRODUCT;
@@ -131,7 +141,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let stream = gpu.stream()?;
     let shape = GemmShape::new(M, N, K)?;
     println!("{} ({M}x{N}x{K}); sgemm runs {}", gpu.name(), gemm::sgemm_variant(&gpu).name());
-    println!("outputs: NaN/+inf/-inf/finite, elements off FP32's non-finite pattern, max |c - exact| / sum|ab| of the finite ones");
+    println!(
+        "outputs: NaN/+inf/-inf/finite, elements off FP32's non-finite pattern, max |c - exact| / sum|ab| of the finite ones"
+    );
     println!("{:<44} {:<20} {:<44} {:<44}", "input", "FP32 FMA reference", "sgemm", "double_buffered (step 7)");
     for (i, c) in cases().iter().enumerate() {
         let (fp32, want, mag) = references(c);
@@ -147,7 +159,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut db = vec![0f32; M * N];
         stream.download(&out, &mut db)?;
         let r = summary(&fp32, &fp32, &want, &mag);
-        println!("{:<44} {:<20} {:<44} {:<44}", c.name, r.split(" off").next().unwrap_or(""), summary(&ours, &fp32, &want, &mag), summary(&db, &fp32, &want, &mag));
+        println!(
+            "{:<44} {:<20} {:<44} {:<44}",
+            c.name,
+            r.split(" off").next().unwrap_or(""),
+            summary(&ours, &fp32, &want, &mag),
+            summary(&db, &fp32, &want, &mag)
+        );
         if let Some(dir) = &dir {
             let d = dir.join(format!("case{i}"));
             std::fs::create_dir_all(&d)?;

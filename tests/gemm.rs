@@ -82,9 +82,9 @@
 
 mod common;
 
+use coalesce::Error;
 use coalesce::emu::{Counters, Op};
 use coalesce::gemm::{self, AlphaBeta, GemmShape, Variant};
-use coalesce::Error;
 use common::*;
 use cust::memory::CopyDestination;
 use rand::Rng;
@@ -574,7 +574,17 @@ const EMPTY_SHAPES: [(usize, usize, usize); 5] = [(0, 5, 7), (5, 0, 7), (0, 0, 0
 /// = beta * C` for `k = 0` (`0` where `beta == 0`, even over NaN; `C`
 /// untouched where `beta == 1`).
 fn empty_product_want(c0: &[f32], s: AlphaBeta) -> Vec<f32> {
-    c0.iter().map(|&c| if s.beta == 0.0 { 0.0 } else if s.beta == 1.0 { c } else { s.beta * c }).collect()
+    c0.iter()
+        .map(|&c| {
+            if s.beta == 0.0 {
+                0.0
+            } else if s.beta == 1.0 {
+                c
+            } else {
+                s.beta * c
+            }
+        })
+        .collect()
 }
 
 /// `C0` for the empty products: random, with an inf and a NaN in it.
@@ -1164,7 +1174,10 @@ fn the_pack_split_never_overflows() {
     for x in [BIG, -BIG, f32::from_bits(0x7f7f_f000), f32::from_bits(0x7f7f_efff), 1.0, -3.25e-20, 1.0e30] {
         let (hi, lo) = split(x);
         assert!(hi.is_finite() && lo.is_finite(), "{x:e}: {hi:e} + {lo:e}");
-        assert!(hi.abs() <= x.abs() || split_tf32(x) == (hi, lo), "{x:e}: hi {hi:e} rounds up and differs from split_tf32");
+        assert!(
+            hi.abs() <= x.abs() || split_tf32(x) == (hi, lo),
+            "{x:e}: hi {hi:e} rounds up and differs from split_tf32"
+        );
         let err = (x as f64 - hi as f64 - lo as f64).abs();
         assert!(err <= f64::powi(2.0, -22) * x.abs() as f64, "{x:e}: {hi:e} + {lo:e} off by {err:e}");
     }

@@ -378,7 +378,13 @@ const FIXUP: &str = "gemm_fixup";
 /// # Safety
 /// `a`, `b`, `c` hold the `m x k`, `k x n` and `m x n` floats, `c` overlaps
 /// neither; `marks` holds `1 + m + n` words.
-unsafe fn fixup_raw(stream: &Stream<'_>, dims: LaunchDims, (a, b, c): (u64, u64, u64), p: Problem, marks: u64) -> Result<()> {
+unsafe fn fixup_raw(
+    stream: &Stream<'_>,
+    dims: LaunchDims,
+    (a, b, c): (u64, u64, u64),
+    p: Problem,
+    marks: u64,
+) -> Result<()> {
     let (mut pa, mut pb, mut pc, mut pm) = (a, b, c, marks);
     let (mut m, mut n, mut k, mut alpha, mut beta) = (p.m, p.n, p.k, p.alpha, p.beta);
     let args = [
@@ -499,7 +505,12 @@ unsafe fn pack_raw(stream: &Stream<'_>, pass: Pass) -> Result<()> {
 /// `sm_90a` module), step 13, 3xTF32 on the tensor cores fed by the TMA,
 /// its partial sums promoted into f32 registers, measured faster than
 /// cuBLAS SGEMM and more accurate (docs/gemm.md); elsewhere step 7
-/// ([`Variant::BEST`]), FMA units only. Errors as [`launch`]; step 13 also
+/// ([`Variant::BEST`]), FMA units only. Both have FP32 semantics for any
+/// input: inf, NaN and `FLT_MAX` give what an FP32 FMA GEMM gives (step 13
+/// recomputes the rows and columns of `C` whose inputs hold an inf or NaN
+/// with `gemm_fixup`, see docs/gemm.md, which also says what subnormals
+/// cost). An empty product is BLAS's: nothing for `m = 0` or `n = 0`, `C =
+/// beta * C` for `k = 0`. Errors as [`launch`]; step 13 also
 /// allocates a workspace on `stream` (four TF32 halves of the operands:
 /// `8 (m + n) k` bytes, about), which may fail with
 /// [`crate::Error::OutOfMemory`].
@@ -546,14 +557,15 @@ pub mod emu {
         shape: GemmShape,
         scalars: AlphaBeta,
     ) -> Result<()> {
-        let (variant, dims, scalars) = match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)? {
-            Plan::Nothing => return Ok(()),
-            Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
-            Plan::Product(dims) if variant.geometry().tma => {
-                return tma(variant, (a, b, c), shape, scalars, dims, false).map(|_| ());
-            }
-            Plan::Product(dims) => (variant, dims, scalars),
-        };
+        let (variant, dims, scalars) =
+            match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)? {
+                Plan::Nothing => return Ok(()),
+                Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
+                Plan::Product(dims) if variant.geometry().tma => {
+                    return tma(variant, (a, b, c), shape, scalars, dims, false).map(|_| ());
+                }
+                Plan::Product(dims) => (variant, dims, scalars),
+            };
         let (pa, pb, pc) = (SyncPtr::new(a), SyncPtr::new(b), SyncMutPtr::new(c));
         let p = shape.problem(scalars);
         // SAFETY: lengths checked by `plan`; `&` and `&mut` slices cannot alias.
@@ -580,7 +592,7 @@ pub mod emu {
         use coalesce_kernels::TensorMap;
         use coalesce_kernels::emu::{TmaMap, TmaSwizzle};
         use coalesce_kernels::gemm::fixup::{fixup, fixup_dims};
-        use coalesce_kernels::gemm::pack::{Marks, MapsOut, pack, pack_dims};
+        use coalesce_kernels::gemm::pack::{MapsOut, Marks, pack, pack_dims};
         let layout = TmaLayout::new(variant, shape);
         let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; layout.bytes.div_ceil(4)], 0);
         let base = ws.as_mut_slice().as_mut_ptr() as u64;
@@ -667,12 +679,15 @@ pub mod emu {
         shape: GemmShape,
         scalars: AlphaBeta,
     ) -> Result<Report> {
-        let (variant, dims, scalars) = match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)? {
-            Plan::Nothing => return Ok(Report::default()),
-            Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
-            Plan::Product(dims) if variant.geometry().tma => return tma(variant, (a, b, c), shape, scalars, dims, true),
-            Plan::Product(dims) => (variant, dims, scalars),
-        };
+        let (variant, dims, scalars) =
+            match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)? {
+                Plan::Nothing => return Ok(Report::default()),
+                Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
+                Plan::Product(dims) if variant.geometry().tma => {
+                    return tma(variant, (a, b, c), shape, scalars, dims, true);
+                }
+                Plan::Product(dims) => (variant, dims, scalars),
+            };
         let p = shape.problem(scalars);
         staged(dims, [a, b], c, |ctx, [a, b], c| {
             // SAFETY: lengths checked by `plan`; the staged copies are distinct.

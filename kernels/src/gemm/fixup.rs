@@ -1,4 +1,5 @@
 //! The fix-up after step 13: FP32 semantics for non-finite inputs.
+//! Measured in [`docs/gemm.md`](../../../docs/gemm.md).
 //!
 //! Step 13 multiplies TF32 halves of its operands (`x ~ hi + lo`), and a
 //! non-finite `x` has no such halves: `inf - tf32(inf)` is NaN, and a NaN
