@@ -27,48 +27,90 @@ use crate::{Gpu, Stream, gpu::arg};
 use cust::memory::DeviceSlice;
 
 /// The shape of one GEMM: `A` is `m x k`, `B` is `k x n`, `C` is `m x n`.
+/// Any dimension may be 0, as in BLAS: with `m = 0` or `n = 0` the product
+/// does nothing, with `k = 0` it is `C = beta * C`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GemmShape {
-    a: MatrixShape,
-    b: MatrixShape,
-    c: MatrixShape,
+    m: u32,
+    n: u32,
+    k: u32,
+}
+
+/// The shape of one of a GEMM's matrices, `rows x cols` row-major (either
+/// may be 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OperandShape {
+    rows: usize,
+    cols: usize,
+}
+
+impl OperandShape {
+    pub fn rows(self) -> usize {
+        self.rows
+    }
+    pub fn cols(self) -> usize {
+        self.cols
+    }
+    /// Number of elements.
+    pub fn len(self) -> usize {
+        self.rows * self.cols
+    }
+    /// Whether the matrix has no elements.
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+    /// Checks that a buffer of `actual` elements holds exactly this matrix.
+    fn check_len(self, buffer: &'static str, actual: usize) -> Result<()> {
+        if actual != self.len() {
+            return Err(crate::Error::LengthMismatch { buffer, shape: self.to_string(), expected: self.len(), actual });
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for OperandShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.rows, self.cols)
+    }
 }
 
 impl GemmShape {
-    /// Checks that every dimension is nonzero and that each of the three
-    /// matrices fits the kernels' `u32` dimensions and the address space
-    /// ([`crate::Error::ZeroDimension`], [`crate::Error::ShapeTooLarge`], reported for the
-    /// first matrix that fails, `A` then `B` then `C`).
+    /// Checks that each of the three matrices fits the kernels' `u32`
+    /// dimensions and the address space ([`crate::Error::ShapeTooLarge`],
+    /// reported for the first matrix that fails, `A` then `B` then `C`).
     pub fn new(m: usize, n: usize, k: usize) -> Result<Self> {
-        Ok(GemmShape { a: MatrixShape::new(m, k)?, b: MatrixShape::new(k, n)?, c: MatrixShape::new(m, n)? })
+        let (m32, k32) = MatrixShape::fits(m, k)?;
+        let (_, n32) = MatrixShape::fits(k, n)?;
+        MatrixShape::fits(m, n)?;
+        Ok(GemmShape { m: m32, n: n32, k: k32 })
     }
     pub fn m(self) -> usize {
-        self.c.rows()
+        self.m as usize
     }
     pub fn n(self) -> usize {
-        self.c.cols()
+        self.n as usize
     }
     pub fn k(self) -> usize {
-        self.a.cols()
+        self.k as usize
     }
     /// Shape of `A`, `m x k`.
-    pub fn a(self) -> MatrixShape {
-        self.a
+    pub fn a(self) -> OperandShape {
+        OperandShape { rows: self.m(), cols: self.k() }
     }
     /// Shape of `B`, `k x n`.
-    pub fn b(self) -> MatrixShape {
-        self.b
+    pub fn b(self) -> OperandShape {
+        OperandShape { rows: self.k(), cols: self.n() }
     }
     /// Shape of `C`, `m x n`.
-    pub fn c(self) -> MatrixShape {
-        self.c
+    pub fn c(self) -> OperandShape {
+        OperandShape { rows: self.m(), cols: self.n() }
     }
     /// Floating-point operations of the product, `2 m n k` (one FMA = 2).
     pub fn flops(self) -> u64 {
         2 * self.m() as u64 * self.n() as u64 * self.k() as u64
     }
     fn problem(self, s: AlphaBeta) -> Problem {
-        Problem { m: self.m() as u32, n: self.n() as u32, k: self.k() as u32, alpha: s.alpha, beta: s.beta }
+        Problem { m: self.m, n: self.n, k: self.k, alpha: s.alpha, beta: s.beta }
     }
 }
 
@@ -94,20 +136,50 @@ impl AlphaBeta {
     }
 }
 
+/// What a GEMM launch runs, once its buffers are checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Plan {
+    /// `m = 0` or `n = 0` (`C` has no element), or `k = 0` with `beta ==
+    /// 1` (`C = C`): nothing.
+    Nothing,
+    /// `k = 0`: `C = beta * C`, step 1 with `alpha = 0` and no terms (its
+    /// epilogue writes `0` where `beta == 0`, without reading `C`). Every
+    /// module has step 1, and the TMA steps cannot describe a 0-wide operand.
+    Scale(LaunchDims),
+    /// The version itself.
+    Product(LaunchDims),
+}
+
 /// Checks buffer lengths against `shape` and the launch against `limits`;
-/// returns the launch geometry. Shared by the GPU and emulator launchers.
+/// returns what to launch. Shared by the GPU and emulator launchers.
 pub(crate) fn plan(
     variant: Variant,
     shape: GemmShape,
     lens: (usize, usize, usize),
+    scalars: AlphaBeta,
     limits: &GridLimits,
-) -> Result<LaunchDims> {
-    shape.a.check_len("A", lens.0)?;
-    shape.b.check_len("B", lens.1)?;
-    shape.c.check_len("C", lens.2)?;
-    let dims = variant.launch_dims(shape.m() as u32, shape.n() as u32);
+) -> Result<Plan> {
+    shape.a().check_len("A", lens.0)?;
+    shape.b().check_len("B", lens.1)?;
+    shape.c().check_len("C", lens.2)?;
+    if shape.c().is_empty() || (shape.k() == 0 && scalars.beta == 1.0) {
+        return Ok(Plan::Nothing);
+    }
+    let (m, n) = (shape.m() as u32, shape.n() as u32);
+    if shape.k() == 0 {
+        let dims = Variant::Naive.launch_dims(m, n);
+        limits.check(Variant::Naive.entry_point(), &shape, dims)?;
+        return Ok(Plan::Scale(dims));
+    }
+    let dims = variant.launch_dims(m, n);
     limits.check(variant.entry_point(), &shape, dims)?;
-    Ok(dims)
+    Ok(Plan::Product(dims))
+}
+
+/// The scalars of [`Plan::Scale`]: `alpha = 0`, so that the (empty) product
+/// adds `+0` whatever `alpha` is, as BLAS's `C = beta * C`.
+fn scale_only(s: AlphaBeta) -> AlphaBeta {
+    AlphaBeta { alpha: 0.0, beta: s.beta }
 }
 
 /// `C = alpha * A * B + beta * C` with the given version, queued on `stream`.
@@ -126,16 +198,21 @@ pub fn launch(
     shape: GemmShape,
     scalars: AlphaBeta,
 ) -> Result<()> {
-    let dims = plan(variant, shape, (a.len(), b.len(), c.len()), &stream.gpu().grid_limits())?;
+    let plan = plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &stream.gpu().grid_limits())?;
     crate::alias::disjoint(variant.entry_point(), a, c)?;
     crate::alias::disjoint(variant.entry_point(), b, c)?;
-    if variant.geometry().tma {
-        return launch_tma(stream, variant, dims, (a, b, c), shape, scalars);
-    }
     let operands = (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw(), c.as_device_ptr().as_raw());
-    // SAFETY: the buffers hold m*k, k*n and m*n floats and C overlaps
-    // neither A nor B (checked above).
-    unsafe { launch_step(stream, variant, dims, operands, shape.problem(scalars)) }
+    match plan {
+        Plan::Nothing => Ok(()),
+        // SAFETY: C holds m*n floats; k = 0: A and B are not read.
+        Plan::Scale(dims) => unsafe {
+            launch_step(stream, Variant::Naive, dims, operands, shape.problem(scale_only(scalars)))
+        },
+        Plan::Product(dims) if variant.geometry().tma => launch_tma(stream, variant, dims, (a, b, c), shape, scalars),
+        // SAFETY: the buffers hold m*k, k*n and m*n floats and C overlaps
+        // neither A nor B (checked above).
+        Plan::Product(dims) => unsafe { launch_step(stream, variant, dims, operands, shape.problem(scalars)) },
+    }
 }
 
 /// Queues step `variant`'s kernel, `(a, b, c, m, n, k, alpha, beta)`.
@@ -184,7 +261,8 @@ pub(crate) struct Tensor2d {
 /// Where a TMA step's operands live in its workspace: its tensor maps at
 /// the start (`A`'s, then `B^T`'s), then `A` (`m` rows of `kp` floats) and
 /// `B^T` (`n` rows of `kp`): rounded to TF32, or, for 3xTF32, each as two
-/// TF32 halves (`hi`, then `lo`). `kp` is `k` rounded up to 32: a tensor
+/// TF32 halves (`hi`, then `lo`), followed by the marks of the non-finite
+/// inputs (`1 + m + n` words, see `gemm::fixup`). `kp` is `k` rounded up to 32: a tensor
 /// map needs rows 16-byte aligned, and rows 128-byte aligned make each
 /// 128-byte row of a box one L2 line instead of two (at 4097^3, rounding to
 /// 4 measured 64 TFLOP/s against 99 at 4095^3).
@@ -193,9 +271,11 @@ pub(crate) struct TmaLayout {
     pub(crate) kp: usize,
     /// Arrays per operand: 1, or 2 (the halves).
     pub(crate) halves: usize,
-    /// Byte offsets of `A`'s and `B^T`'s first array, and the total.
+    /// Byte offsets of `A`'s and `B^T`'s first array, of the marks (3xTF32
+    /// only: none, `None`), and the total.
     pub(crate) a: usize,
     pub(crate) bt: usize,
+    pub(crate) marks: Option<usize>,
     pub(crate) bytes: usize,
 }
 
@@ -205,7 +285,20 @@ impl TmaLayout {
         let halves = if variant.geometry().precision == Precision::Split3xTf32 { 2 } else { 1 };
         let a = 2 * halves * size_of::<coalesce_kernels::TensorMap>();
         let bt = a + 4 * halves * shape.m() * kp;
-        TmaLayout { kp, halves, a, bt, bytes: bt + 4 * halves * shape.n() * kp }
+        let end = bt + 4 * halves * shape.n() * kp;
+        if halves == 2 {
+            TmaLayout { kp, halves, a, bt, marks: Some(end), bytes: end + 4 * (1 + shape.m() + shape.n()) }
+        } else {
+            TmaLayout { kp, halves, a, bt, marks: None, bytes: end }
+        }
+    }
+    /// The marks' three parts with the workspace at `base`: the word raised
+    /// for any non-finite input, `A`'s rows, `B`'s columns (0s without marks).
+    pub(crate) fn marks_at(&self, base: u64, shape: GemmShape) -> (u64, u64, u64) {
+        self.marks.map_or((0, 0, 0), |at| {
+            let any = base + at as u64;
+            (any, any + 4, any + 4 + 4 * shape.m() as u64)
+        })
     }
     /// The addresses of `A`'s maps and of `B^T`'s, with the workspace at
     /// `base`: what the product takes as `a` and `b`.
@@ -248,6 +341,7 @@ fn launch_tma(
     shape: GemmShape,
     scalars: AlphaBeta,
 ) -> Result<()> {
+    use coalesce_kernels::gemm::fixup::fixup_dims;
     use coalesce_kernels::gemm::pack::pack_dims;
     let gpu = stream.gpu();
     // Refuse a module without the step before allocating anything.
@@ -257,6 +351,10 @@ fn launch_tma(
     limits.check(PACK, &shape, pack_dims(m as u32, k as u32))?;
     limits.check(PACK, &shape, pack_dims(k as u32, n as u32))?;
     let layout = TmaLayout::new(variant, shape);
+    let fix = layout.marks.is_some().then(|| fixup_dims(m as u32, n as u32));
+    if let Some(fix) = fix {
+        limits.check(FIXUP, &shape, fix)?;
+    }
     let ws = crate::tma::Workspace::new(stream, layout.bytes)?;
     let base = ws.base();
     let maps = layout
@@ -264,17 +362,65 @@ fn launch_tma(
         .into_iter()
         .map(|t| Ok((t.base, crate::tma::encode(t)?)))
         .collect::<Result<Vec<_>>>()?;
-    for pass in passes(&layout, shape, base, (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw()), &maps) {
-        // SAFETY: A holds m x k floats, B k x n; the destinations and the
-        // maps lie inside the workspace, which nothing else uses.
+    let (any, _, _) = layout.marks_at(base, shape);
+    if fix.is_some() {
+        stream.gpu().bind()?;
+        // SAFETY: the 1 + m + n words of marks lie inside the workspace; a
+        // memset in stream order (a node of its own in a graph capture).
+        let r = unsafe { cust::sys::cuMemsetD32Async(any, 0, 1 + m + n, stream.raw()) };
+        crate::error::check("cuMemsetD32Async", r)?;
+    }
+    let (ap, bp, cp) = (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw(), c.as_device_ptr().as_raw());
+    for pass in passes(&layout, shape, base, (ap, bp), &maps) {
+        // SAFETY: A holds m x k floats, B k x n; the destinations, the maps
+        // and the marks lie inside the workspace, which nothing else uses.
         unsafe { pack_raw(stream, pass) }?;
     }
     let (a_maps, b_maps) = layout.maps_at(base);
-    let operands = (a_maps, b_maps, c.as_device_ptr().as_raw());
     // SAFETY: the maps describe A's and B^T's arrays, written by the passes
     // queued before it; C holds m*n floats and overlaps neither A nor B
     // (checked by `launch`).
-    unsafe { launch_step(stream, variant, dims, operands, shape.problem(scalars)) }
+    unsafe { launch_step(stream, variant, dims, (a_maps, b_maps, cp), shape.problem(scalars)) }?;
+    match fix {
+        // SAFETY: A, B and C hold their matrices, C overlaps neither; the
+        // marks (1 + m + n words) were written by the passes before it.
+        Some(fix) => unsafe { fixup_raw(stream, fix, (ap, bp, cp), shape.problem(scalars), any) },
+        None => Ok(()),
+    }
+}
+
+/// The fix-up's entry point.
+#[cfg(feature = "cuda")]
+const FIXUP: &str = "gemm_fixup";
+
+/// Queues `gemm_fixup` on `stream`.
+///
+/// # Safety
+/// `a`, `b`, `c` hold the `m x k`, `k x n` and `m x n` floats, `c` overlaps
+/// neither; `marks` holds `1 + m + n` words.
+#[cfg(feature = "cuda")]
+unsafe fn fixup_raw(
+    stream: &Stream<'_>,
+    dims: LaunchDims,
+    (a, b, c): (u64, u64, u64),
+    p: Problem,
+    marks: u64,
+) -> Result<()> {
+    let (mut pa, mut pb, mut pc, mut pm) = (a, b, c, marks);
+    let (mut m, mut n, mut k, mut alpha, mut beta) = (p.m, p.n, p.k, p.alpha, p.beta);
+    let args = [
+        arg(&mut pa),
+        arg(&mut pb),
+        arg(&mut pc),
+        arg(&mut m),
+        arg(&mut n),
+        arg(&mut k),
+        arg(&mut alpha),
+        arg(&mut beta),
+        arg(&mut pm),
+    ];
+    // SAFETY: the parameters of `gemm_fixup`, in order; the caller's contract.
+    unsafe { stream.launch_raw(FIXUP, dims, &args) }
 }
 
 /// One `gemm_pack` launch: the source, its shape, the destination arrays,
@@ -287,6 +433,10 @@ pub(crate) struct Pass {
     pub(crate) lo: u64,
     pub(crate) maps: u64,
     pub(crate) words: [coalesce_kernels::TensorMap; 2],
+    /// Where a split pass marks non-finite values (`Marks`): the word for
+    /// any, and the operand's lines (0, 0 when not split).
+    pub(crate) any: u64,
+    pub(crate) lines: u64,
 }
 
 /// The two passes of a TMA step, `A` then `B`, from the arrays and maps of
@@ -310,6 +460,7 @@ pub(crate) fn passes(
     let (a_maps, b_maps) = layout.maps_at(base);
     let (a_words, b_words, b_maps) =
         if h == 2 { (words(0, 1), words(2, 3), b_maps) } else { (words(0, 1), words(0, 1), 0) };
+    let (any, a_lines, b_lines) = layout.marks_at(base, shape);
     [
         Pass {
             src: a,
@@ -318,6 +469,8 @@ pub(crate) fn passes(
             lo: lo(a_arrays),
             maps: a_maps,
             words: a_words,
+            any,
+            lines: a_lines,
         },
         Pass {
             src: b,
@@ -326,6 +479,8 @@ pub(crate) fn passes(
             lo: lo(b_arrays),
             maps: b_maps,
             words: b_words,
+            any,
+            lines: b_lines,
         },
     ]
 }
@@ -338,7 +493,8 @@ const PACK: &str = "gemm_pack";
 ///
 /// # Safety
 /// `src` holds the source's floats; `hi` (and `lo`, unless 0) its
-/// destination (`PackShape::dst_len`), `maps` 256 bytes or is 0; none
+/// destination (`PackShape::dst_len`), `maps` 256 bytes or is 0, and for a
+/// split pass `any` one word and `lines` one per destination row; none
 /// overlaps `src`.
 #[cfg(feature = "cuda")]
 unsafe fn pack_raw(stream: &Stream<'_>, pass: Pass) -> Result<()> {
@@ -346,6 +502,7 @@ unsafe fn pack_raw(stream: &Stream<'_>, pass: Pass) -> Result<()> {
     let s = pass.shape;
     let dims = pack_dims(s.rows, s.cols);
     let (mut src, mut hi, mut lo, mut maps) = (pass.src, pass.hi, pass.lo, pass.maps);
+    let (mut any, mut lines) = (pass.any, pass.lines);
     let (mut rows, mut cols, mut stride, mut flags) = (s.rows, s.cols, s.stride, s.flags);
     let [mut w0, mut w1] = pass.words.map(|w| MapParam(w.0));
     let args = [
@@ -359,6 +516,8 @@ unsafe fn pack_raw(stream: &Stream<'_>, pass: Pass) -> Result<()> {
         arg(&mut maps),
         arg(&mut w0),
         arg(&mut w1),
+        arg(&mut any),
+        arg(&mut lines),
     ];
     // SAFETY: the parameters of `gemm_pack`, in order; the caller's contract.
     unsafe { stream.launch_raw(PACK, dims, &args) }
@@ -369,7 +528,12 @@ unsafe fn pack_raw(stream: &Stream<'_>, pass: Pass) -> Result<()> {
 /// `sm_90a` module), step 13, 3xTF32 on the tensor cores fed by the TMA,
 /// its partial sums promoted into f32 registers, measured faster than
 /// cuBLAS SGEMM and more accurate (docs/gemm.md); elsewhere step 7
-/// ([`Variant::BEST`]), FMA units only. Errors as [`launch`]; step 13 also
+/// ([`Variant::BEST`]), FMA units only. Both have FP32 semantics for any
+/// input: inf, NaN and `FLT_MAX` give what an FP32 FMA GEMM gives (step 13
+/// recomputes the rows and columns of `C` whose inputs hold an inf or NaN
+/// with `gemm_fixup`, see docs/gemm.md, which also says what subnormals
+/// cost). An empty product is BLAS's: nothing for `m = 0` or `n = 0`, `C =
+/// beta * C` for `k = 0`. Errors as [`launch`]; step 13 also
 /// allocates a workspace on `stream` (four TF32 halves of the operands:
 /// `8 (m + n) k` bytes, about), which may fail with
 /// [`crate::Error::OutOfMemory`].
@@ -404,7 +568,7 @@ coalesce_kernels::gemm_steps!(launchers(
 /// The GEMM launchers on the CPU emulator: same checks, same kernel bodies,
 /// host slices. Slow (one OS thread per CUDA thread): small shapes only.
 pub mod emu {
-    use super::{AlphaBeta, GemmShape, Variant, plan};
+    use super::{AlphaBeta, GemmShape, Plan, Variant, plan, scale_only};
     use crate::emu::{Report, staged};
     use crate::{GridLimits, Result};
     use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
@@ -425,10 +589,15 @@ pub mod emu {
         shape: GemmShape,
         scalars: AlphaBeta,
     ) -> Result<()> {
-        let dims = plan(variant, shape, (a.len(), b.len(), c.len()), &GridLimits::CUDA)?;
-        if variant.geometry().tma {
-            return tma(variant, (a, b, c), shape, scalars, dims, false).map(|_| ());
-        }
+        let (variant, dims, scalars) =
+            match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)? {
+                Plan::Nothing => return Ok(()),
+                Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
+                Plan::Product(dims) if variant.geometry().tma => {
+                    return tma(variant, (a, b, c), shape, scalars, dims, false).map(|_| ());
+                }
+                Plan::Product(dims) => (variant, dims, scalars),
+            };
         let (pa, pb, pc) = (SyncPtr::new(a), SyncPtr::new(b), SyncMutPtr::new(c));
         let p = shape.problem(scalars);
         // SAFETY: lengths checked by `plan`; `&` and `&mut` slices cannot alias.
@@ -437,10 +606,12 @@ pub mod emu {
     }
 
     /// A TMA step on the emulator, laid out as on the GPU ([`TmaLayout`]):
-    /// the operand passes into a host workspace (256-byte aligned, as the
-    /// pool's allocations are), writing the emulator's tensor maps
-    /// ([`TmaMap`]), then the product. The passes' findings fail the launch;
-    /// the product's are returned in its [`Report`] when `checked`, else fail it.
+    /// the operand passes into a zeroed host workspace (256-byte aligned, as
+    /// the pool's allocations are; the marks zeroed as on the GPU), writing
+    /// the emulator's tensor maps ([`TmaMap`]), then the product, then for
+    /// 3xTF32 the fix-up. The passes' and the fix-up's findings fail the
+    /// launch; the product's are returned in its [`Report`] when `checked`,
+    /// else fail it.
     fn tma(
         variant: Variant,
         (a, b, c): (&[f32], &[f32], &mut [f32]),
@@ -452,7 +623,8 @@ pub mod emu {
         use super::{TmaLayout, passes};
         use coalesce_kernels::TensorMap;
         use coalesce_kernels::emu::{TmaMap, TmaSwizzle};
-        use coalesce_kernels::gemm::pack::{MapsOut, pack, pack_dims};
+        use coalesce_kernels::gemm::fixup::{fixup, fixup_dims};
+        use coalesce_kernels::gemm::pack::{MapsOut, Marks, pack, pack_dims};
         let layout = TmaLayout::new(variant, shape);
         let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; layout.bytes.div_ceil(4)], 0);
         let base = ws.as_mut_slice().as_mut_ptr() as u64;
@@ -480,7 +652,9 @@ pub mod emu {
             // every emulated thread, and raw pointers are not `Sync`.)
             emu::launch(dims, |ctx| unsafe {
                 let out = MapsOut { maps: pass.maps as *mut TensorMap, words: pass.words };
-                pack(ctx, pass.src as *const f32, pass.hi as *mut f32, pass.lo as *mut f32, pass.shape, out)
+                let marks = Marks { any: pass.any as *mut u32, lines: pass.lines as *mut u32 };
+                let (hi, lo) = (pass.hi as *mut f32, pass.lo as *mut f32);
+                pack(ctx, pass.src as *const f32, (hi, lo), pass.shape, out, marks)
             })?;
         }
         let (pa, pb) = layout.maps_at(base);
@@ -493,10 +667,20 @@ pub mod emu {
         let report = emu::launch_checked(dims, |ctx| unsafe {
             variant.run(ctx, pa as *const f32, pb as *const f32, pc.get(), p)
         })?;
-        c.copy_from_slice(staged_c.as_mut_slice());
         if !checked && !report.findings.is_empty() {
             return Err(emu::EmuError::Checker(report.findings).into());
         }
+        if layout.marks.is_some() {
+            let (any, _, _) = layout.marks_at(base, shape);
+            let (pa, pb) = (SyncPtr::new(a), SyncPtr::new(b));
+            let (m, n) = (shape.m() as u32, shape.n() as u32);
+            // SAFETY: A, B, C hold their matrices (checked by `plan`), C is
+            // staged apart; the marks lie in the workspace, written above.
+            emu::launch(fixup_dims(m, n), |ctx| unsafe {
+                fixup(ctx, pa.get(), pb.get(), pc.get(), p, any as *const u32)
+            })?;
+        }
+        c.copy_from_slice(staged_c.as_mut_slice());
         Ok(report)
     }
 
@@ -527,10 +711,15 @@ pub mod emu {
         shape: GemmShape,
         scalars: AlphaBeta,
     ) -> Result<Report> {
-        let dims = plan(variant, shape, (a.len(), b.len(), c.len()), &GridLimits::CUDA)?;
-        if variant.geometry().tma {
-            return tma(variant, (a, b, c), shape, scalars, dims, true);
-        }
+        let (variant, dims, scalars) =
+            match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)? {
+                Plan::Nothing => return Ok(Report::default()),
+                Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
+                Plan::Product(dims) if variant.geometry().tma => {
+                    return tma(variant, (a, b, c), shape, scalars, dims, true);
+                }
+                Plan::Product(dims) => (variant, dims, scalars),
+            };
         let p = shape.problem(scalars);
         staged(dims, [a, b], c, |ctx, [a, b], c| {
             // SAFETY: lengths checked by `plan`; the staged copies are distinct.

@@ -18,13 +18,21 @@ impl MatrixShape {
         if rows == 0 || cols == 0 {
             return Err(Error::ZeroDimension { rows, cols });
         }
+        let (r, c) = Self::fits(rows, cols)?;
+        Ok(MatrixShape { rows: r, cols: c })
+    }
+
+    /// Checks that both dimensions fit in `u32` and that the element count
+    /// of f32s fits in memory's address space (zero allowed): the two
+    /// dimensions as `u32`.
+    pub(crate) fn fits(rows: usize, cols: usize) -> Result<(u32, u32)> {
         let (Ok(r), Ok(c)) = (u32::try_from(rows), u32::try_from(cols)) else {
             return Err(Error::ShapeTooLarge { rows, cols, why: "a dimension exceeds u32::MAX" });
         };
         if rows.checked_mul(cols).and_then(|n| n.checked_mul(4)).is_none_or(|b| b > isize::MAX as usize) {
             return Err(Error::ShapeTooLarge { rows, cols, why: "its byte size overflows the address space" });
         }
-        Ok(MatrixShape { rows: r, cols: c })
+        Ok((r, c))
     }
 
     pub fn rows(self) -> usize {

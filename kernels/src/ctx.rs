@@ -114,6 +114,17 @@ pub trait ThreadCtx {
     /// As [`ThreadCtx::mem_load`].
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn mem_store<T, U: Copy>(&self, space: Space, base: *mut T, len: usize, i: usize, value: U);
+    /// Sets the global `u32` at element `i` of the `len` at `base` to 1, where
+    /// other threads of the launch may set the same word at the same time
+    /// (a flag that many writers raise and none lowers): on the GPU one
+    /// `st.global` (every writer stores the same value), on the emulator an
+    /// atomic store, checked and counted as a store at the caller's line.
+    ///
+    /// # Safety
+    /// `base` valid for `len` elements of global memory, `i < len`, the word
+    /// 4-byte aligned.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mem_raise_flag(&self, base: *mut u32, len: usize, i: usize);
     /// The emulator's side of [`crate::Shared::copy_async_16`]: the `U` at
     /// element `j` of the global `src` (`src_len` elements) copied to
     /// element `i` of the shared `dst` (`dst_len`), as one `cp.async`. By

@@ -385,6 +385,23 @@ impl ThreadCtx for EmuCtx<'_> {
         unsafe { self.write(Location::caller(), space, (base, len, i), value, false) }
     }
     #[track_caller]
+    unsafe fn mem_raise_flag(&self, base: *mut u32, len: usize, i: usize) {
+        let (loc, at) = (Location::caller(), (4, len, i));
+        if let Some(addr) = self.request().access(loc, Space::Global, true, base.addr(), at, (4, 4), false) {
+            let word = base.with_addr(addr);
+            if addr.is_multiple_of(4) {
+                // SAFETY: inside the caller's view (checked), aligned: an
+                // atomic, since other emulated threads raise the same word
+                // at the same time.
+                unsafe { AtomicU32::from_ptr(word).store(1, Ordering::Relaxed) }
+            } else {
+                // SAFETY: inside the view; misaligned, which the checker has
+                // reported (as the GPU would refuse it).
+                unsafe { word.write_unaligned(1) }
+            }
+        }
+    }
+    #[track_caller]
     unsafe fn mem_copy_async<T, U: Copy + Default>(
         &self,
         (dst, dst_len, i): (*mut T, usize, usize),

@@ -71,6 +71,12 @@ impl ThreadCtx for Gpu {
         unsafe { *base.add(i).cast::<U>() = value }
     }
     #[inline(always)]
+    unsafe fn mem_raise_flag(&self, base: *mut u32, _: usize, i: usize) {
+        // SAFETY: the caller's contract. Volatile: each raise is one store,
+        // which LLVM may neither drop nor merge with another thread's.
+        unsafe { base.add(i).write_volatile(1) }
+    }
+    #[inline(always)]
     fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32 {
         // SAFETY: all lanes take part (full member mask), as the trait requires.
         unsafe { shfl_sync_bfly_f32(u32::MAX, value, lane_mask, 0x1f) }

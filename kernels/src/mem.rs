@@ -271,6 +271,20 @@ impl<'c, C: ?Sized, T> GlobalMut<'c, C, T> {
     }
 }
 
+impl<C: ThreadCtx> GlobalMut<'_, C, u32> {
+    /// Sets element `i` to 1, where other threads may set it at the same
+    /// time ([`ThreadCtx::mem_raise_flag`]).
+    ///
+    /// # Safety
+    /// As [`Self::store`].
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn raise_flag(&self, i: usize) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.ctx.mem_raise_flag(self.ptr, self.len, i) }
+    }
+}
+
 impl<'c, C: ?Sized, T> Shared<'c, C, T> {
     /// The view of `len` elements of shared memory at `ptr` (inside the
     /// block's dynamic shared memory), seen from `ctx`

@@ -80,6 +80,7 @@ pub const OPS: &[(&str, &[Step])] = &[
     ("softmax", &crate::softmax::Kernel::STEPS),
     ("gemm", &crate::gemm::Variant::STEPS),
     ("gemm_pack", crate::gemm::pack::PACK_STEPS),
+    ("gemm_fixup", crate::gemm::fixup::FIXUP_STEPS),
 ];
 
 /// Every kernel of every op, in [`OPS`] order.

@@ -36,6 +36,12 @@
 //! here runs over all of `K`, so the truncations lean one way and add up.
 //! The CPU emulator truncates too and shows the same drift
 //! (`tests/gemm.rs`); step 11 removes it by promoting short partial sums.
+//!
+//! **Special values:** the split here (and in step 11) is the plain one: an
+//! inf or NaN input turns its whole row or column of `C` into NaN (`inf -
+//! tf32(inf)`), and `|x|` within half a TF32 ulp of `FLT_MAX` rounds to inf
+//! in `hi`. Step 13, what `gemm::sgemm` runs, keeps FP32 semantics through
+//! `gemm_pack`'s split and `gemm_fixup` (docs/gemm.md).
 
 use super::wgmma_kernel::{NA, NB, ROW_BYTES, interior, load_tiles, store_fragment, swizzled};
 use super::{Problem, aligned16, k_major_128b, swizzle_base, to_tf32};

@@ -43,6 +43,7 @@ mod wgmma_promoted_kernel;
 mod wgmma_tma_kernel;
 #[path = "13_wgmma_tma_3xtf32.rs"]
 mod wgmma_tma_3xtf32_kernel;
+pub mod fixup;
 pub mod pack;
 
 pub use blocktile_1d_kernel::{BT1_BK, BT1_BM, BT1_BN, BT1_THREADS, BT1_TM, blocktile_1d};

@@ -37,10 +37,14 @@ pub const PACK_TILE: u32 = 32;
 pub const PACK_ROWS: u32 = 8;
 /// Transpose: element `(r, c)` of the source goes to row `c`, column `r`.
 pub const PACK_TRANSPOSE: u32 = 1;
-/// Split: `hi = tf32(x)` and `lo = tf32(x - hi)`; without it, `hi =
-/// tf32(x)` and `lo` is not written. Both round to nearest (`cvt.rna`): the
-/// tensor cores read an f32's top 19 bits, and truncation there would
-/// double TF32's error (measured: 2.7 times cuBLAS TF32's at 4096^3).
+/// Split ([`split`]): `hi = tf32(x)` and `lo = tf32(x - hi)`; without it,
+/// `hi = tf32(x)` and `lo` is not written. Both round to nearest
+/// (`cvt.rna`): the tensor cores read an f32's top 19 bits, and truncation
+/// there would double TF32's error (measured: 2.7 times cuBLAS TF32's at
+/// 4096^3). A split pass also records where the source is not finite
+/// ([`Marks`]) and writes zero halves there: the product then sees only
+/// finite values, and `gemm_fixup` recomputes the marked rows and columns
+/// of `C` in FP32.
 pub const PACK_SPLIT: u32 = 2;
 
 const T: usize = PACK_TILE as usize;
@@ -89,6 +93,31 @@ pub struct MapsOut {
     pub words: [TensorMap; 2],
 }
 
+/// The split of a finite `x` into TF32 halves, `x ~ hi + lo`: `hi =
+/// tf32(x)`, to nearest, except where that rounds past `FLT_MAX` (`|x|`
+/// within half a TF32 ulp of it), where `hi` is `x` truncated to TF32 (as
+/// CUTLASS truncates every big half): every finite `x` gives finite halves,
+/// and `|hi| <= |x|` there, so no product of halves overflows where `x`'s
+/// own does not. `lo = tf32(x - hi)`, `x - hi` exact. A subnormal `x`
+/// keeps its bits from `2^-136` up (TF32's 10 mantissa bits at the
+/// smallest exponent): below `2^-137` it splits into zeros.
+#[inline(always)]
+pub fn split(x: f32) -> (f32, f32) {
+    let h = to_tf32(x);
+    let h = if h.is_infinite() { f32::from_bits(x.to_bits() & 0xffff_e000) } else { h };
+    (h, to_tf32(x - h))
+}
+
+/// Where a split pass records the source's non-finite values: `any[0]` is
+/// raised if there is one, and `lines[r]` for each destination row `r`
+/// that holds one (a row of `A`, or a column of `B` for the transposed
+/// pass). Both are zeroed before the pass and only ever raised (set to 1).
+#[derive(Clone, Copy, Debug)]
+pub struct Marks {
+    pub any: *mut u32,
+    pub lines: *mut u32,
+}
+
 /// Copies `src` into `hi` (and `lo`), as [`PackShape`] says; block `(0, 0)`
 /// also writes `out`'s tensor maps.
 ///
@@ -101,9 +130,18 @@ pub struct MapsOut {
 /// # Safety
 /// `src` holds `rows * cols` floats; `hi` (and `lo` when split) hold
 /// [`PackShape::dst_len`] floats each, and overlap nothing else; `out.maps`
-/// is null or holds two tensor maps that nothing reads during the pass.
+/// is null or holds two tensor maps that nothing reads during the pass;
+/// when split, `marks.any` holds one `u32` and `marks.lines` one per
+/// destination row ([`PackShape::dst_rows`]), overlapping nothing else.
 #[inline(always)]
-pub unsafe fn pack<C: ThreadCtx>(ctx: &C, src: *const f32, hi: *mut f32, lo: *mut f32, s: PackShape, out: MapsOut) {
+pub unsafe fn pack<C: ThreadCtx>(
+    ctx: &C,
+    src: *const f32,
+    (hi, lo): (*mut f32, *mut f32),
+    s: PackShape,
+    out: MapsOut,
+    marks: Marks,
+) {
     let b = ctx.block_idx();
     if !out.maps.is_null() && b.x == 0 && b.y == 0 {
         let maps = ctx.global_mut(out.maps.cast::<u64>(), 32usize);
@@ -124,6 +162,8 @@ pub unsafe fn pack<C: ThreadCtx>(ctx: &C, src: *const f32, hi: *mut f32, lo: *mu
     let src = ctx.global(src, (s.rows, s.cols));
     let hi = ctx.global_mut(hi, dst_len);
     let lo = ctx.global_mut(lo, if split { dst_len } else { 0 });
+    let any = ctx.global_mut(marks.any, if split { 1usize } else { 0 });
+    let lines = ctx.global_mut(marks.lines, if split { s.dst_rows() } else { 0 });
     let tile = ctx.shared::<f32>(T * (T + 1));
     let t = ctx.thread_idx();
     let (tx, ty) = (t.x as usize, t.y as usize);
@@ -149,11 +189,22 @@ pub unsafe fn pack<C: ThreadCtx>(ctx: &C, src: *const f32, hi: *mut f32, lo: *mu
             let x = unsafe { tile.load(at) };
             let i = dr * s.stride as usize + dc;
             if split {
-                let h = to_tf32(x);
+                // Zero halves for a non-finite value: the product stays
+                // finite (inf - inf in the split, a NaN whose payload lies
+                // in the low 13 bits read as inf), and the fix-up
+                // recomputes its row or column of `C` from the source.
+                let (h, l) = if x.is_finite() { self::split(x) } else { (0.0, 0.0) };
                 // SAFETY: dr < drows, dc < dcols <= stride: inside both.
                 unsafe {
                     hi.store(i, h);
-                    lo.store(i, to_tf32(x - h));
+                    lo.store(i, l);
+                }
+                if !x.is_finite() {
+                    // SAFETY: dr < drows, the length of `lines`.
+                    unsafe {
+                        lines.raise_flag(dr);
+                        any.raise_flag(0);
+                    }
                 }
             } else {
                 // SAFETY: as above.
@@ -183,8 +234,11 @@ pub unsafe extern "gpu-kernel" fn gemm_pack(
     maps: *mut TensorMap,
     map0: MapParam,
     map1: MapParam,
+    any: *mut u32,
+    lines: *mut u32,
 ) {
     let out = MapsOut { maps, words: [TensorMap(map0.0), TensorMap(map1.0)] };
+    let marks = Marks { any, lines };
     // SAFETY: the host launcher checked the lengths and the geometry.
-    unsafe { pack(&crate::gpu::Gpu, src, hi, lo, PackShape { rows, cols, stride, flags }, out) }
+    unsafe { pack(&crate::gpu::Gpu, src, (hi, lo), PackShape { rows, cols, stride, flags }, out, marks) }
 }
