@@ -127,7 +127,12 @@ fn check() -> ExitCode {
                 Ok(g) if which == Which::Yours && !g.passed() => {
                     let lines: Vec<&str> = g.problems[0].lines().collect();
                     let hint = lines.iter().rev().find(|l| l.starts_with("->")).unwrap_or(&"");
-                    format!("exercise fails: {} {hint}", lines[0])
+                    // A list's heading ("the checker found:") with its first item.
+                    let what = match lines.get(1) {
+                        Some(first) if lines[0].ends_with(':') => format!("{} {}", lines[0], first.trim()),
+                        _ => lines[0].to_owned(),
+                    };
+                    format!("exercise fails: {what} {hint}")
                 }
                 Ok(g) => {
                     ok = false;
