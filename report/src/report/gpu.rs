@@ -316,9 +316,10 @@ pub fn gemm(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
             let peer = Some(format!("torch_{}gemm_{n}_TFLOPs", if v.is_tf32() { "tf32" } else { "s" }));
             let flops = 2 * (n as u64).pow(3);
             let bytes = 3 * 4 * (n * n) as u64;
-            let mut row = ctx.measure("gemm", v.name(), &format!("{n}^3"), bytes, flops, Bound::Compute, peer, || {
-                gemm::launch(s, v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)
-            })?;
+            let mut row =
+                ctx.measure("gemm", v.name(), &format!("{n}^3"), bytes, flops, Bound::Compute, peer, || {
+                    gemm::launch(s, v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)
+                })?;
             // The roof of the units the step uses (`sgemm` is the step that
             // `gemm::sgemm_variant` names, the same launch: its row).
             row.roof = Some(Roof::for_precision(v.geometry().precision));

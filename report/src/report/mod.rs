@@ -41,6 +41,8 @@ pub enum Roof {
 
 impl Roof {
     /// The roof of a GEMM whose products run at precision `p`.
+    // Only the GPU measurement (and the tests) pick a GEMM's roof.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub fn for_precision(p: coalesce::gemm::Precision) -> Roof {
         use coalesce::gemm::Precision;
         match p {
@@ -300,8 +302,12 @@ mod tests {
         // An H100 SXM: 2619 MHz HBM3 on a 5120-bit bus.
         let spec = coalesce::limits::dram_spec_gb_per_s(2_619_000, 5120);
         assert!((spec - 3352.32).abs() < 0.01, "{spec}");
-        let roofs =
-            Roofs { copy_gb_per_s: 3000.0, fma_tflop_per_s: 60.0, tf32_tflop_per_s: None, dram_spec_gb_per_s: Some(spec) };
+        let roofs = Roofs {
+            copy_gb_per_s: 3000.0,
+            fma_tflop_per_s: 60.0,
+            tf32_tflop_per_s: None,
+            dram_spec_gb_per_s: Some(spec),
+        };
         // 3 GB in 1 ms: 3000 GB/s, the copy roof, 89.5% of the specification.
         let mut memory = row(Bound::Memory, 3_000_000_000, 0, 1.0);
         memory.finish(&roofs);
