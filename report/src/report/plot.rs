@@ -36,7 +36,13 @@ pub fn write(report: &Report, path: &Path) -> Result<()> {
     let (x0, x1, y0, y1) = (0.03f64, 3000.0f64, 20.0f64, top * 2.0);
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("coalesce roofline: {} (copy {:.0} GB/s, FP32 FMA {:.1} TFLOP/s)", report.gpu, bw, peak / 1e3),
+            format!(
+                "coalesce roofline: {} (copy {:.0} GB/s, FP32 FMA {:.1}{} TFLOP/s)",
+                report.gpu,
+                bw,
+                peak / 1e3,
+                tc.map_or(String::new(), |t| format!(", TF32 tensor {:.1}", t / 1e3))
+            ),
             ("sans-serif", 20),
         )
         .margin(15)
@@ -57,15 +63,17 @@ pub fn write(report: &Report, path: &Path) -> Result<()> {
     // GEMM steps are measured, and a third of it, 3xTF32's, where the split
     // steps are; each joins the bandwidth slope above the FP32 ridge.
     if let Some(tc) = tc {
-        let purple = RGBColor(148, 103, 189);
+        // Teal, apart from every op's colour; the label sits above its line
+        // (a text's position is its top left corner).
+        let teal = RGBColor(0, 128, 128);
         for (ceiling, name, width) in [(tc, "TF32 tensor roof", 2), (tc / 3.0, "3xTF32 roof (a third)", 1)] {
             let line = vec![(ceiling / bw, ceiling), (x1, ceiling)];
-            chart.draw_series(LineSeries::new(line, purple.stroke_width(width))).map_err(|e| err(&e))?;
+            chart.draw_series(LineSeries::new(line, teal.stroke_width(width))).map_err(|e| err(&e))?;
             chart
                 .draw_series([Text::new(
                     format!("{name} {:.1} TFLOP/s", ceiling / 1e3),
-                    (ceiling / bw * 1.5, ceiling * 1.1),
-                    ("sans-serif", 13).into_font().color(&purple),
+                    (ceiling / bw * 1.5, ceiling * 1.4),
+                    ("sans-serif", 13).into_font().color(&teal),
                 )])
                 .map_err(|e| err(&e))?;
         }
