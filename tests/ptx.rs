@@ -40,6 +40,18 @@ fn sm_90a_kernels_are_in_the_sm_90a_module_only() {
     }
 }
 
+/// The TF32 roof probe issues `wgmma`: the registry says it needs `sm_90a`,
+/// and only that module has its `.entry`.
+#[test]
+fn the_tf32_roof_probe_is_in_the_sm_90a_module_only() {
+    let step = coalesce::kernels::registry::steps().find(|s| s.name == "tf32_peak").unwrap();
+    assert_eq!((step.op, step.entry, step.needs), ("probe", "probe_tf32_peak", Some("sm_90a")));
+    for m in coalesce::MODULES {
+        let has = entries(m.text).contains(&step.entry);
+        assert_eq!(has, m.name() == "sm_90a", "{}: {} present: {has}", m.name(), step.entry);
+    }
+}
+
 #[test]
 fn modules_are_self_contained_and_for_their_architecture() {
     let order = |m: &coalesce::Ptx| (m.arch, m.arch_specific);

@@ -9,7 +9,7 @@ mod common;
 use coalesce::memory::{Registered, StreamBuffer};
 use coalesce::transpose::{self, Variant};
 use coalesce::{Error, MatrixShape, Pipeline, graph, probe};
-use common::{gpu_or_skip, poison, random_matrix, rng};
+use common::{gpu_or_skip, poison, random_matrix, rng, under_sanitizer};
 use cust::memory::{CopyDestination, DeviceSlice};
 
 fn cpu_transpose(a: &[f32], rows: usize, cols: usize) -> Vec<f32> {
@@ -215,4 +215,46 @@ fn fma_peak_checks_its_output_on_the_gpu() {
     assert!(back.iter().all(|v| v.is_finite()), "every thread writes a finite sum");
     let mut short = gpu.alloc::<f32>(probe::fma_peak_out_len(blocks) - 1).unwrap();
     assert!(matches!(probe::fma_peak(&stream, &mut short, blocks, 10), Err(Error::LengthMismatch { .. })));
+}
+
+/// The TF32 roof probe on the GPU: with the sm_90a module, every thread
+/// stores `iters` times its accumulators' dot products (as the emulator
+/// computes them), and the FLOPs returned are `2 M N K` per `wgmma`; with
+/// another module, a clear error and no launch.
+#[test]
+fn tf32_peak_checks_its_output_on_the_gpu_and_needs_sm_90a() {
+    use coalesce::kernels::probe::{TC_BLOCK, tf32_peak_expected, tf32_peak_flops};
+    let Some(gpu) = gpu_or_skip("tf32_peak_checks_its_output_on_the_gpu_and_needs_sm_90a") else { return };
+    let (blocks, iters) = (2 * gpu.sm_count(), 64);
+    if gpu.module_name() == Some("sm_90a") {
+        let stream = gpu.stream().unwrap();
+        let mut out = gpu.alloc::<f32>(probe::tf32_peak_out_len(blocks)).unwrap();
+        let flops = probe::tf32_peak(&stream, &mut out, blocks, iters).unwrap();
+        assert_eq!(flops, tf32_peak_flops(blocks, iters));
+        assert_eq!(flops, blocks as u64 * 2 * iters as u64 * 4 * (2 * 64 * 256 * 8));
+        stream.synchronize().unwrap();
+        let mut back = poison(out.len());
+        out.copy_to(&mut back[..]).unwrap();
+        for (i, &got) in back.iter().enumerate() {
+            let (want, scale) = tf32_peak_expected(i as u32 % TC_BLOCK, iters, probe::TF32_PEAK_SEED);
+            // f32 accumulation over 4 iters steps of k = 8, then 128 sums.
+            assert!((got as f64 - want).abs() <= 1e-4 * scale, "thread {i}: {got} vs {want} (scale {scale})");
+        }
+        let mut short = gpu.alloc::<f32>(probe::tf32_peak_out_len(blocks) - 1).unwrap();
+        assert!(matches!(probe::tf32_peak(&stream, &mut short, blocks, 1), Err(Error::LengthMismatch { .. })));
+    } else {
+        eprintln!("tf32_peak: {} loaded {:?}, not sm_90a: only the refusal is checked", gpu.name(), gpu.module_name());
+    }
+    if under_sanitizer() {
+        // Opening the sm_90 module looks up (and misses) the sm_90a kernels:
+        // driver errors by design, which memcheck would count.
+        return;
+    }
+    drop(gpu);
+    let sm_90: Vec<coalesce::Ptx> = coalesce::MODULES.iter().copied().filter(|m| !m.arch_specific).collect();
+    let gpu = coalesce::Gpu::open(0, &sm_90).unwrap();
+    let stream = gpu.stream().unwrap();
+    let mut out = gpu.alloc::<f32>(probe::tf32_peak_out_len(1)).unwrap();
+    let e = probe::tf32_peak(&stream, &mut out, 1, 1).unwrap_err();
+    assert!(matches!(e, Error::ArchitectureRequired { needs: "sm_90a", .. }), "{e}");
 }

@@ -2,7 +2,7 @@
 
 use crate::gpu::arg;
 use crate::{Error, GridLimits, Result, Stream};
-use coalesce_kernels::probe::{fma_peak_dims, fma_peak_flops, increment_dims};
+use coalesce_kernels::probe::{fma_peak_dims, fma_peak_flops, increment_dims, tf32_peak_dims, tf32_peak_flops};
 use cust::memory::{DeviceBuffer, DeviceSlice};
 
 /// `x[i] += 1` on every element: the smallest useful launch.
@@ -44,5 +44,44 @@ pub fn fma_peak(stream: &Stream<'_>, out: &mut DeviceBuffer<f32>, blocks: u32, i
 /// Output length [`fma_peak`] needs for `blocks` blocks.
 pub fn fma_peak_out_len(blocks: u32) -> usize {
     let d = fma_peak_dims(blocks);
+    (d.grid.count() * d.block.count()) as usize
+}
+
+/// Seed of [`tf32_peak`]'s operands
+/// ([`coalesce_kernels::probe::tf32_peak_operand`]): a test recomputes what
+/// each thread stores from it ([`coalesce_kernels::probe::tf32_peak_expected`]).
+pub const TF32_PEAK_SEED: u32 = 0x5eed;
+
+/// The TF32 tensor-core roof: a launch of `blocks` blocks whose two
+/// warpgroups each issue `iters` rounds of 4 `wgmma` `m64n256k8` from shared
+/// memory. Returns the number of floating-point operations the launch
+/// performs (`2 M N K` per `wgmma`); `out` must hold one float per thread
+/// (see [`tf32_peak_out_len`]). `wgmma` is `sm_90a`'s alone: with another
+/// module loaded this is [`Error::ArchitectureRequired`], and nothing is
+/// launched.
+pub fn tf32_peak(stream: &Stream<'_>, out: &mut DeviceBuffer<f32>, blocks: u32, iters: u32) -> Result<u64> {
+    let name = "probe_tf32_peak";
+    stream.gpu().require(name)?;
+    let dims = tf32_peak_dims(blocks);
+    if out.len() != tf32_peak_out_len(blocks) {
+        return Err(Error::LengthMismatch {
+            buffer: "tf32_peak output",
+            shape: format!("{blocks} blocks"),
+            expected: tf32_peak_out_len(blocks),
+            actual: out.len(),
+        });
+    }
+    GridLimits::CUDA.check(name, &format_args!("{blocks} blocks"), dims)?;
+    let (mut p, mut it, mut seed) = (out.as_device_ptr(), iters, TF32_PEAK_SEED);
+    let args = [arg(&mut p), arg(&mut it), arg(&mut seed)];
+    // SAFETY: probe_tf32_peak(f32*, u32, u32): one output float per thread,
+    // its own launch geometry (shared memory opted in when the Gpu opened).
+    unsafe { stream.launch_raw(name, dims, &args)? };
+    Ok(tf32_peak_flops(blocks, iters))
+}
+
+/// Output length [`tf32_peak`] needs for `blocks` blocks.
+pub fn tf32_peak_out_len(blocks: u32) -> usize {
+    let d = tf32_peak_dims(blocks);
     (d.grid.count() * d.block.count()) as usize
 }

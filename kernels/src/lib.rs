@@ -111,6 +111,7 @@ pub const OPT_IN_SHARED: &[&str] = &[
     gemm::Variant::WgmmaPromoted.entry_point(),
     gemm::Variant::WgmmaTma.entry_point(),
     gemm::Variant::WgmmaTma3xTf32.entry_point(),
+    "probe_tf32_peak",
 ];
 
 /// Every `.entry` kernel of every PTX module, from the [`registry`].

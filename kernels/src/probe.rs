@@ -23,6 +23,18 @@ pub const STEPS: &[Step] = &[
         "the FP32 roof: independent FMA chains, no memory traffic",
         "fma_peak_dims(blocks)",
     ]),
+    // `wgmma` exists on sm_90a alone: only that module has this entry.
+    Step {
+        needs: Some("sm_90a"),
+        ..Step::utility([
+            "probe",
+            "tf32_peak",
+            "probe_tf32_peak",
+            "probe.rs",
+            "the TF32 tensor-core roof: back-to-back wgmma m64n256k8 from shared memory, no global traffic",
+            "tf32_peak_dims(blocks)",
+        ])
+    },
 ];
 
 /// Threads per block of both probes.
@@ -30,6 +42,29 @@ pub const PROBE_BLOCK: u32 = 256;
 /// Independent FMA chains per thread: enough to cover the FMA pipe's
 /// latency (4 cycles) with 4 warp schedulers issuing every cycle.
 pub const FMA_CHAINS: usize = 8;
+
+/// Warpgroups per block of [`tf32_peak`]: two accumulators of 128
+/// registers per thread fill most of the register file (one block per SM),
+/// and two warpgroups keep the SM's four tensor cores fed while either
+/// waits on its previous group.
+pub const TC_WARPGROUPS: u32 = 2;
+/// Threads per block of [`tf32_peak`].
+pub const TC_BLOCK: u32 = 128 * TC_WARPGROUPS;
+/// `N` of each `wgmma`: 256, the largest TF32 `m64nNk8` shape.
+pub const TC_N: u32 = 256;
+/// Depth of the shared tile: 32 TF32 values, one 128-byte swizzled row, so
+/// one round is [`TC_WGMMAS_PER_ITER`] `wgmma`s of `k = 8`.
+pub const TC_BK: u32 = 32;
+/// `wgmma`s per warpgroup per iteration.
+pub const TC_WGMMAS_PER_ITER: u32 = TC_BK / 8;
+/// Floating-point operations of one `m64n256k8` (`2 M N K`).
+pub const TC_FLOPS_PER_WGMMA: u64 = 2 * 64 * TC_N as u64 * 8;
+/// K-major 128-byte rows in shared memory: each warpgroup's 64 rows of `A`,
+/// then the 256 rows of `B` that both share.
+const TC_ROWS: usize = (64 * TC_WARPGROUPS + TC_N) as usize;
+/// Bytes of shared memory of [`tf32_peak`]: the tiles, and 1024 bytes to
+/// align them to the swizzle's period.
+pub const TC_SHARED_BYTES: u32 = TC_ROWS as u32 * TC_BK * 4 + 1024;
 
 /// Launch geometry of [`increment`] over `len` elements.
 pub const fn increment_dims(len: u32) -> LaunchDims {
@@ -44,6 +79,51 @@ pub const fn fma_peak_dims(blocks: u32) -> LaunchDims {
 /// Floating-point operations one [`fma_peak`] launch performs.
 pub const fn fma_peak_flops(blocks: u32, iters: u32) -> u64 {
     2 * FMA_CHAINS as u64 * iters as u64 * blocks as u64 * PROBE_BLOCK as u64
+}
+
+/// Launch geometry of [`tf32_peak`]: `blocks` blocks of [`TC_BLOCK`]
+/// threads and [`TC_SHARED_BYTES`] of shared memory.
+pub const fn tf32_peak_dims(blocks: u32) -> LaunchDims {
+    LaunchDims { shared_bytes: TC_SHARED_BYTES, ..LaunchDims::linear(blocks, TC_BLOCK) }
+}
+
+/// Floating-point operations one [`tf32_peak`] launch performs: `2 M N K`
+/// per `wgmma`, [`TC_WGMMAS_PER_ITER`] per iteration of each warpgroup.
+pub const fn tf32_peak_flops(blocks: u32, iters: u32) -> u64 {
+    let wgmmas = blocks as u64 * TC_WARPGROUPS as u64 * iters as u64 * TC_WGMMAS_PER_ITER as u64;
+    wgmmas * TC_FLOPS_PER_WGMMA
+}
+
+/// Operand `i` of [`tf32_peak`]'s shared tiles (row `i / 32`, `k = i % 32`
+/// of the K-major rows: `A`'s, then `B`'s): a hash of `i` and `seed` as a
+/// multiple of 2^-10 in [-1, 1), exact in TF32, so that the products are
+/// exact and the bits the tensor cores see toggle as a GEMM's would (a
+/// constant operand draws less power and may clock higher).
+pub const fn tf32_peak_operand(i: u32, seed: u32) -> f32 {
+    let h = (i ^ seed.wrapping_mul(0x9e37_79b9)).wrapping_mul(2_654_435_761) >> 21;
+    (h as i32 - 1024) as f32 / 1024.0
+}
+
+/// What thread `thread` of a [`tf32_peak`] block stores after `iters`
+/// iterations, in f64, and the sum of the magnitudes of every product it
+/// adds up (the scale of its rounding error): each of its 128 accumulators
+/// (`wgmma`'s D fragment: row `16 w + l / 4 + 8 ((i / 2) % 2)` of its
+/// warpgroup's `A`, column `2 (l % 4) + 8 (i / 4) + i % 2` of `B`, for warp
+/// `w`, lane `l`) adds the 32-deep dot product of its row and column once
+/// per iteration.
+pub fn tf32_peak_expected(thread: u32, iters: u32, seed: u32) -> (f64, f64) {
+    let (group, warp, lane) = (thread / 128, (thread % 128) / 32, thread % 32);
+    let (mut sum, mut scale) = (0.0f64, 0.0f64);
+    for i in 0..128u32 {
+        let row = 64 * group + 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
+        let col = 64 * TC_WARPGROUPS + 2 * (lane % 4) + 8 * (i / 4) + i % 2;
+        for k in 0..TC_BK {
+            let p = tf32_peak_operand(row * TC_BK + k, seed) as f64 * tf32_peak_operand(col * TC_BK + k, seed) as f64;
+            sum += p;
+            scale += if p < 0.0 { -p } else { p };
+        }
+    }
+    (iters as f64 * sum, iters as f64 * scale)
 }
 
 /// `x[i] += 1` for `i < len`: the smallest launch that still does something
@@ -86,11 +166,91 @@ pub unsafe fn fma_peak<C: ThreadCtx>(ctx: &C, out: *mut f32, iters: u32, seed: f
     unsafe { out.store(i, sum) };
 }
 
+/// The TF32 tensor-core roof: each warpgroup issues `iters` rounds of
+/// [`TC_WGMMAS_PER_ITER`] `wgmma.mma_async` `m64n256k8` TF32 products into
+/// its 128 accumulators, both operands read from shared memory (filled once
+/// with [`tf32_peak_operand`]), then each thread stores the sum of its
+/// accumulators (so nothing is optimised away, and the result is checkable:
+/// [`tf32_peak_expected`]).
+///
+/// The loop is step 9's (`gemm/09_wgmma.rs`) without its loads: a round is
+/// one committed group, and the warpgroup waits for the group before it
+/// (`wgmma_wait::<1>`), so one group is always queued behind the running
+/// one. With the two warpgroups of a block (one block per SM: 128
+/// accumulator registers per thread), four `wgmma`s of 128 tensor-core
+/// cycles each stand in line per SM. The shared operands (10 KiB per `wgmma`)
+/// are the same every round: the rate measured is the tensor pipe's with
+/// operands from shared memory, the ceiling that a `wgmma` GEMM's mainloop
+/// meets, not a bound on its loads.
+///
+/// # Safety
+/// `out` valid for one float per thread of the grid; the launch is
+/// [`tf32_peak_dims`]; the GPU runs `sm_90a` code.
+#[inline(always)]
+pub unsafe fn tf32_peak<C: ThreadCtx>(ctx: &C, out: *mut f32, iters: u32, seed: u32) {
+    use crate::gemm::{k_major_128b, swizzle_base, swizzled};
+    let tid = ctx.thread_idx().x as usize;
+    let (base, base_addr) = swizzle_base(ctx, TC_SHARED_BYTES);
+    // SAFETY: TC_ROWS rows of 128 bytes, inside the launch's shared memory
+    // after the alignment skew.
+    let tile = unsafe { base.at(0, TC_ROWS * 128) };
+    let mut v = tid;
+    while v < TC_ROWS * 8 {
+        let (row, chunk) = (v / 8, v % 8);
+        let at = (row * TC_BK as usize + 4 * chunk) as u32;
+        let vals = [0u32, 1, 2, 3].map(|q| tf32_peak_operand(at + q, seed));
+        // SAFETY: row < TC_ROWS, chunk < 8: inside the tile; 16-byte aligned.
+        unsafe { tile.store_f32x4(swizzled(row, chunk), vals) };
+        v += TC_BLOCK as usize;
+    }
+    ctx.fence_proxy_async();
+    ctx.sync_threads();
+
+    let group = tid / 128;
+    let a_addr = base_addr + (group * 64 * 128) as u32;
+    let b_addr = base_addr + (64 * TC_WARPGROUPS as usize * 128) as u32;
+    let mut acc = [0.0f32; 128];
+    for _ in 0..iters {
+        ctx.wgmma_fence();
+        unroll!(kk < TC_WGMMAS_PER_ITER as usize, [0, 1, 2, 3], {
+            let step = (32 * kk) as u32;
+            // SAFETY: the tiles were stored and fenced before the barrier
+            // above and are never written again.
+            unsafe { ctx.wgmma_m64n256k8_tf32(&mut acc, k_major_128b(a_addr + step), k_major_128b(b_addr + step)) };
+        });
+        ctx.wgmma_commit();
+        ctx.wgmma_wait::<1>(&mut acc);
+    }
+    ctx.wgmma_wait::<0>(&mut acc);
+
+    let mut sum = 0.0f32;
+    unroll!(
+        i < 128,
+        [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+            29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
+            56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82,
+            83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107,
+            108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127
+        ],
+        {
+            sum += acc[i];
+        }
+    );
+    let i = (ctx.block_idx().x * ctx.block_dim().x) as usize + tid;
+    let out = ctx.global_mut(out, (ctx.grid_dim().x, ctx.block_dim().x));
+    // SAFETY: one element per thread of the grid.
+    unsafe { out.store(i, sum) };
+}
+
 #[cfg(target_arch = "nvptx64")]
 crate::registry::entry!(probe_increment(x: *mut f32, len: u32) => increment);
 
 #[cfg(target_arch = "nvptx64")]
 crate::registry::entry!(probe_fma_peak(out: *mut f32, iters: u32, seed: f32) => fma_peak);
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+crate::registry::entry!(probe_tf32_peak(out: *mut f32, iters: u32, seed: u32) => tf32_peak);
 
 #[cfg(test)]
 mod tests {
@@ -131,5 +291,39 @@ mod tests {
         assert!(out.0.iter().all(|v| v.is_finite() && *v > 0.0));
         let t = report.counters.total(Op::GlobalStore);
         assert_eq!((t.requests, t.per_request(), t.efficiency()), (3 * 8, 4.0, 1.0));
+    }
+
+    /// The TF32 probe on the emulator (whose `wgmma` computes at issue from
+    /// shared memory through the same descriptors): every thread stores
+    /// `iters` times the sum of its accumulators' 32-deep dot products, so
+    /// each warpgroup issued exactly `4 iters` full `m64n256k8` products over
+    /// the intended rows and columns, the work that [`tf32_peak_flops`] counts.
+    #[test]
+    fn tf32_peak_adds_iters_rounds_of_its_operands_and_counts_2mnk_per_wgmma() {
+        assert_eq!(TC_FLOPS_PER_WGMMA, 2 * 64 * 256 * 8);
+        assert_eq!(tf32_peak_flops(132, 1000), 132 * 2 * 1000 * 4 * 262_144);
+        assert_eq!(tf32_peak_dims(3).block.count(), 256);
+        assert!(TC_SHARED_BYTES > 48 * 1024 && crate::OPT_IN_SHARED.contains(&"probe_tf32_peak"));
+        // Exact in TF32 (no bits below the top 11), and not constant.
+        for i in 0..4096 {
+            let x = tf32_peak_operand(i, 7);
+            assert!((-1.0..1.0).contains(&x) && x.to_bits() & 0x1fff == 0, "{i}: {x}");
+        }
+        assert!((1..64).any(|i| tf32_peak_operand(i, 7) != tf32_peak_operand(0, 7)));
+
+        const BLOCKS: u32 = 2;
+        let (iters, seed) = (3, 7);
+        let mut out = Aligned::<{ (BLOCKS * TC_BLOCK) as usize }>([f32::NAN; (BLOCKS * TC_BLOCK) as usize]);
+        let p = SyncMutPtr::new(&mut out.0);
+        // SAFETY: one float per thread of the grid; the probe's own geometry.
+        let report =
+            emu::launch_checked(tf32_peak_dims(BLOCKS), |ctx| unsafe { tf32_peak(ctx, p.get(), iters, seed) }).unwrap();
+        assert!(report.findings.is_empty(), "{:#?}", report.findings);
+        for (i, &got) in out.0.iter().enumerate() {
+            let (want, scale) = tf32_peak_expected(i as u32 % TC_BLOCK, iters, seed);
+            assert!((got as f64 - want).abs() <= 1e-5 * scale, "thread {i}: {got} vs {want} (scale {scale})");
+        }
+        // A different seed, different operands: the check above is not vacuous.
+        assert_ne!(tf32_peak_expected(5, iters, seed).0, tf32_peak_expected(5, iters, seed + 1).0);
     }
 }

@@ -99,7 +99,7 @@ pub fn k_major_128b(addr: u32) -> u64 {
 /// Byte offset, in a tile of K-major 128-byte rows stored with the 128-byte
 /// swizzle, of the 16-byte chunk `chunk` (0..8) of row `row`.
 #[inline(always)]
-pub(super) fn swizzled(row: usize, chunk: usize) -> usize {
+pub(crate) fn swizzled(row: usize, chunk: usize) -> usize {
     row * ROW_BYTES + 16 * (chunk ^ (row % 8))
 }
 

@@ -55,6 +55,7 @@ pub use tf32_kernel::{TF32_BK, TF32_BM, TF32_BN, TF32_SHARED_FLOATS, TF32_STRIDE
 pub use vectorized_kernel::vectorized;
 pub use warptile_kernel::{WT, WarpTiling, warptile, warptile_with};
 pub use wgmma_3xtf32_kernel::{X3_SHARED_BYTES, split_tf32, wgmma_3xtf32};
+pub(crate) use wgmma_kernel::swizzled;
 pub use wgmma_kernel::{WG_BK, WG_BM, WG_BN, WG_SHARED_BYTES, WG_STAGES, WG_THREADS, k_major_128b, wgmma};
 pub use wgmma_promoted_kernel::{PR_BM, PR_BN, PR_SHARED_BYTES, PR_THREADS, wgmma_promoted};
 pub use wgmma_tma_3xtf32_kernel::{

@@ -1,7 +1,7 @@
 //! Measuring on the GPU: the roofs, then every op's kernels at their
 //! standard sizes, each validated before it is timed.
 
-use super::{Bound, Roofs, Row, reference};
+use super::{Bound, Roof, Roofs, Row, reference};
 use anyhow::{Result, bail};
 use coalesce::transpose::Variant;
 use coalesce::{Gpu, MatrixShape, Stream, probe, time_on_stream, transpose};
@@ -65,6 +65,7 @@ impl<'g> Ctx<'g> {
             tflop_per_s: 0.0,
             intensity: 0.0,
             percent_of_roof: 0.0,
+            roof: None,
             percent_of_dram_spec: None,
             peer: None,
             peer_key,
@@ -76,7 +77,8 @@ impl<'g> Ctx<'g> {
     }
 }
 
-/// The two roofs: a 1 GiB device-to-device copy and the FMA probe.
+/// The roofs: a 1 GiB device-to-device copy, the FMA probe, and where the
+/// module has `wgmma` (`sm_90a`), the TF32 tensor-core probe.
 pub fn roofs(ctx: &mut Ctx<'_>) -> Result<(Roofs, Vec<Row>)> {
     let len = 1 << 28;
     let src = ctx.gpu.upload(&vec![1.0f32; len])?;
@@ -103,12 +105,40 @@ pub fn roofs(ctx: &mut Ctx<'_>) -> Result<(Roofs, Vec<Row>)> {
         None,
         || probe::fma_peak(s, &mut out, blocks, iters).map(|_| ()),
     )?;
+    let (mut copy, mut fma) = (copy, fma);
+    copy.roof = Some(Roof::Copy);
+    fma.roof = Some(Roof::Fma);
+    let mut rows = vec![copy, fma];
+    let mut tf32_tflop_per_s = None;
+    if ctx.gpu.has_kernel("probe_tf32_peak") {
+        // One block per SM (its registers allow no more), each round 8
+        // wgmma of 128 tensor-core cycles: 2048 rounds take about a
+        // millisecond on an H100.
+        let (blocks, iters) = (ctx.gpu.sm_count(), 2048);
+        let mut out = ctx.gpu.alloc::<f32>(probe::tf32_peak_out_len(blocks))?;
+        let flops = coalesce::kernels::probe::tf32_peak_flops(blocks, iters);
+        let s = &ctx.stream;
+        let mut tc = ctx.measure(
+            "roof",
+            "tf32_peak",
+            &format!("{blocks}x256 thr"),
+            4 * out.len() as u64,
+            flops,
+            Bound::Compute,
+            None,
+            || probe::tf32_peak(s, &mut out, blocks, iters).map(|_| ()),
+        )?;
+        tc.roof = Some(Roof::Tf32);
+        tf32_tflop_per_s = Some(flops as f64 / (tc.median_ms * 1e-3) / 1e12);
+        rows.push(tc);
+    }
     let roofs = Roofs {
-        copy_gb_per_s: copy.bytes as f64 / (copy.median_ms * 1e-3) / 1e9,
-        fma_tflop_per_s: flops as f64 / (fma.median_ms * 1e-3) / 1e12,
+        copy_gb_per_s: rows[0].bytes as f64 / (rows[0].median_ms * 1e-3) / 1e9,
+        fma_tflop_per_s: flops as f64 / (rows[1].median_ms * 1e-3) / 1e12,
+        tf32_tflop_per_s,
         dram_spec_gb_per_s: ctx.gpu.dram_spec_gb_per_s(),
     };
-    Ok((roofs, vec![copy, fma]))
+    Ok((roofs, rows))
 }
 
 /// How many measurements [`transpose`] makes for `shapes`.
@@ -286,9 +316,14 @@ pub fn gemm(ctx: &mut Ctx<'_>) -> Result<Vec<Row>> {
             let peer = Some(format!("torch_{}gemm_{n}_TFLOPs", if v.is_tf32() { "tf32" } else { "s" }));
             let flops = 2 * (n as u64).pow(3);
             let bytes = 3 * 4 * (n * n) as u64;
-            rows.push(ctx.measure("gemm", v.name(), &format!("{n}^3"), bytes, flops, Bound::Compute, peer, || {
-                gemm::launch(s, v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)
-            })?);
+            let mut row =
+                ctx.measure("gemm", v.name(), &format!("{n}^3"), bytes, flops, Bound::Compute, peer, || {
+                    gemm::launch(s, v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)
+                })?;
+            // The roof of the units the step uses (`sgemm` is the step that
+            // `gemm::sgemm_variant` names, the same launch: its row).
+            row.roof = Some(Roof::for_precision(v.geometry().precision));
+            rows.push(row);
         }
     }
     Ok(rows)

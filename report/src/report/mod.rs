@@ -1,5 +1,5 @@
-//! The roofline report: rows of measured kernels, the two roofs, the table,
-//! the JSON and the picture.
+//! The roofline report: rows of measured kernels, the roofs (copy, FP32
+//! FMA, TF32 tensor cores), the table, the JSON and the picture.
 
 pub mod counters;
 pub mod emulate;
@@ -22,6 +22,59 @@ pub enum Bound {
     Compute,
 }
 
+/// The ceiling a row is measured against: the roof of the units it uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Roof {
+    /// The device-to-device copy (memory-bound rows).
+    Copy,
+    /// The FP32 FMA probe (`fma_peak`): SIMT arithmetic.
+    Fma,
+    /// The TF32 tensor-core probe (`tf32_peak`): one TF32 product per
+    /// multiply-add of the GEMM.
+    Tf32,
+    /// A third of the TF32 probe: 3xTF32 issues three TF32 products (big x
+    /// big, big x small, small x big) per multiply-add of the GEMM, so its
+    /// FLOPs, counted as the GEMM's `2 m n k`, top out at a third.
+    Tf32Third,
+}
+
+impl Roof {
+    /// The roof of a GEMM whose products run at precision `p`.
+    // Only the GPU measurement (and the tests) pick a GEMM's roof.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub fn for_precision(p: coalesce::gemm::Precision) -> Roof {
+        use coalesce::gemm::Precision;
+        match p {
+            Precision::Fp32 => Roof::Fma,
+            Precision::Tf32 => Roof::Tf32,
+            Precision::Split3xTf32 => Roof::Tf32Third,
+        }
+    }
+
+    /// As the table's "roof" column names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Roof::Copy => "copy",
+            Roof::Fma => "FP32 FMA",
+            Roof::Tf32 => "TF32 TC",
+            Roof::Tf32Third => "TF32 TC/3",
+        }
+    }
+
+    /// The ceiling in its unit (GB/s for the copy, TFLOP/s otherwise), or
+    /// `None` for a tensor-core roof that `roofs` lacks (a GPU without
+    /// `sm_90a`, a report written before it was measured).
+    pub fn value(self, roofs: &Roofs) -> Option<f64> {
+        match self {
+            Roof::Copy => Some(roofs.copy_gb_per_s),
+            Roof::Fma => Some(roofs.fma_tflop_per_s),
+            Roof::Tf32 => roofs.tf32_tflop_per_s,
+            Roof::Tf32Third => roofs.tf32_tflop_per_s.map(|t| t / 3.0),
+        }
+    }
+}
+
 /// One measured kernel at one size.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Row {
@@ -39,8 +92,13 @@ pub struct Row {
     pub tflop_per_s: f64,
     /// FLOP per byte; for data movement (no FLOPs), elements moved per byte.
     pub intensity: f64,
-    /// Percent of the roof that binds it.
+    /// Percent of the roof that binds it ([`Row::roof`]).
     pub percent_of_roof: f64,
+    /// The roof `percent_of_roof` is of; `None` in reports written before
+    /// rows named it, whose percentages are of the copy (memory-bound) or
+    /// of the FMA roof (compute-bound): see [`Row::roof`].
+    #[serde(default)]
+    pub roof: Option<Roof>,
     /// For a memory-bound row, percent of the GPU's specified DRAM
     /// bandwidth ([`Roofs::dram_spec_gb_per_s`]); `None` for compute-bound
     /// rows and where there is no specified figure (the emulator).
@@ -61,6 +119,11 @@ pub struct Roofs {
     pub copy_gb_per_s: f64,
     /// FP32 FMA throughput of the `fma_peak` probe.
     pub fma_tflop_per_s: f64,
+    /// TF32 tensor-core throughput of the `tf32_peak` probe (`wgmma`,
+    /// `sm_90a` only). `None` on other GPUs, on the emulator, and in reports
+    /// written before it was measured.
+    #[serde(default)]
+    pub tf32_tflop_per_s: Option<f64>,
     /// The DRAM bandwidth the device specifies (2 x memory clock x bus
     /// width / 8), bytes read + written: the hardware's roof, which the
     /// driver's copy does not reach. `None` on the emulator, and in reports
@@ -87,14 +150,30 @@ impl Row {
         self.gb_per_s = self.bytes as f64 / s / 1e9;
         self.tflop_per_s = self.flops as f64 / s / 1e12;
         self.intensity = self.ops() as f64 / self.bytes as f64;
-        self.percent_of_roof = match self.bound {
-            Bound::Memory => 100.0 * self.gb_per_s / roofs.copy_gb_per_s,
-            Bound::Compute => 100.0 * self.tflop_per_s / roofs.fma_tflop_per_s,
+        // A tensor-core row on a GPU without the tensor roof is measured
+        // against the FMA roof, and says so.
+        let roof = match self.roof() {
+            r if r.value(roofs).is_none() => Roof::Fma,
+            r => r,
+        };
+        self.roof = Some(roof);
+        let ceiling = roof.value(roofs).unwrap_or(roofs.fma_tflop_per_s);
+        self.percent_of_roof = match roof {
+            Roof::Copy => 100.0 * self.gb_per_s / ceiling,
+            _ => 100.0 * self.tflop_per_s / ceiling,
         };
         self.percent_of_dram_spec = match self.bound {
             Bound::Memory => roofs.dram_spec_gb_per_s.map(|spec| 100.0 * self.gb_per_s / spec),
             Bound::Compute => None,
         };
+    }
+    /// The roof this row is measured against: as set, or for a row of an
+    /// older report, the copy (memory-bound) or the FMA roof (compute-bound).
+    pub fn roof(&self) -> Roof {
+        self.roof.unwrap_or(match self.bound {
+            Bound::Memory => Roof::Copy,
+            Bound::Compute => Roof::Fma,
+        })
     }
     /// Operations for the roofline's x axis: FLOPs, or for a kernel without
     /// any, one per f32 element moved (bytes / 8 counts a read and a write).
@@ -149,16 +228,17 @@ pub fn print_table(report: &Report) {
         return;
     }
     println!(
-        "roofs: copy {:.0} GB/s, FP32 FMA {:.1} TFLOP/s; DRAM as specified {}",
+        "roofs: copy {:.0} GB/s, FP32 FMA {:.1} TFLOP/s, TF32 tensor cores {}; DRAM as specified {}",
         r.copy_gb_per_s,
         r.fma_tflop_per_s,
+        r.tf32_tflop_per_s.map_or("n/a (no sm_90a)".into(), |t| format!("{t:.1} TFLOP/s (3xTF32: {:.1})", t / 3.0)),
         r.dram_spec_gb_per_s
             .map_or("n/a".into(), |d| format!("{d:.0} GB/s ({:.1}% reached by the copy)", 100.0 * r.copy_gb_per_s / d))
     );
     let peers = report.rows.iter().any(|r| r.peer.is_some());
     print!(
-        "\n{:<11} {:<22} {:<16} {:>10} {:>12} {:>9} {:>8} {:>7}",
-        "op", "kernel", "size", "median ms", "achieved", "FLOP/B", "% roof", "% DRAM"
+        "\n{:<11} {:<22} {:<16} {:>10} {:>13} {:>9} {:>8} {:<10} {:>7}",
+        "op", "kernel", "size", "median ms", "achieved", "FLOP/B", "% roof", "roof", "% DRAM"
     );
     if peers {
         print!(" {:>12} {:>8}", "PyTorch", "ratio");
@@ -168,14 +248,15 @@ pub fn print_table(report: &Report) {
         let (v, unit) = row.binding();
         let ai = if row.flops > 0 { format!("{:.2}", row.flops as f64 / row.bytes as f64) } else { "0".into() };
         print!(
-            "{:<11} {:<22} {:<16} {:>10.4} {:>12} {:>9} {:>7.1}%",
+            "{:<11} {:<22} {:<16} {:>10.4} {:>13} {:>9} {:>7.1}% {:<10}",
             row.op,
             row.kernel,
             row.shape,
             row.median_ms,
             format!("{v:.1} {unit}"),
             ai,
-            row.percent_of_roof
+            row.percent_of_roof,
+            row.roof().label()
         );
         match row.percent_of_dram_spec {
             Some(p) => print!(" {p:>6.1}%"),
@@ -209,6 +290,7 @@ mod tests {
             tflop_per_s: 0.0,
             intensity: 0.0,
             percent_of_roof: 0.0,
+            roof: None,
             percent_of_dram_spec: None,
             peer: None,
             peer_key: None,
@@ -220,7 +302,12 @@ mod tests {
         // An H100 SXM: 2619 MHz HBM3 on a 5120-bit bus.
         let spec = coalesce::limits::dram_spec_gb_per_s(2_619_000, 5120);
         assert!((spec - 3352.32).abs() < 0.01, "{spec}");
-        let roofs = Roofs { copy_gb_per_s: 3000.0, fma_tflop_per_s: 60.0, dram_spec_gb_per_s: Some(spec) };
+        let roofs = Roofs {
+            copy_gb_per_s: 3000.0,
+            fma_tflop_per_s: 60.0,
+            tf32_tflop_per_s: None,
+            dram_spec_gb_per_s: Some(spec),
+        };
         // 3 GB in 1 ms: 3000 GB/s, the copy roof, 89.5% of the specification.
         let mut memory = row(Bound::Memory, 3_000_000_000, 0, 1.0);
         memory.finish(&roofs);
@@ -239,5 +326,54 @@ mod tests {
         let old = r#"{"copy_gb_per_s": 3010.9, "fma_tflop_per_s": 62.5}"#;
         let roofs: Roofs = serde_json::from_str(old).unwrap();
         assert_eq!(roofs.dram_spec_gb_per_s, None);
+        assert_eq!(roofs.tf32_tflop_per_s, None);
+        // A row without a roof: its percentage was of the FMA roof.
+        let old_row = r#"{"op": "gemm", "kernel": "wgmma", "shape": "4096^3", "bytes": 1, "flops": 1,
+            "bound": "compute", "median_ms": 1.0, "reps": 1, "gb_per_s": 0, "tflop_per_s": 117.1,
+            "intensity": 682.67, "percent_of_roof": 187.4, "peer": null}"#;
+        let row: Row = serde_json::from_str(old_row).unwrap();
+        assert_eq!((row.roof, row.roof()), (None, Roof::Fma));
+    }
+
+    /// TF32 GEMM steps against the tensor roof, 3xTF32 ones against a third
+    /// of it, FMA ones against the FMA roof; without a tensor roof, the FMA
+    /// roof, named as such.
+    #[test]
+    fn each_gemm_row_is_measured_against_the_roof_of_its_units() {
+        use coalesce::gemm::{Precision, Variant};
+        assert_eq!(Roof::for_precision(Precision::Fp32), Roof::Fma);
+        assert_eq!(Roof::for_precision(Precision::Tf32), Roof::Tf32);
+        assert_eq!(Roof::for_precision(Precision::Split3xTf32), Roof::Tf32Third);
+        let step = |s: &str| Variant::ALL.into_iter().find(|v| v.step() == s).unwrap();
+        let roof_of = |s: &str| Roof::for_precision(step(s).geometry().precision);
+        for s in ["1", "2", "3", "4", "5", "6", "7"] {
+            assert_eq!(roof_of(s), Roof::Fma, "step {s}");
+        }
+        for s in ["8", "9", "12"] {
+            assert_eq!(roof_of(s), Roof::Tf32, "step {s}");
+        }
+        for s in ["10", "11", "13"] {
+            assert_eq!(roof_of(s), Roof::Tf32Third, "step {s}");
+        }
+
+        let roofs = Roofs {
+            copy_gb_per_s: 3000.0,
+            fma_tflop_per_s: 60.0,
+            tf32_tflop_per_s: Some(480.0),
+            dram_spec_gb_per_s: None,
+        };
+        // 120 TFLOP/s: 25% of TF32, 75% of its third, 200% of FMA.
+        let at = |roof: Roof, roofs: &Roofs| {
+            let mut r = row(Bound::Compute, 1000, 120_000_000_000, 1.0);
+            r.roof = Some(roof);
+            r.finish(roofs);
+            (r.roof(), (r.percent_of_roof * 1e6).round() / 1e6)
+        };
+        assert_eq!(at(Roof::Tf32, &roofs), (Roof::Tf32, 25.0));
+        assert_eq!(at(Roof::Tf32Third, &roofs), (Roof::Tf32Third, 75.0));
+        assert_eq!(at(Roof::Fma, &roofs), (Roof::Fma, 200.0));
+        let no_tc = Roofs { tf32_tflop_per_s: None, ..roofs };
+        assert_eq!(at(Roof::Tf32, &no_tc), (Roof::Fma, 200.0));
+        assert_eq!(at(Roof::Tf32Third, &no_tc), (Roof::Fma, 200.0));
     }
 }

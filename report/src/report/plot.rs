@@ -1,4 +1,6 @@
-//! roofline.svg: the two roofs and every kernel as a labelled point.
+//! roofline.svg: the roofs (copy bandwidth; two compute ceilings, FP32 FMA
+//! and, where measured, TF32 tensor cores with 3xTF32's third of it) and
+//! every kernel as a labelled point.
 //!
 //! x: operations per byte of compulsory DRAM traffic; y: operations per
 //! second. Operations are FLOPs; for kernels that only move data (copies,
@@ -29,11 +31,18 @@ pub fn write(report: &Report, path: &Path) -> Result<()> {
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let bw = report.roofs.copy_gb_per_s; // G bytes/s
     let peak = report.roofs.fma_tflop_per_s * 1e3; // G ops/s
-    let top = report.rows.iter().map(Row::gops).fold(peak, f64::max);
+    let tc = report.roofs.tf32_tflop_per_s.map(|t| t * 1e3); // G ops/s
+    let top = report.rows.iter().map(Row::gops).fold(tc.unwrap_or(peak).max(peak), f64::max);
     let (x0, x1, y0, y1) = (0.03f64, 3000.0f64, 20.0f64, top * 2.0);
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("coalesce roofline: {} (copy {:.0} GB/s, FP32 FMA {:.1} TFLOP/s)", report.gpu, bw, peak / 1e3),
+            format!(
+                "coalesce roofline: {} (copy {:.0} GB/s, FP32 FMA {:.1}{} TFLOP/s)",
+                report.gpu,
+                bw,
+                peak / 1e3,
+                tc.map_or(String::new(), |t| format!(", TF32 tensor {:.1}", t / 1e3))
+            ),
             ("sans-serif", 20),
         )
         .margin(15)
@@ -50,6 +59,27 @@ pub fn write(report: &Report, path: &Path) -> Result<()> {
     let ridge = peak / bw;
     let roof = vec![(x0, bw * x0), (ridge, peak), (x1, peak)];
     chart.draw_series(LineSeries::new(roof, BLACK.stroke_width(2))).map_err(|e| err(&e))?;
+    // The tensor-core ceilings: TF32 (the `tf32_peak` probe), where TF32
+    // GEMM steps are measured, and a third of it, 3xTF32's, where the split
+    // steps are; each joins the bandwidth slope above the FP32 ridge.
+    if let Some(tc) = tc {
+        // Teal, apart from every op's colour; the label sits above its line
+        // (a text's position is its top left corner).
+        let teal = RGBColor(0, 128, 128);
+        for (ceiling, name, width) in [(tc, "TF32 tensor roof", 2), (tc / 3.0, "3xTF32 roof (a third)", 1)] {
+            let line = vec![(ceiling / bw, ceiling), (x1, ceiling)];
+            chart.draw_series(LineSeries::new(line, teal.stroke_width(width))).map_err(|e| err(&e))?;
+            chart
+                .draw_series([Text::new(
+                    format!("{name} {:.1} TFLOP/s", ceiling / 1e3),
+                    (ceiling / bw * 1.5, ceiling * 1.4),
+                    ("sans-serif", 13).into_font().color(&teal),
+                )])
+                .map_err(|e| err(&e))?;
+        }
+        let slope = vec![(ridge, peak), (tc / bw, tc)];
+        chart.draw_series(LineSeries::new(slope, BLACK.stroke_width(1))).map_err(|e| err(&e))?;
+    }
     // The hardware's roof, from the memory clock and bus width: above the
     // copy roof (the driver's copy is a measured ceiling, not a law), grey,
     // up to where it meets the FP32 roof.
