@@ -34,7 +34,8 @@ use crate::Result;
 use coalesce_kernels::LaunchDims;
 use coalesce_kernels::emu::{self, EmuCtx, SyncMutPtr, SyncPtr};
 pub use coalesce_kernels::emu::{
-    Access, Counters, EmuError, Finding, FindingKind, LaneAccess, Op, Report, Site, SiteCounters, Tally, request_cost,
+    Access, Counters, EmuError, Finding, FindingKind, LaneAccess, Op, Report, Site, SiteCounters, Tally, bank_ways,
+    request_cost,
 };
 
 /// Host floats aligned as `cuMemAlloc`'s device buffers are (256 bytes):

@@ -71,7 +71,7 @@ mod tma;
 use mbarrier::{Caller, Mbarriers, Stuck};
 pub use mbarrier::{MBARRIER_MAX, MBARRIER_TIMEOUT, MbarrierProblem};
 pub use memory::{
-    Access, Counters, Finding, FindingKind, LaneAccess, Op, Report, Site, SiteCounters, Tally, request_cost,
+    Access, Counters, Finding, FindingKind, LaneAccess, Op, Report, Site, SiteCounters, Tally, bank_ways, request_cost,
 };
 use memory::{Memory, Request, ThreadMemory};
 pub use tma::{TmaMap, TmaSwizzle};

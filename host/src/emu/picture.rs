@@ -14,7 +14,7 @@
 //! The SVG is plain (rectangles, lines, text), written by a small builder
 //! that escapes its text.
 
-use super::{LaneAccess, Report, SiteCounters, request_cost};
+use super::{LaneAccess, Report, SiteCounters, bank_ways, request_cost};
 use coalesce_kernels::Space;
 use std::fmt::Write as _;
 
@@ -158,41 +158,13 @@ fn global(title: &str, c: &SiteCounters) -> String {
     svg.finish()
 }
 
-/// The words each lane touches, by phase: the lanes of a 4-byte request
-/// go through together, 8-byte ones in two phases of 16, 16-byte ones in
-/// four of 8 (see `coalesce_kernels::emu::memory`).
-fn lanes_per_phase(sample: &[LaneAccess]) -> u32 {
-    let width = sample.iter().map(|a| a.bytes).max().unwrap_or(4).max(4);
-    (32 / width.div_ceil(4)).max(8)
-}
-
-/// Distinct words per bank within each phase: `ways[phase][bank]`.
-fn ways(sample: &[LaneAccess]) -> Vec<[u32; BANKS as usize]> {
-    let per_phase = lanes_per_phase(sample);
-    (0..LANES / per_phase)
-        .map(|phase| {
-            let mut words: Vec<u64> = sample
-                .iter()
-                .filter(|a| a.lane / per_phase == phase)
-                .flat_map(|a| a.addr / 4..(a.addr + a.bytes as u64).div_ceil(4))
-                .collect();
-            words.sort_unstable();
-            words.dedup();
-            let mut per_bank = [0u32; BANKS as usize];
-            words.iter().for_each(|w| per_bank[(w % BANKS as u64) as usize] += 1);
-            per_bank
-        })
-        .collect()
-}
-
 fn shared(title: &str, c: &SiteCounters) -> String {
     const CELL: u32 = 24;
     const ROW: u32 = 14;
     const LEFT: u32 = 64;
     const TOP: u32 = 80;
     let (cost, ideal) = request_cost(c.op, &c.sample);
-    let per_phase = lanes_per_phase(&c.sample);
-    let ways = ways(&c.sample);
+    let (per_phase, ways) = bank_ways(&c.sample);
     let width = LEFT + BANKS * CELL + 16;
     let height = TOP + LANES * ROW + 74;
     let mut svg = Svg::new(width, height);
@@ -318,8 +290,7 @@ pub fn ascii(c: &SiteCounters) -> String {
             }
         }
         Space::Shared => {
-            let per_phase = lanes_per_phase(&c.sample);
-            let ways = ways(&c.sample);
+            let (per_phase, ways) = bank_ways(&c.sample);
             let _ = writeln!(s, "{cost} wavefronts per request (ideal {ideal}); a column per bank, X: a conflict");
             for (lane, a) in lanes.iter().enumerate() {
                 let mut row = vec!['.'; BANKS as usize];

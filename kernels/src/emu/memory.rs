@@ -780,27 +780,40 @@ fn ideal_sectors(lanes: &[(u32, usize, u32)]) -> u64 {
 /// Wavefronts and the ideal of one shared-memory request (see the module
 /// docs): phases of 32, 16 or 8 lanes for 4-, 8- and 16-byte accesses.
 fn wavefronts(lanes: &[(u32, usize, u32)]) -> (u64, u64) {
+    let (_, ways) = phases(lanes);
+    let busy = ways.iter().map(|w| w.iter().copied().max().unwrap_or(0) as u64).filter(|&w| w > 0);
+    busy.fold((0, 0), |(total, phases), w| (total + w, phases + 1))
+}
+
+/// The lanes of each phase of a shared-memory request (32 for accesses of
+/// 4 bytes or less, 16 for 8-byte ones, 8 for 16-byte ones), and per phase
+/// the distinct words each bank holds among its lanes' words (lanes on one
+/// word are a broadcast, not a conflict; a phase with no lane is all 0).
+fn phases(lanes: &[(u32, usize, u32)]) -> (u32, Vec<[u32; 32]>) {
     let width = lanes.iter().map(|l| l.2).max().unwrap_or(4).max(4);
     let per_phase = (32 / width.div_ceil(4)).max(8);
-    let (mut total, mut phases) = (0u64, 0u64);
     let mut words: Vec<usize> = Vec::new();
-    for phase in 0..32 / per_phase {
-        words.clear();
-        let active = lanes.iter().filter(|l| l.0 / per_phase == phase);
-        for &(_, a, n) in active {
-            words.extend(a / 4..=(a + n.max(1) as usize - 1) / 4);
-        }
-        if words.is_empty() {
-            continue;
-        }
-        words.sort_unstable();
-        words.dedup(); // lanes on one word: a broadcast, not a conflict
-        let mut per_bank = [0u64; 32];
-        words.iter().for_each(|w| per_bank[w % 32] += 1);
-        total += per_bank.iter().copied().max().unwrap_or(0);
-        phases += 1;
-    }
-    (total, phases)
+    let ways = (0..32 / per_phase)
+        .map(|phase| {
+            words.clear();
+            for &(_, a, n) in lanes.iter().filter(|l| l.0 / per_phase == phase) {
+                words.extend(a / 4..=(a + n.max(1) as usize - 1) / 4);
+            }
+            words.sort_unstable();
+            words.dedup();
+            let mut per_bank = [0u32; 32];
+            words.iter().for_each(|w| per_bank[w % 32] += 1);
+            per_bank
+        })
+        .collect();
+    (per_phase, ways)
+}
+
+/// [`phases`] of a sampled shared-memory request: lanes per phase, and the
+/// distinct words of each bank in each phase (the conflicts a picture marks).
+pub fn bank_ways(lanes: &[LaneAccess]) -> (u32, Vec<[u32; 32]>) {
+    let lanes: Vec<(u32, usize, u32)> = lanes.iter().map(|l| (l.lane, l.addr as usize, l.bytes)).collect();
+    phases(&lanes)
 }
 
 /// What one emulated thread keeps about its own accesses, across blocks.
