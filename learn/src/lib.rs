@@ -62,6 +62,7 @@ pub struct Exercise {
 }
 
 /// What one exercise's kernel did on the emulator.
+#[derive(Default)]
 pub struct Run {
     /// The first wrong element, if any, at any of the sizes.
     pub wrong: Option<String>,
@@ -188,29 +189,24 @@ fn transpose_run<F>(dims: impl Fn(u32, u32) -> LaunchDims, kernel: F) -> Result<
 where
     F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
 {
-    let mut run = Run { wrong: None, findings: Vec::new(), counted: Report::default(), shared_floats: 0, fmas: 0 };
+    let mut run = Run::default();
     for (i, (rows, cols)) in TRANSPOSE_SIZES.into_iter().enumerate() {
         let (r, c) = (rows as usize, cols as usize);
         let input = random(r * c, i as u64);
         let mut output = vec![f32::NAN; r * c];
         let d = dims(rows, cols);
         run.shared_floats = d.shared_bytes / 4;
-        let (report, findings) =
-            launched(staged(d, [&input], &mut output, |ctx, [i], o| kernel(ctx, i, o, rows, cols)))?;
-        if run.findings.is_empty() {
-            run.findings = shortened(findings);
-        }
-        if run.wrong.is_none() {
-            run.wrong = (0..r * c).find(|&k| output[(k % c) * r + k / c] != input[k]).map(|k| {
+        let launch = staged(d, [&input], &mut output, |ctx, [i], o| kernel(ctx, i, o, rows, cols));
+        run.record(launch, || {
+            (0..r * c).find(|&k| output[(k % c) * r + k / c] != input[k]).map(|k| {
                 let (row, col) = (k / c, k % c);
                 format!(
                     "{rows}x{cols}: output[{col}][{row}] is {}, should be input[{row}][{col}] = {}",
                     output[col * r + row],
                     input[k]
                 )
-            });
-        }
-        run.counted = report;
+            })
+        })?;
     }
     Ok(run)
 }
@@ -223,50 +219,51 @@ fn copy_run<F>(kernel: F) -> Result<Run>
 where
     F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u64) + Sync,
 {
-    let mut run = Run { wrong: None, findings: Vec::new(), counted: Report::default(), shared_floats: 0, fmas: 0 };
+    let mut run = Run::default();
     for (i, len) in COPY_LENS.into_iter().enumerate() {
         let input = random(len, 100 + i as u64);
         let mut output = vec![f32::NAN; len];
         let dims = coalesce::kernels::copy::copy_dims(len as u64, 1);
-        let (report, findings) =
-            launched(staged(dims, [&input], &mut output, |ctx, [s], d| kernel(ctx, s, d, len as u64)))?;
-        if run.findings.is_empty() {
-            run.findings = shortened(findings);
-        }
-        if run.wrong.is_none() {
-            run.wrong = (0..len)
+        let launch = staged(dims, [&input], &mut output, |ctx, [s], d| kernel(ctx, s, d, len as u64));
+        run.record(launch, || {
+            (0..len)
                 .find(|&k| output[k] != input[k])
-                .map(|k| format!("{len} floats: dst[{k}] is {}, should be src[{k}] = {}", output[k], input[k]));
-        }
-        run.counted = report;
+                .map(|k| format!("{len} floats: dst[{k}] is {}, should be src[{k}] = {}", output[k], input[k]))
+        })?;
     }
     Ok(run)
 }
 
-/// The first launch's findings are the ones shown: the first few, and how
-/// many more.
-fn shortened(mut findings: Vec<String>) -> Vec<String> {
-    const SHOWN: usize = 4;
-    if findings.len() > SHOWN {
-        let more = findings.len() - SHOWN;
-        findings.truncate(SHOWN);
-        findings.push(format!("  (and {more} more)"));
-    }
-    findings
-}
-
-/// The report of a launch, with the checker's findings as lines. A launch
-/// that the emulator stopped (a panic in a kernel thread, a barrier some
-/// threads never reach) is the exercise's to report, as a finding; other
-/// errors are the harness's.
-fn launched(result: Result<Report>) -> Result<(Report, Vec<String>)> {
-    match result {
-        Ok(report) => {
-            let findings = report.findings.iter().map(|f| format!("  {f}")).collect();
-            Ok((report, findings))
+impl Run {
+    /// Takes one launch's outcome: the first launch with findings gives the
+    /// findings shown (the first few, and how many more), the first wrong
+    /// result is kept (`wrong` runs until one is found), and the last launch
+    /// is the one counted. A launch that the emulator stopped (a panic in a
+    /// kernel thread, a barrier some threads never reach) is the exercise's
+    /// to report, as a finding; other errors are the harness's.
+    fn record(&mut self, launch: Result<Report>, wrong: impl FnOnce() -> Option<String>) -> Result<()> {
+        const SHOWN: usize = 4;
+        let (report, mut findings) = match launch {
+            Ok(report) => {
+                let findings = report.findings.iter().map(|f| format!("  {f}")).collect();
+                (report, findings)
+            }
+            Err(Error::Emulator(e)) => (Report::default(), vec![format!("  the emulator stopped the launch: {e}")]),
+            Err(e) => return Err(e),
+        };
+        if self.findings.is_empty() {
+            if findings.len() > SHOWN {
+                let more = findings.len() - SHOWN;
+                findings.truncate(SHOWN);
+                findings.push(format!("  (and {more} more)"));
+            }
+            self.findings = findings;
         }
-        Err(Error::Emulator(e)) => Ok((Report::default(), vec![format!("  the emulator stopped the launch: {e}")])),
-        Err(e) => Err(e),
+        if self.wrong.is_none() {
+            self.wrong = wrong();
+        }
+        self.counted = report;
+        Ok(())
     }
 }
 
@@ -282,7 +279,7 @@ fn gemm_run<F>(dims: impl Fn(u32, u32) -> LaunchDims, kernel: F) -> Result<Run>
 where
     F: Fn(&EmuCtx<'_>, *const f32, *const f32, *mut f32, coalesce::kernels::gemm::Problem) + Sync,
 {
-    let mut run = Run { wrong: None, findings: Vec::new(), counted: Report::default(), shared_floats: 0, fmas: 0 };
+    let mut run = Run::default();
     for (i, (m, n, k)) in GEMM_SIZES.into_iter().enumerate() {
         let (mu, nu, ku) = (m as usize, n as usize, k as usize);
         let (a, b) = (random(mu * ku, 200 + i as u64), random(ku * nu, 300 + i as u64));
@@ -290,21 +287,17 @@ where
         let p = coalesce::kernels::gemm::Problem { m, n, k, alpha: 1.0, beta: 0.0 };
         let d = dims(m, n);
         run.shared_floats = d.shared_bytes / 4;
-        let (report, findings) = launched(staged(d, [&a, &b], &mut c, |ctx, [a, b], c| kernel(ctx, a, b, c, p)))?;
-        if run.findings.is_empty() {
-            run.findings = shortened(findings);
-        }
-        if run.wrong.is_none() {
-            run.wrong = (0..mu * nu).find_map(|e| {
+        let launch = staged(d, [&a, &b], &mut c, |ctx, [a, b], c| kernel(ctx, a, b, c, p));
+        run.record(launch, || {
+            (0..mu * nu).find_map(|e| {
                 let (r, col) = (e / nu, e % nu);
                 let terms = (0..ku).map(|j| a[r * ku + j] as f64 * b[j * nu + col] as f64);
                 let (want, scale) = terms.fold((0.0, 0.0), |(s, t), x| (s + x, t + x.abs()));
                 let bound = ku as f64 * f32::EPSILON as f64 * scale;
                 let ok = (c[e] as f64 - want).abs() <= bound;
                 (!ok).then(|| format!("{m}x{n}x{k}: C[{r}][{col}] is {}, should be {want} (within {bound:.2e})", c[e]))
-            });
-        }
-        run.counted = report;
+            })
+        })?;
         run.fmas = (mu * nu * ku) as u64;
     }
     Ok(run)
