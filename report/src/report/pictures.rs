@@ -10,7 +10,7 @@
 //! loads). The launches are
 //! those of `--counters` ([`super::counters::collect`]).
 
-use super::counters::{Counted, collect_where};
+use super::counters::collect_where;
 use anyhow::{Context as _, Result};
 use coalesce::emu::picture;
 use std::path::{Path, PathBuf};
@@ -32,25 +32,14 @@ fn drawn(op: &str, kernel: &str, shape: &str) -> bool {
 /// Counts the kernels drawn, the copy and the transposes at `rows x cols`,
 /// and writes their pictures under `dir`; returns the files written.
 pub fn draw(dir: &Path, rows: usize, cols: usize) -> Result<Vec<PathBuf>> {
-    write(dir, &collect_where(rows, cols, drawn)?)
-}
-
-/// Writes the pictures of the kernels drawn among `all` under `dir`;
-/// returns the files written.
-pub fn write(dir: &Path, all: &[Counted]) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     let mut save = |path: PathBuf, svg: String| -> Result<()> {
         std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
         written.push(path);
         Ok(())
     };
-    let mut seen = Vec::new();
-    for c in all.iter().filter(|c| drawn(c.op, &c.kernel, &c.shape)) {
-        // A kernel counted at several shapes is drawn at the first.
-        if seen.contains(&(c.op, &c.kernel)) {
-            continue;
-        }
-        seen.push((c.op, &c.kernel));
+    // `drawn` picks one shape per kernel, so each kernel is counted once.
+    for c in collect_where(rows, cols, drawn)? {
         let folder = dir.join(c.op);
         std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
         let title = format!("{} {} ({})", c.op, c.kernel, c.shape);
