@@ -206,31 +206,43 @@ pub fn launch(
         Plan::Nothing => Ok(()),
         // SAFETY: C holds m*n floats; k = 0: A and B are not read.
         Plan::Scale(dims) => unsafe {
-            launch_step(stream, Variant::Naive, dims, operands, shape.problem(scale_only(scalars)))
+            launch_gemm_kernel(
+                stream,
+                Variant::Naive.entry_point(),
+                dims,
+                operands,
+                shape.problem(scale_only(scalars)),
+                None,
+            )
         },
         Plan::Product(dims) if variant.geometry().tma => launch_tma(stream, variant, dims, (a, b, c), shape, scalars),
         // SAFETY: the buffers hold m*k, k*n and m*n floats and C overlaps
         // neither A nor B (checked above).
-        Plan::Product(dims) => unsafe { launch_step(stream, variant, dims, operands, shape.problem(scalars)) },
+        Plan::Product(dims) => unsafe {
+            launch_gemm_kernel(stream, variant.entry_point(), dims, operands, shape.problem(scalars), None)
+        },
     }
 }
 
-/// Queues step `variant`'s kernel, `(a, b, c, m, n, k, alpha, beta)`.
+/// Queues `entry`, a kernel of `(a, b, c, m, n, k, alpha, beta)`, with
+/// `marks` after them when given: every GEMM step, and `gemm_fixup`.
 ///
 /// # Safety
-/// `a` and `b` are what the step reads (the matrices, or for a TMA step
-/// its tensor maps), `c` holds `m * n` floats and overlaps neither.
+/// `a` and `b` are what the kernel reads (the matrices, or for a TMA step
+/// its tensor maps), `c` holds `m * n` floats and overlaps neither; `marks`
+/// is given exactly when `entry` takes it (`gemm_fixup`: `1 + m + n` words).
 #[cfg(feature = "cuda")]
-unsafe fn launch_step(
+unsafe fn launch_gemm_kernel(
     stream: &Stream<'_>,
-    variant: Variant,
+    entry: &'static str,
     dims: LaunchDims,
     (a, b, c): (u64, u64, u64),
     p: Problem,
+    marks: Option<u64>,
 ) -> Result<()> {
-    let (mut pa, mut pb, mut pc) = (a, b, c);
+    let (mut pa, mut pb, mut pc, mut pm) = (a, b, c, marks.unwrap_or(0));
     let (mut m, mut n, mut k, mut alpha, mut beta) = (p.m, p.n, p.k, p.alpha, p.beta);
-    let args = [
+    let mut args = vec![
         arg(&mut pa),
         arg(&mut pb),
         arg(&mut pc),
@@ -240,9 +252,12 @@ unsafe fn launch_step(
         arg(&mut alpha),
         arg(&mut beta),
     ];
+    if marks.is_some() {
+        args.push(arg(&mut pm));
+    }
     // SAFETY: the kernel takes (a, b, c: 64-bit addresses, u32 m, u32 n,
-    // u32 k, f32 alpha, f32 beta); the caller's contract.
-    unsafe { stream.launch_raw(variant.entry_point(), dims, &args) }
+    // u32 k, f32 alpha, f32 beta[, u32* marks]); the caller's contract.
+    unsafe { stream.launch_raw(entry, dims, &args) }
 }
 
 /// A 2D f32 tensor as a TMA step reads it: `rows` rows of `cols` values,
@@ -380,11 +395,13 @@ fn launch_tma(
     // SAFETY: the maps describe A's and B^T's arrays, written by the passes
     // queued before it; C holds m*n floats and overlaps neither A nor B
     // (checked by `launch`).
-    unsafe { launch_step(stream, variant, dims, (a_maps, b_maps, cp), shape.problem(scalars)) }?;
+    unsafe {
+        launch_gemm_kernel(stream, variant.entry_point(), dims, (a_maps, b_maps, cp), shape.problem(scalars), None)
+    }?;
     match fix {
         // SAFETY: A, B and C hold their matrices, C overlaps neither; the
         // marks (1 + m + n words) were written by the passes before it.
-        Some(fix) => unsafe { fixup_raw(stream, fix, (ap, bp, cp), shape.problem(scalars), any) },
+        Some(fix) => unsafe { launch_gemm_kernel(stream, FIXUP, fix, (ap, bp, cp), shape.problem(scalars), Some(any)) },
         None => Ok(()),
     }
 }
@@ -392,36 +409,6 @@ fn launch_tma(
 /// The fix-up's entry point.
 #[cfg(feature = "cuda")]
 const FIXUP: &str = "gemm_fixup";
-
-/// Queues `gemm_fixup` on `stream`.
-///
-/// # Safety
-/// `a`, `b`, `c` hold the `m x k`, `k x n` and `m x n` floats, `c` overlaps
-/// neither; `marks` holds `1 + m + n` words.
-#[cfg(feature = "cuda")]
-unsafe fn fixup_raw(
-    stream: &Stream<'_>,
-    dims: LaunchDims,
-    (a, b, c): (u64, u64, u64),
-    p: Problem,
-    marks: u64,
-) -> Result<()> {
-    let (mut pa, mut pb, mut pc, mut pm) = (a, b, c, marks);
-    let (mut m, mut n, mut k, mut alpha, mut beta) = (p.m, p.n, p.k, p.alpha, p.beta);
-    let args = [
-        arg(&mut pa),
-        arg(&mut pb),
-        arg(&mut pc),
-        arg(&mut m),
-        arg(&mut n),
-        arg(&mut k),
-        arg(&mut alpha),
-        arg(&mut beta),
-        arg(&mut pm),
-    ];
-    // SAFETY: the parameters of `gemm_fixup`, in order; the caller's contract.
-    unsafe { stream.launch_raw(FIXUP, dims, &args) }
-}
 
 /// One `gemm_pack` launch: the source, its shape, the destination arrays,
 /// the flags, and where the two maps `words` go (0: nowhere).
