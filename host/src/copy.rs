@@ -5,11 +5,11 @@ use coalesce_kernels::LaunchDims;
 use coalesce_kernels::copy::copy_strided_dims;
 
 #[cfg(feature = "cuda")]
-use crate::{MatrixShape, Stream, gpu::arg};
+use crate::{MatrixShape, Stream};
 #[cfg(feature = "cuda")]
 use coalesce_kernels::copy::copy_dims;
 #[cfg(feature = "cuda")]
-use cust::memory::DeviceSlice;
+use cust::memory::{DevicePointer, DeviceSlice};
 
 fn check_same_len(src: usize, dst: usize) -> Result<()> {
     crate::error::same_len("copy destination", src, dst)?;
@@ -27,11 +27,11 @@ pub fn copy(stream: &Stream<'_>, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f
     check_same_len(src.len(), dst.len())?;
     crate::alias::disjoint("copy_f32", src, dst)?;
     let dims = copy_dims(src.len() as u64, stream.gpu().sm_count());
-    let (mut s, mut d, mut len) = (src.as_device_ptr(), dst.as_device_ptr(), src.len() as u64);
-    let args = [arg(&mut s), arg(&mut d), arg(&mut len)];
+    let args: (DevicePointer<f32>, DevicePointer<f32>, u64) =
+        (src.as_device_ptr(), dst.as_device_ptr(), src.len() as u64);
     // SAFETY: copy_f32(const f32*, f32*, u64 len); both hold len floats and
     // do not overlap (checked above).
-    unsafe { stream.launch_raw("copy_f32", dims, &args) }
+    unsafe { stream.launch("copy_f32", dims, args) }
 }
 
 /// A strided run of `len` elements in a buffer: `offset + i * stride`.
@@ -102,12 +102,12 @@ pub fn copy_strided(
     crate::alias::disjoint_spans("copy_strided_f32", src_run.span(src), dst_run.span(dst))?;
     let (s, d) = (src.as_device_ptr(), dst.as_device_ptr());
     // SAFETY (pointer arithmetic only): offsets checked to be inside the buffers.
-    let (mut s, mut d) = unsafe { (s.add(src_run.offset), d.add(dst_run.offset)) };
-    let (mut ss, mut ds, mut len) = (src_run.stride as u64, dst_run.stride as u64, src_run.len as u32);
-    let args = [arg(&mut s), arg(&mut ss), arg(&mut d), arg(&mut ds), arg(&mut len)];
+    let (s, d) = unsafe { (s.add(src_run.offset), d.add(dst_run.offset)) };
+    let args: (DevicePointer<f32>, u64, DevicePointer<f32>, u64, u32) =
+        (s, src_run.stride as u64, d, dst_run.stride as u64, src_run.len as u32);
     // SAFETY: copy_strided_f32(const f32*, u64, f32*, u64, u32); both runs
     // checked in bounds, and the spans they cover do not overlap.
-    unsafe { stream.launch_raw("copy_strided_f32", dims, &args) }
+    unsafe { stream.launch("copy_strided_f32", dims, args) }
 }
 
 /// A transpose done as one [`copy_strided`] launch per

@@ -70,8 +70,6 @@ pub mod shape;
 pub mod softmax;
 #[cfg(feature = "cuda")]
 pub mod timing;
-#[cfg(feature = "cuda")]
-mod tma;
 pub mod transpose;
 pub mod view;
 

@@ -23,7 +23,7 @@ use crate::Result;
 pub use coalesce_kernels::nested_sin::{BLOCK, Variant, launch_dims, math};
 
 #[cfg(feature = "cuda")]
-use crate::{LaunchDims, Stream, gpu::arg};
+use crate::{LaunchDims, Stream};
 #[cfg(feature = "cuda")]
 use cust::memory::{DevicePointer, DeviceSlice};
 
@@ -63,11 +63,10 @@ unsafe fn launch_one(
     }
     let entry = variant.entry_point();
     let dims = plan(stream, entry, len)?;
-    let (mut s, mut d, mut n) = (src, dst, len as u64);
-    let args = [arg(&mut s), arg(&mut d), arg(&mut n)];
+    let args: (DevicePointer<f32>, DevicePointer<f32>, u64) = (src, dst, len as u64);
     // SAFETY: every nested-sin kernel takes (const f32*, f32*, u64 len);
     // the caller vouches for the pointers.
-    unsafe { stream.launch_raw(entry, dims, &args) }
+    unsafe { stream.launch(entry, dims, args) }
 }
 
 /// `output = sin(sin(sin(sin(input))))` with `variant`, queued on `stream`.

@@ -1,9 +1,8 @@
 //! Launchers for `coalesce_kernels::probe`: the machine's own numbers.
 
-use crate::gpu::arg;
 use crate::{Error, GridLimits, Result, Stream};
 use coalesce_kernels::probe::{fma_peak_dims, fma_peak_flops, increment_dims, tf32_peak_dims, tf32_peak_flops};
-use cust::memory::{DeviceBuffer, DeviceSlice};
+use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
 
 /// `x[i] += 1` on every element: the smallest useful launch.
 pub fn increment(stream: &Stream<'_>, x: &mut DeviceSlice<f32>) -> Result<()> {
@@ -14,10 +13,9 @@ pub fn increment(stream: &Stream<'_>, x: &mut DeviceSlice<f32>) -> Result<()> {
     })?;
     let dims = increment_dims(len);
     GridLimits::CUDA.check("probe_increment", &format_args!("{len} elements"), dims)?;
-    let (mut p, mut n) = (x.as_device_ptr(), len);
-    let args = [arg(&mut p), arg(&mut n)];
+    let args: (DevicePointer<f32>, u32) = (x.as_device_ptr(), len);
     // SAFETY: probe_increment(f32*, u32): `x` holds `len` floats.
-    unsafe { stream.launch_raw("probe_increment", dims, &args) }
+    unsafe { stream.launch("probe_increment", dims, args) }
 }
 
 /// The FP32 roof: a launch of independent FMA chains. Returns the number of
@@ -34,10 +32,9 @@ pub fn fma_peak(stream: &Stream<'_>, out: &mut DeviceBuffer<f32>, blocks: u32, i
         });
     }
     GridLimits::CUDA.check("probe_fma_peak", &format_args!("{blocks} blocks"), dims)?;
-    let (mut p, mut it, mut seed) = (out.as_device_ptr(), iters, 1.0f32);
-    let args = [arg(&mut p), arg(&mut it), arg(&mut seed)];
+    let args: (DevicePointer<f32>, u32, f32) = (out.as_device_ptr(), iters, 1.0);
     // SAFETY: probe_fma_peak(f32*, u32, f32): one output float per thread.
-    unsafe { stream.launch_raw("probe_fma_peak", dims, &args)? };
+    unsafe { stream.launch("probe_fma_peak", dims, args)? };
     Ok(fma_peak_flops(blocks, iters))
 }
 
@@ -72,11 +69,10 @@ pub fn tf32_peak(stream: &Stream<'_>, out: &mut DeviceBuffer<f32>, blocks: u32, 
         });
     }
     GridLimits::CUDA.check(name, &format_args!("{blocks} blocks"), dims)?;
-    let (mut p, mut it, mut seed) = (out.as_device_ptr(), iters, TF32_PEAK_SEED);
-    let args = [arg(&mut p), arg(&mut it), arg(&mut seed)];
+    let args: (DevicePointer<f32>, u32, u32) = (out.as_device_ptr(), iters, TF32_PEAK_SEED);
     // SAFETY: probe_tf32_peak(f32*, u32, u32): one output float per thread,
     // its own launch geometry (shared memory opted in when the Gpu opened).
-    unsafe { stream.launch_raw(name, dims, &args)? };
+    unsafe { stream.launch(name, dims, args)? };
     Ok(tf32_peak_flops(blocks, iters))
 }
 

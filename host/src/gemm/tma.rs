@@ -69,7 +69,7 @@ fn encode_tiled() -> Result<EncodeTiled> {
     Ok(unsafe { std::mem::transmute::<usize, EncodeTiled>(pfn) })
 }
 
-pub(crate) use crate::gemm::Tensor2d;
+use super::plan::Tensor2d;
 
 /// The driver's tensor map for `t`.
 pub(crate) fn encode(t: Tensor2d) -> Result<TensorMap> {

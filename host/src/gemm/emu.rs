@@ -1,0 +1,159 @@
+//! The GEMM launchers on the CPU emulator: same checks, same kernel bodies,
+//! host slices. Slow (one OS thread per CUDA thread): small shapes only.
+
+use super::plan::{Plan, plan, scale_only};
+use super::{AlphaBeta, GemmShape, Variant};
+use crate::emu::{Report, staged};
+use crate::{GridLimits, Result};
+use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
+
+/// [`super::sgemm`] on the emulator: the version an H100 runs
+/// ([`Variant::sgemm_for`] of the `sm_90a` module).
+pub fn sgemm(a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta) -> Result<()> {
+    launch(Variant::sgemm_for("sm_90a"), a, b, c, shape, scalars)
+}
+
+/// [`super::launch`] on the emulator. The grid is checked against
+/// [`GridLimits::CUDA`], so shapes a GPU would refuse are refused here too.
+pub fn launch(
+    variant: Variant,
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    shape: GemmShape,
+    scalars: AlphaBeta,
+) -> Result<()> {
+    let (variant, dims, scalars) = match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)?
+    {
+        Plan::Nothing => return Ok(()),
+        Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
+        Plan::Product(dims) if variant.geometry().tma => {
+            return tma(variant, (a, b, c), shape, scalars, dims, false).map(|_| ());
+        }
+        Plan::Product(dims) => (variant, dims, scalars),
+    };
+    let (pa, pb, pc) = (SyncPtr::new(a), SyncPtr::new(b), SyncMutPtr::new(c));
+    let p = shape.problem(scalars);
+    // SAFETY: lengths checked by `plan`; `&` and `&mut` slices cannot alias.
+    emu::launch(dims, |ctx| unsafe { variant.run(ctx, pa.get(), pb.get(), pc.get(), p) })?;
+    Ok(())
+}
+
+/// A TMA step on the emulator, laid out as on the GPU ([`TmaLayout`]):
+/// the operand passes into a zeroed host workspace (256-byte aligned, as
+/// the pool's allocations are; the marks zeroed as on the GPU), writing
+/// the emulator's tensor maps ([`TmaMap`]), then the product, then for
+/// 3xTF32 the fix-up. The passes' and the fix-up's findings fail the
+/// launch; the product's are returned in its [`Report`] when `checked`,
+/// else fail it.
+fn tma(
+    variant: Variant,
+    (a, b, c): (&[f32], &[f32], &mut [f32]),
+    shape: GemmShape,
+    scalars: AlphaBeta,
+    dims: coalesce_kernels::LaunchDims,
+    checked: bool,
+) -> Result<Report> {
+    use super::plan::{TmaLayout, passes};
+    use coalesce_kernels::TensorMap;
+    use coalesce_kernels::emu::{TmaMap, TmaSwizzle};
+    use coalesce_kernels::gemm::fixup::{fixup, fixup_dims};
+    use coalesce_kernels::gemm::pack::{MapsOut, Marks, pack, pack_dims};
+    let layout = TmaLayout::new(variant, shape);
+    let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; layout.bytes.div_ceil(4)], 0);
+    let base = ws.as_mut_slice().as_mut_ptr() as u64;
+    let maps: Vec<(u64, TensorMap)> = layout
+        .tensors(variant, shape, base)
+        .into_iter()
+        .map(|t| {
+            let map = TmaMap {
+                base: t.base,
+                cols: t.cols as u32,
+                rows: t.rows as u32,
+                row_stride: t.row_bytes,
+                box_cols: t.box_cols,
+                box_rows: t.box_rows,
+                swizzle: TmaSwizzle::B128,
+            };
+            (t.base, map.encode())
+        })
+        .collect();
+    for pass in passes(&layout, shape, base, (a.as_ptr() as u64, b.as_ptr() as u64), &maps) {
+        let dims = pack_dims(pass.shape.rows, pass.shape.cols);
+        // SAFETY: the source holds its rows x cols floats (checked by
+        // `plan`); the destinations and the maps lie in the workspace.
+        // (The closure takes the addresses as integers: it runs on
+        // every emulated thread, and raw pointers are not `Sync`.)
+        emu::launch(dims, |ctx| unsafe {
+            let out = MapsOut { maps: pass.maps as *mut TensorMap, words: pass.words };
+            let marks = Marks { any: pass.any as *mut u32, lines: pass.lines as *mut u32 };
+            let (hi, lo) = (pass.hi as *mut f32, pass.lo as *mut f32);
+            pack(ctx, pass.src as *const f32, (hi, lo), pass.shape, out, marks)
+        })?;
+    }
+    let (pa, pb) = layout.maps_at(base);
+    // C staged 256-byte aligned, as a device buffer is, for the counters.
+    let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
+    let pc = SyncMutPtr::new(staged_c.as_mut_slice());
+    let p = shape.problem(scalars);
+    // SAFETY: the maps describe the workspace's arrays, written above; C
+    // holds m x n floats (checked by `plan`).
+    let report =
+        emu::launch_checked(dims, |ctx| unsafe { variant.run(ctx, pa as *const f32, pb as *const f32, pc.get(), p) })?;
+    if !checked && !report.findings.is_empty() {
+        return Err(emu::EmuError::Checker(report.findings).into());
+    }
+    if layout.marks.is_some() {
+        let (any, _, _) = layout.marks_at(base, shape);
+        let (pa, pb) = (SyncPtr::new(a), SyncPtr::new(b));
+        let (m, n) = (shape.m() as u32, shape.n() as u32);
+        // SAFETY: A, B, C hold their matrices (checked by `plan`), C is
+        // staged apart; the marks lie in the workspace, written above.
+        emu::launch(fixup_dims(m, n), |ctx| unsafe { fixup(ctx, pa.get(), pb.get(), pc.get(), p, any as *const u32) })?;
+    }
+    c.copy_from_slice(staged_c.as_mut_slice());
+    Ok(report)
+}
+
+/// [`launch`] with the memory counters: returns the [`Report`] (the
+/// checker's findings are in it, not an error). `A`, `B` and `C` are
+/// staged in 256-byte aligned copies, as `cuMemAlloc` aligns device
+/// buffers, so the sectors are those a GPU's request would touch.
+///
+/// ```
+/// # fn main() -> coalesce_host::Result<()> {
+/// use coalesce_host::emu::Op;
+/// use coalesce_host::gemm::{AlphaBeta, GemmShape, Variant, emu};
+/// let shape = GemmShape::new(32, 32, 32)?;
+/// let (a, b) = (vec![1.0f32; shape.a().len()], vec![1.0f32; shape.b().len()]);
+/// let mut c = vec![0.0f32; shape.c().len()];
+/// let report = emu::launch_checked(Variant::SmemTiled, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)?;
+/// assert!(report.findings.is_empty());
+/// assert!(c.iter().all(|&x| x == 32.0));
+/// // The tile loads: a warp reads 32 consecutive floats of a row, 4 sectors.
+/// assert_eq!(report.counters.total(Op::GlobalLoad).per_request(), 4.0);
+/// # Ok(()) }
+/// ```
+pub fn launch_checked(
+    variant: Variant,
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    shape: GemmShape,
+    scalars: AlphaBeta,
+) -> Result<Report> {
+    let (variant, dims, scalars) = match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)?
+    {
+        Plan::Nothing => return Ok(Report::default()),
+        Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
+        Plan::Product(dims) if variant.geometry().tma => {
+            return tma(variant, (a, b, c), shape, scalars, dims, true);
+        }
+        Plan::Product(dims) => (variant, dims, scalars),
+    };
+    let p = shape.problem(scalars);
+    staged(dims, [a, b], c, |ctx, [a, b], c| {
+        // SAFETY: lengths checked by `plan`; the staged copies are distinct.
+        unsafe { variant.run(ctx, a, b, c, p) }
+    })
+}

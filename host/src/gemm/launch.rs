@@ -1,0 +1,177 @@
+//! The GEMM's kernels on a stream: each kernel's argument tuple in the
+//! order of its parameters, and a TMA step's sequence (workspace, tensor
+//! maps, operand passes, product, fix-up).
+
+use super::plan::{Pass, TmaLayout, passes};
+use super::tma::{Workspace, encode};
+use super::{AlphaBeta, GemmShape, Problem, Variant};
+use crate::{LaunchDims, Result, Stream};
+use coalesce_kernels::gemm::pack::MapParam;
+use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
+
+/// The fix-up's entry point.
+const FIXUP: &str = "gemm_fixup";
+
+/// The operand pass's entry point.
+const PACK: &str = "gemm_pack";
+
+/// `A`, `B` and `C` as a step reads them; for a TMA step, `A` and `B` are
+/// the addresses of its tensor maps, which the kernel takes as `a` and `b`.
+type Operands = (DevicePointer<f32>, DevicePointer<f32>, DevicePointer<f32>);
+
+/// The parameters of every GEMM step (`gemm_entry!`): `(a: *const f32, b:
+/// *const f32, c: *mut f32, m: u32, n: u32, k: u32, alpha: f32, beta: f32)`.
+type StepArgs = (DevicePointer<f32>, DevicePointer<f32>, DevicePointer<f32>, u32, u32, u32, f32, f32);
+
+/// The parameters of `gemm_fixup`: a step's, then `marks: *const u32`.
+type FixupArgs =
+    (DevicePointer<f32>, DevicePointer<f32>, DevicePointer<f32>, u32, u32, u32, f32, f32, DevicePointer<u32>);
+
+/// A tensor map's 128 bytes as `cust` plain data: `gemm_pack`'s `map0` and
+/// `map1`, passed by value as the kernels' [`MapParam`] (8-byte aligned),
+/// and the pointee of its `maps`.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct MapBytes(MapParam);
+// SAFETY: sixteen integers: no pointer, no host resource.
+unsafe impl DeviceCopy for MapBytes {}
+
+/// The parameters of `gemm_pack`, in order.
+type PackArgs = (
+    DevicePointer<f32>,      // src: *const f32
+    DevicePointer<f32>,      // hi: *mut f32
+    DevicePointer<f32>,      // lo: *mut f32
+    u32,                     // rows
+    u32,                     // cols
+    u32,                     // stride
+    u32,                     // flags
+    DevicePointer<MapBytes>, // maps: *mut TensorMap
+    MapBytes,                // map0: MapParam
+    MapBytes,                // map1: MapParam
+    DevicePointer<u32>,      // any: *mut u32
+    DevicePointer<u32>,      // lines: *mut u32
+);
+
+fn step_args((a, b, c): Operands, p: Problem) -> StepArgs {
+    (a, b, c, p.m, p.n, p.k, p.alpha, p.beta)
+}
+
+/// Queues `entry`, a GEMM step, on `stream`.
+///
+/// # Safety
+/// `a` and `b` are what the kernel reads (the matrices, or for a TMA step
+/// its tensor maps), `c` holds `m * n` floats and overlaps neither.
+pub(super) unsafe fn step(
+    stream: &Stream<'_>,
+    entry: &'static str,
+    dims: LaunchDims,
+    operands: Operands,
+    p: Problem,
+) -> Result<()> {
+    // SAFETY: every step takes `StepArgs` (`gemm_entry!`); the caller's
+    // contract.
+    unsafe { stream.launch(entry, dims, step_args(operands, p)) }
+}
+
+/// Queues `gemm_fixup` on `stream`.
+///
+/// # Safety
+/// `a`, `b` and `c` hold their matrices, `c` overlaps neither, and `marks`
+/// holds the `1 + m + n` words of marks.
+unsafe fn fixup(stream: &Stream<'_>, dims: LaunchDims, operands: Operands, p: Problem, marks: u64) -> Result<()> {
+    let (a, b, c, m, n, k, alpha, beta) = step_args(operands, p);
+    let args: FixupArgs = (a, b, c, m, n, k, alpha, beta, DevicePointer::from_raw(marks));
+    // SAFETY: `gemm_fixup` takes `FixupArgs`; the caller's contract.
+    unsafe { stream.launch(FIXUP, dims, args) }
+}
+
+/// A TMA step ([`Geometry::tma`]): `A` and `B^T` made in the workspace by
+/// `gemm_pack` (rounded to TF32 or split, rows padded; the passes also
+/// write the tensor maps), then the product, all on `stream`; the workspace
+/// is freed in stream order after it.
+pub(super) fn tma(
+    stream: &Stream<'_>,
+    variant: Variant,
+    dims: LaunchDims,
+    (a, b, c): (&DeviceSlice<f32>, &DeviceSlice<f32>, &mut DeviceSlice<f32>),
+    shape: GemmShape,
+    scalars: AlphaBeta,
+) -> Result<()> {
+    use coalesce_kernels::gemm::fixup::fixup_dims;
+    use coalesce_kernels::gemm::pack::pack_dims;
+    let gpu = stream.gpu();
+    // Refuse a module without the step before allocating anything.
+    gpu.require(variant.entry_point())?;
+    let (m, n, k) = (shape.m(), shape.n(), shape.k());
+    let limits = gpu.grid_limits();
+    limits.check(PACK, &shape, pack_dims(m as u32, k as u32))?;
+    limits.check(PACK, &shape, pack_dims(k as u32, n as u32))?;
+    let layout = TmaLayout::new(variant, shape);
+    let fix = layout.marks.is_some().then(|| fixup_dims(m as u32, n as u32));
+    if let Some(fix) = fix {
+        limits.check(FIXUP, &shape, fix)?;
+    }
+    let ws = Workspace::new(stream, layout.bytes)?;
+    let base = ws.base();
+    let maps = layout
+        .tensors(variant, shape, base)
+        .into_iter()
+        .map(|t| Ok((t.base, encode(t)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let (any, _, _) = layout.marks_at(base, shape);
+    if fix.is_some() {
+        stream.gpu().bind()?;
+        // SAFETY: the 1 + m + n words of marks lie inside the workspace; a
+        // memset in stream order (a node of its own in a graph capture).
+        let r = unsafe { cust::sys::cuMemsetD32Async(any, 0, 1 + m + n, stream.raw()) };
+        crate::error::check("cuMemsetD32Async", r)?;
+    }
+    let (ap, bp, cp) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
+    for pass in passes(&layout, shape, base, (ap.as_raw(), bp.as_raw()), &maps) {
+        // SAFETY: A holds m x k floats, B k x n; the destinations, the maps
+        // and the marks lie inside the workspace, which nothing else uses.
+        unsafe { pack(stream, pass) }?;
+    }
+    let (a_maps, b_maps) = layout.maps_at(base);
+    let maps = (DevicePointer::from_raw(a_maps), DevicePointer::from_raw(b_maps), cp);
+    // SAFETY: the maps describe A's and B^T's arrays, written by the passes
+    // queued before it; C holds m*n floats and overlaps neither A nor B
+    // (checked by `launch`).
+    unsafe { step(stream, variant.entry_point(), dims, maps, shape.problem(scalars)) }?;
+    match fix {
+        // SAFETY: A, B and C hold their matrices, C overlaps neither; the
+        // marks (1 + m + n words) were written by the passes before it.
+        Some(fix) => unsafe { fixup(stream, fix, (ap, bp, cp), shape.problem(scalars), any) },
+        None => Ok(()),
+    }
+}
+
+/// Queues the pass on `stream`.
+///
+/// # Safety
+/// `src` holds the source's floats; `hi` (and `lo`, unless 0) its
+/// destination (`PackShape::dst_len`), `maps` 256 bytes or is 0, and for a
+/// split pass `any` one word and `lines` one per destination row; none
+/// overlaps `src`.
+unsafe fn pack(stream: &Stream<'_>, pass: Pass) -> Result<()> {
+    use coalesce_kernels::gemm::pack::pack_dims;
+    let s = pass.shape;
+    let dims = pack_dims(s.rows, s.cols);
+    let [map0, map1] = pass.words.map(|w| MapBytes(MapParam(w.0)));
+    let args: PackArgs = (
+        DevicePointer::from_raw(pass.src),
+        DevicePointer::from_raw(pass.hi),
+        DevicePointer::from_raw(pass.lo),
+        s.rows,
+        s.cols,
+        s.stride,
+        s.flags,
+        DevicePointer::from_raw(pass.maps),
+        map0,
+        map1,
+        DevicePointer::from_raw(pass.any),
+        DevicePointer::from_raw(pass.lines),
+    );
+    // SAFETY: `gemm_pack` takes `PackArgs`; the caller's contract.
+    unsafe { stream.launch(PACK, dims, args) }
+}

@@ -1,0 +1,198 @@
+//! What a GEMM launch does, decided on the host for the GPU and the
+//! emulator alike: the checks and which step runs for a shape ([`Plan`]),
+//! and for a TMA step, where its operands live in the workspace
+//! ([`TmaLayout`]) and the two operand passes that write them ([`passes`]).
+
+use super::{AlphaBeta, GemmShape, Precision, Variant};
+use crate::{GridLimits, LaunchDims, Result};
+
+/// What a GEMM launch runs, once its buffers are checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Plan {
+    /// `m = 0` or `n = 0` (`C` has no element), or `k = 0` with `beta ==
+    /// 1` (`C = C`): nothing.
+    Nothing,
+    /// `k = 0`: `C = beta * C`, step 1 with `alpha = 0` and no terms (its
+    /// epilogue writes `0` where `beta == 0`, without reading `C`). Every
+    /// module has step 1, and the TMA steps cannot describe a 0-wide operand.
+    Scale(LaunchDims),
+    /// The version itself.
+    Product(LaunchDims),
+}
+
+/// Checks buffer lengths against `shape` and the launch against `limits`;
+/// returns what to launch. Shared by the GPU and emulator launchers.
+pub(crate) fn plan(
+    variant: Variant,
+    shape: GemmShape,
+    lens: (usize, usize, usize),
+    scalars: AlphaBeta,
+    limits: &GridLimits,
+) -> Result<Plan> {
+    shape.a().check_len("A", lens.0)?;
+    shape.b().check_len("B", lens.1)?;
+    shape.c().check_len("C", lens.2)?;
+    if shape.c().is_empty() || (shape.k() == 0 && scalars.beta == 1.0) {
+        return Ok(Plan::Nothing);
+    }
+    let (m, n) = (shape.m() as u32, shape.n() as u32);
+    if shape.k() == 0 {
+        let dims = Variant::Naive.launch_dims(m, n);
+        limits.check(Variant::Naive.entry_point(), &shape, dims)?;
+        return Ok(Plan::Scale(dims));
+    }
+    let dims = variant.launch_dims(m, n);
+    limits.check(variant.entry_point(), &shape, dims)?;
+    Ok(Plan::Product(dims))
+}
+
+/// The scalars of [`Plan::Scale`]: `alpha = 0`, so that the (empty) product
+/// adds `+0` whatever `alpha` is, as BLAS's `C = beta * C`.
+pub(super) fn scale_only(s: AlphaBeta) -> AlphaBeta {
+    AlphaBeta { alpha: 0.0, beta: s.beta }
+}
+
+/// A 2D f32 tensor as a TMA step reads it: `rows` rows of `cols` values,
+/// `row_bytes` apart, at device address `base`; copied `box_rows x
+/// box_cols` at a time into shared memory with the 128-byte swizzle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tensor2d {
+    pub base: u64,
+    pub cols: u64,
+    pub rows: u64,
+    pub row_bytes: u64,
+    pub box_cols: u32,
+    pub box_rows: u32,
+}
+
+/// Where a TMA step's operands live in its workspace: its tensor maps at
+/// the start (`A`'s, then `B^T`'s), then `A` (`m` rows of `kp` floats) and
+/// `B^T` (`n` rows of `kp`): rounded to TF32, or, for 3xTF32, each as two
+/// TF32 halves (`hi`, then `lo`), followed by the marks of the non-finite
+/// inputs (`1 + m + n` words, see `gemm::fixup`). `kp` is `k` rounded up to 32: a tensor
+/// map needs rows 16-byte aligned, and rows 128-byte aligned make each
+/// 128-byte row of a box one L2 line instead of two (at 4097^3, rounding to
+/// 4 measured 64 TFLOP/s against 99 at 4095^3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TmaLayout {
+    pub(crate) kp: usize,
+    /// Arrays per operand: 1, or 2 (the halves).
+    pub(crate) halves: usize,
+    /// Byte offsets of `A`'s and `B^T`'s first array, of the marks (3xTF32
+    /// only: none, `None`), and the total.
+    pub(crate) a: usize,
+    pub(crate) bt: usize,
+    pub(crate) marks: Option<usize>,
+    pub(crate) bytes: usize,
+}
+
+impl TmaLayout {
+    pub(crate) fn new(variant: Variant, shape: GemmShape) -> TmaLayout {
+        let kp = shape.k().next_multiple_of(32);
+        let halves = if variant.geometry().precision == Precision::Split3xTf32 { 2 } else { 1 };
+        let a = 2 * halves * size_of::<coalesce_kernels::TensorMap>();
+        let bt = a + 4 * halves * shape.m() * kp;
+        let end = bt + 4 * halves * shape.n() * kp;
+        if halves == 2 {
+            TmaLayout { kp, halves, a, bt, marks: Some(end), bytes: end + 4 * (1 + shape.m() + shape.n()) }
+        } else {
+            TmaLayout { kp, halves, a, bt, marks: None, bytes: end }
+        }
+    }
+    /// The marks' three parts with the workspace at `base`: the word raised
+    /// for any non-finite input, `A`'s rows, `B`'s columns (0s without marks).
+    pub(crate) fn marks_at(&self, base: u64, shape: GemmShape) -> (u64, u64, u64) {
+        self.marks.map_or((0, 0, 0), |at| {
+            let any = base + at as u64;
+            (any, any + 4, any + 4 + 4 * shape.m() as u64)
+        })
+    }
+    /// The addresses of `A`'s maps and of `B^T`'s, with the workspace at
+    /// `base`: what the product takes as `a` and `b`.
+    pub(crate) fn maps_at(&self, base: u64) -> (u64, u64) {
+        (base, base + (self.halves * size_of::<coalesce_kernels::TensorMap>()) as u64)
+    }
+    /// Byte offset of array `half` of the operand whose first is at `at`,
+    /// `rows` rows long.
+    fn half(&self, at: usize, rows: usize, half: usize) -> usize {
+        at + 4 * half * rows * self.kp
+    }
+    /// The arrays' shapes with the workspace at `base`, in the maps' order
+    /// (`A`'s halves, then `B^T`'s): boxes of 32 of `K` by the step's tile.
+    pub(crate) fn tensors(&self, variant: Variant, shape: GemmShape, base: u64) -> Vec<Tensor2d> {
+        let (bm, bn) = variant.block_tile();
+        let tensor = |at: usize, rows: usize, box_rows: u32| Tensor2d {
+            base: base + at as u64,
+            cols: shape.k() as u64,
+            rows: rows as u64,
+            row_bytes: 4 * self.kp as u64,
+            box_cols: coalesce_kernels::gemm::TMA_BK,
+            box_rows,
+        };
+        let (m, n) = (shape.m(), shape.n());
+        let a = (0..self.halves).map(|h| tensor(self.half(self.a, m, h), m, bm));
+        a.chain((0..self.halves).map(|h| tensor(self.half(self.bt, n, h), n, bn))).collect()
+    }
+}
+
+/// One `gemm_pack` launch: the source, its shape, the destination arrays,
+/// the flags, and where the two maps `words` go (0: nowhere).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pass {
+    pub(crate) src: u64,
+    pub(crate) shape: coalesce_kernels::gemm::pack::PackShape,
+    pub(crate) hi: u64,
+    pub(crate) lo: u64,
+    pub(crate) maps: u64,
+    pub(crate) words: [coalesce_kernels::TensorMap; 2],
+    /// Where a split pass marks non-finite values (`Marks`): the word for
+    /// any, and the operand's lines (0, 0 when not split).
+    pub(crate) any: u64,
+    pub(crate) lines: u64,
+}
+
+/// The two passes of a TMA step, `A` then `B`, from the arrays and maps of
+/// `layout` (`maps`: each array's address and tensor map, in the maps'
+/// order). With one array per operand, `A`'s pass writes both maps; with
+/// halves, each pass writes its operand's two.
+pub(crate) fn passes(
+    layout: &TmaLayout,
+    shape: GemmShape,
+    base: u64,
+    (a, b): (u64, u64),
+    maps: &[(u64, coalesce_kernels::TensorMap)],
+) -> [Pass; 2] {
+    use coalesce_kernels::gemm::pack::{PACK_SPLIT, PACK_TRANSPOSE, PackShape};
+    let (m, n, k, kp) = (shape.m() as u32, shape.n() as u32, shape.k() as u32, layout.kp as u32);
+    let split = if layout.halves == 2 { PACK_SPLIT } else { 0 };
+    let h = layout.halves;
+    let (a_arrays, b_arrays) = (&maps[..h], &maps[h..]);
+    let lo = |arrays: &[(u64, coalesce_kernels::TensorMap)]| arrays.get(1).map_or(0, |x| x.0);
+    let words = |i: usize, j: usize| [maps[i].1, maps[j].1];
+    let (a_maps, b_maps) = layout.maps_at(base);
+    let (a_words, b_words, b_maps) =
+        if h == 2 { (words(0, 1), words(2, 3), b_maps) } else { (words(0, 1), words(0, 1), 0) };
+    let (any, a_lines, b_lines) = layout.marks_at(base, shape);
+    [
+        Pass {
+            src: a,
+            shape: PackShape { rows: m, cols: k, stride: kp, flags: split },
+            hi: a_arrays[0].0,
+            lo: lo(a_arrays),
+            maps: a_maps,
+            words: a_words,
+            any,
+            lines: a_lines,
+        },
+        Pass {
+            src: b,
+            shape: PackShape { rows: k, cols: n, stride: kp, flags: split | PACK_TRANSPOSE },
+            hi: b_arrays[0].0,
+            lo: lo(b_arrays),
+            maps: b_maps,
+            words: b_words,
+            any,
+            lines: b_lines,
+        },
+    ]
+}

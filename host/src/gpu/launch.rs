@@ -1,0 +1,153 @@
+//! Launching a kernel: its arguments as one typed tuple ([`KernelArgs`]),
+//! and the crate's one `cuLaunchKernel`.
+
+use super::Stream;
+use crate::error::check;
+use crate::{LaunchDims, Result};
+use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
+use cust::sys;
+use std::ffi::c_void;
+
+/// A kernel's arguments: a tuple of plain values in the order of the
+/// kernel's parameters, such as `(input.as_device_ptr(),
+/// output.as_device_ptr(), rows, cols)` for a kernel of `(const f32*, f32*,
+/// u32, u32)`. `cuLaunchKernel` copies each value's bytes into the
+/// parameter of the same position, so each element has its parameter's
+/// layout: a [`DevicePointer<T>`] for a `T*`, `u32`, `u64` and `f32` for
+/// themselves, a `#[repr(C)]` value for a struct passed by value.
+///
+/// Implemented for tuples of 1 to 16 [`DeviceCopy`] values, so that an
+/// argument list is a type a launcher can name and check against its
+/// kernel's signature.
+///
+/// # Safety
+/// [`KernelArgs::pointers`] returns one pointer per element, in order, each
+/// to the element itself, so that they stay valid while `self` is neither
+/// moved nor dropped.
+pub(crate) unsafe trait KernelArgs {
+    /// `[*mut c_void; N]` for a tuple of `N` values.
+    type Pointers: AsRef<[*mut c_void]>;
+    /// The address of each value: what `cuLaunchKernel` takes as
+    /// `kernelParams`.
+    fn pointers(&mut self) -> Self::Pointers;
+}
+
+/// `KernelArgs` for the tuples of the listed arities: `N => (T index, ..)`.
+macro_rules! kernel_args {
+    ($($n:literal => ($($T:ident $i:tt),+);)+) => {$(
+        // SAFETY: one pointer per element, in order, each to the element.
+        unsafe impl<$($T: DeviceCopy),+> KernelArgs for ($($T,)+) {
+            type Pointers = [*mut c_void; $n];
+            fn pointers(&mut self) -> Self::Pointers {
+                [$(std::ptr::from_mut(&mut self.$i).cast::<c_void>()),+]
+            }
+        }
+    )+};
+}
+
+kernel_args! {
+    1 => (A 0);
+    2 => (A 0, B 1);
+    3 => (A 0, B 1, C 2);
+    4 => (A 0, B 1, C 2, D 3);
+    5 => (A 0, B 1, C 2, D 3, E 4);
+    6 => (A 0, B 1, C 2, D 3, E 4, F 5);
+    7 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+    8 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+    9 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+    10 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+    11 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+    12 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+    13 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12);
+    14 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13);
+    15 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14);
+    16 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14, P 15);
+}
+
+impl Stream<'_> {
+    /// Queues kernel `entry` of the loaded module over `dims` with `args`.
+    /// Callers are the typed launchers, which have checked buffer lengths
+    /// and shapes.
+    ///
+    /// # Safety
+    /// `args` matches the kernel's parameters in number, order and type
+    /// (each element of its parameter's size and layout), and every pointer
+    /// among them is valid for what the kernel touches.
+    pub(crate) unsafe fn launch(&self, entry: &'static str, dims: LaunchDims, mut args: impl KernelArgs) -> Result<()> {
+        let pointers = args.pointers();
+        // SAFETY: the caller's contract; `args` stays in place until the
+        // launch returns, and the driver copies the values at the launch.
+        unsafe { self.launch_raw(entry, dims, pointers.as_ref()) }
+    }
+
+    /// The one raw launch of the crate, its arguments as `cuLaunchKernel`
+    /// takes them.
+    ///
+    /// # Safety
+    /// As [`Stream::launch`]; `args` points at the values.
+    unsafe fn launch_raw(&self, name: &'static str, dims: LaunchDims, args: &[*mut c_void]) -> Result<()> {
+        let f = self.gpu().function(name)?;
+        self.gpu().bind()?;
+        let (g, b) = (dims.grid, dims.block);
+        // SAFETY: `f` belongs to the module the Gpu keeps alive, and the
+        // stream to its context; the arguments are the caller's contract.
+        check("cuLaunchKernel", unsafe {
+            sys::cuLaunchKernel(
+                f,
+                g.x,
+                g.y,
+                g.z,
+                b.x,
+                b.y,
+                b.z,
+                dims.shared_bytes,
+                self.raw(),
+                args.as_ptr() as *mut *mut c_void,
+                std::ptr::null_mut(),
+            )
+        })
+    }
+}
+
+/// Queues `entry`, a kernel of `(const f32* input, f32* output, u32 rows,
+/// u32 cols)` over a `shape` matrix (transposes, softmaxes), once its plan
+/// checked the lengths and the launch: refuses overlapping buffers
+/// ([`crate::Error::Aliased`]).
+pub(crate) fn launch_matrix(
+    stream: &Stream<'_>,
+    entry: &'static str,
+    dims: LaunchDims,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    shape: crate::MatrixShape,
+) -> Result<()> {
+    crate::alias::disjoint(entry, input, output)?;
+    let args: (DevicePointer<f32>, DevicePointer<f32>, u32, u32) =
+        (input.as_device_ptr(), output.as_device_ptr(), shape.rows_u32(), shape.cols_u32());
+    // SAFETY: the kernel takes (const f32*, f32*, u32 rows, u32 cols); the
+    // caller's plan checked that both buffers hold rows*cols floats and the
+    // kernel's limits, and they do not overlap (checked above).
+    unsafe { stream.launch(entry, dims, args) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KernelArgs;
+
+    #[test]
+    fn each_pointer_is_its_elements_address_in_order() {
+        let mut args = (1u32, 2u64, 3.0f32, [4u64; 16], 5u32);
+        let p = args.pointers();
+        // SAFETY: each pointer is to the element of that position and type.
+        unsafe {
+            assert_eq!(*p[0].cast::<u32>(), 1);
+            assert_eq!(*p[1].cast::<u64>(), 2);
+            assert_eq!(*p[2].cast::<f32>(), 3.0);
+            assert_eq!(*p[3].cast::<[u64; 16]>(), [4; 16]);
+            assert_eq!(*p[4].cast::<u32>(), 5);
+        }
+        assert_eq!(p.len(), 5);
+        let twelve = (0u32, 1u32, 2u32, 3u32, 4u32, 5u32, 6u32, 7u32, 8u32, 9u32, 10u32, 11u32).pointers();
+        assert_eq!(twelve.len(), 12);
+    }
+}
