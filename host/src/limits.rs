@@ -5,7 +5,7 @@
 use crate::{Dim3, Error, LaunchDims, Result};
 
 /// The largest grid a launch may use. CUDA's limits since compute capability
-/// 3.0; [`Gpu::grid_limits`] reads the device's own.
+/// 3.0; [`Gpu::grid_limits`](crate::Gpu::grid_limits) reads the device's own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GridLimits {
     pub max_grid: Dim3,
@@ -14,7 +14,7 @@ pub struct GridLimits {
     pub max_shared_bytes_per_block: u32,
     /// Dynamic shared memory a block may opt in to
     /// (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`: 227 KiB on
-    /// an H100). [`Gpu::load`] opts in the kernels of
+    /// an H100). [`Gpu::load`](crate::Gpu::load) opts in the kernels of
     /// `coalesce_kernels::OPT_IN_SHARED`.
     pub max_shared_bytes_optin: u32,
 }

@@ -139,8 +139,9 @@ coalesce_kernels::nested_sin_steps!(launchers(input: &DeviceSlice<f32>, output: 
 /// bit, so results equal the GPU's except for [`Variant::Fast`], whose SFU
 /// instruction the host replaces with `f32::sin`.
 ///
-/// Every launch runs under the emulator's checker; [`launch_checked`] also
-/// returns the memory counters (see [`crate::emu`]).
+/// Every launch runs under the emulator's checker;
+/// [`launch_checked`](emu::launch_checked) also returns the memory counters
+/// (see [`crate::emu`]).
 pub mod emu {
     use super::{Variant, check_lengths};
     use crate::Result;

@@ -165,8 +165,9 @@ strategy_launchers! {
 /// [`GridLimits::CUDA`]), the same kernel bodies, host slices instead of
 /// device buffers. Slow (one OS thread per CUDA thread): keep shapes small.
 ///
-/// Every launch runs under the emulator's checker; [`launch_checked`] also
-/// returns its memory counters (see [`crate::emu`]).
+/// Every launch runs under the emulator's checker;
+/// [`launch_checked`](emu::launch_checked) also returns its memory counters
+/// (see [`crate::emu`]).
 pub mod emu {
     use super::{Kernel, Strategy, kernel_for, plan};
     use crate::emu::{Report, misalignment, staged_at};
