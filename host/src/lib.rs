@@ -19,11 +19,11 @@
 //! Library code never panics on bad input and never exits: it returns
 //! [`Error`]. `unsafe` appears only at the raw launch, with its reason.
 
-/// One named launcher per entry of an op's registry list (handed over by
+/// One named launcher per step of an op's registry list (handed over by
 /// `coalesce_kernels::<op>_steps!`): `fn <name>(stream, <params>)` calls the
-/// op's `launch(stream, Variant::<entry>, <params>)`. Named shortcuts to a
-/// constant of the op's enum may follow the parameters in brackets:
-/// `launchers((params) [/// doc
+/// op's `launch(stream, Variant::<step>, <params>)`, documented with the
+/// step's idea. Named shortcuts to a constant of the op's enum may follow the
+/// parameters in brackets: `launchers((params) [/// doc
 /// sgemm => BEST])`.
 #[cfg(feature = "cuda")]
 macro_rules! launchers {
@@ -34,9 +34,10 @@ macro_rules! launchers {
         $(#[$meta:meta])*
         pub enum $Variant:ident, geometry $Geometry:ty;
         unsafe fn run<$C:ident> $run:tt;
-        $( $(#[$vmeta:meta])* $V:ident => $name:ident { step: $step:literal, idea: $idea:literal, $($rest:tt)* } )*
+        $(kernel $kparams:tt => $kcall:tt;)?
+        $( #[doc = $idea:literal] $V:ident => $name:ident: $step:literal in $file:literal $({ $($over:tt)* })?; )*
     ) => {
-        $( launchers!(@fn [#[doc = concat!("Step ", $step, ", [`", stringify!($Variant), "::", stringify!($V), "`]: ", $idea, ".")]]
+        $( launchers!(@fn [#[doc = concat!("Step ", $step, ", [`", stringify!($Variant), "::", stringify!($V), "`]:", $idea, ".")]]
             $name, $Variant::$V, $params); )*
         $($( launchers!(@fn [$(#[$adoc])*] $alias, $Variant::$target, $params); )*)?
     };

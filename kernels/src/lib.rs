@@ -102,17 +102,10 @@ pub mod transpose;
 pub mod vector;
 
 /// The kernels that may use more than 48 KiB of dynamic shared memory per
-/// block: a host must opt each in (`cuFuncSetAttribute` with
+/// block, from the [`registry`] (each step's geometry says): a host must opt
+/// each in (`cuFuncSetAttribute` with
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`) before launching it so.
-pub const OPT_IN_SHARED: &[&str] = &[
-    softmax::Kernel::OnlineStash.entry_point(),
-    gemm::Variant::Wgmma.entry_point(),
-    gemm::Variant::Wgmma3xTf32.entry_point(),
-    gemm::Variant::WgmmaPromoted.entry_point(),
-    gemm::Variant::WgmmaTma.entry_point(),
-    gemm::Variant::WgmmaTma3xTf32.entry_point(),
-    "probe_tf32_peak",
-];
+pub const OPT_IN_SHARED: &[&str] = &registry::OPT_IN_SHARED;
 
 /// Every `.entry` kernel of every PTX module, from the [`registry`].
 pub fn entry_points() -> impl Iterator<Item = &'static str> {

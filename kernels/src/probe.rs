@@ -26,6 +26,7 @@ pub const STEPS: &[Step] = &[
     // `wgmma` exists on sm_90a alone: only that module has this entry.
     Step {
         needs: Some("sm_90a"),
+        opt_in_shared: true,
         ..Step::utility([
             "probe",
             "tf32_peak",

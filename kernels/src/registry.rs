@@ -4,38 +4,42 @@
 //! (`transpose_steps!`, `nested_sin_steps!`, `softmax_steps!`,
 //! `gemm_steps!`) that hands the list to whatever generator it is given:
 //!
-//! - here, [`ladder!`] turns it into the op's enum (`ALL`, `name`,
-//!   `entry_point`, `step`, `geometry`, the `run` dispatch), its `ENTRIES`
-//!   list, its [`Step`] table and the table in the enum's docs;
+//! - here, [`ladder!`] turns it into each step's module, its `.entry`
+//!   kernel, the op's enum (`ALL`, `name`, `entry_point`, `step`,
+//!   `geometry`, the `run` dispatch), its `ENTRIES` list, its [`Step`] table
+//!   and the table in the enum's docs;
 //! - in `coalesce-host`, each op's launcher module turns the same list into
-//!   one named launcher per step.
+//!   one named launcher per step, with the kernel's parameters as its typed
+//!   arguments.
+//!
+//! A step is its file and one line of the list:
+//!
+//! ```text
+//! /// step 4 pads the tile by one column (`TILE + 1`): a column spans 32 banks
+//! Padded => padded: "4" in "04_padded.rs";
+//! ```
+//!
+//! - the doc line is the step's idea, in one line;
+//! - `Padded` is its variant, `padded` its name (launchers, benches, the
+//!   command line) and its `.entry` kernel is `transpose_padded`;
+//! - `"4"` is its place in the ladder; the file, under the op's folder,
+//!   defines the kernel body `padded` (the op's `run` parameters) and its
+//!   launch geometry, `pub const GEOMETRY`.
+//!
+//! A step whose kernel is an instance of another's body says so in braces,
+//! in this order, each optional: `{ body: warp_per_row::<C, 8>, geometry:
+//! .., entry: "sin_f32", needs: "sm_90a", }`. `needs` names the one module
+//! that has the kernel: it uses instructions that exist on one architecture
+//! only (`wgmma` is `sm_90a`'s), so its `.entry` is compiled into that module
+//! alone, and a host whose loaded module is another refuses its launch with
+//! a clear error instead of a failed launch.
 //!
 //! [`OPS`] gathers every op's table. `docs/registry.json` is that table as
 //! JSON (the doc scripts read it), and `tests/registry.rs` checks it against
 //! the PTX, the files and the docs.
-//!
-//! An entry reads:
-//!
-//! ```text
-//! /// doc of the enum variant
-//! Padded => padded {
-//!     step: "4",                        // its place in the ladder
-//!     idea: "one padding column",       // what the step changes, one line
-//!     entry: "transpose_padded",        // the .entry kernel in the PTX
-//!     file: "transpose/04_padded.rs",   // where it lives, under kernels/src
-//!     body: padded,                     // what `run` calls: a kernel body
-//!     geometry: Geometry { .. },        // the op's launch geometry type
-//!     needs: "sm_90a",                  // optional: the only module that has it
-//! }
-//! ```
-//!
-//! A step with `needs` uses instructions that exist on one architecture only
-//! (`wgmma` is `sm_90a`'s): its `.entry` is compiled into that module alone,
-//! and a host whose loaded module is another refuses its launch with a
-//! clear error instead of a failed launch.
 
 /// One kernel, as the registry lists it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub struct Step {
     /// The op module: `transpose`, `gemm`, ..
     pub op: &'static str,
@@ -45,15 +49,46 @@ pub struct Step {
     pub name: &'static str,
     /// The `.entry` kernel in the PTX module.
     pub entry: &'static str,
+    /// The kernel body it runs, as the registry names it
+    /// (`warp_per_row::<C, 8>`): a function of its file.
+    pub body: &'static str,
     /// The file that holds the kernel, relative to `kernels/src/`.
     pub file: &'static str,
     /// What the step changes, in one line.
     pub idea: &'static str,
-    /// The launch geometry, as written in the registry.
-    pub geometry: &'static str,
+    /// The launch geometry its file gives it.
+    pub geometry: StepGeometry,
     /// The one module that has this kernel (`Some("sm_90a")`), or `None`
     /// when every module has it.
     pub needs: Option<&'static str>,
+    /// Whether a launch may use more than 48 KiB of dynamic shared memory:
+    /// the host opts the kernel in first (see [`crate::OPT_IN_SHARED`]).
+    pub opt_in_shared: bool,
+}
+
+impl PartialEq for Step {
+    fn eq(&self, other: &Step) -> bool {
+        self.entry == other.entry
+    }
+}
+impl Eq for Step {}
+
+/// A step's launch geometry, as the docs show it (`{:?}`).
+#[derive(Clone, Copy)]
+pub enum StepGeometry {
+    /// A ladder step's: the op's `Geometry` value.
+    Value(&'static (dyn core::fmt::Debug + Sync)),
+    /// A utility kernel's: the function that computes it, in words.
+    Words(&'static str),
+}
+
+impl core::fmt::Debug for StepGeometry {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            StepGeometry::Value(g) => g.fmt(f),
+            StepGeometry::Words(w) => f.write_str(w),
+        }
+    }
 }
 
 impl Step {
@@ -61,7 +96,18 @@ impl Step {
     /// `[op, name, entry, file, idea, geometry]`: no step number, in every
     /// module.
     pub const fn utility([op, name, entry, file, idea, geometry]: [&'static str; 6]) -> Step {
-        Step { op, step: "-", name, entry, file, idea, geometry, needs: None }
+        Step {
+            op,
+            step: "-",
+            name,
+            entry,
+            body: name,
+            file,
+            idea,
+            geometry: StepGeometry::Words(geometry),
+            needs: None,
+            opt_in_shared: false,
+        }
     }
 
     /// Whether the module built for `module` (`"sm_90"`, `"sm_90a"`, ..)
@@ -83,6 +129,37 @@ pub const OPS: &[(&str, &[Step])] = &[
     ("gemm_fixup", crate::gemm::fixup::FIXUP_STEPS),
 ];
 
+/// How many kernels opt in to more than 48 KiB of shared memory.
+const OPT_IN_COUNT: usize = {
+    let (mut n, mut op) = (0, 0);
+    while op < OPS.len() {
+        let mut i = 0;
+        while i < OPS[op].1.len() {
+            n += OPS[op].1[i].opt_in_shared as usize;
+            i += 1;
+        }
+        op += 1;
+    }
+    n
+};
+
+/// The `.entry` names of the kernels that opt in, in [`OPS`] order.
+pub(crate) const OPT_IN_SHARED: [&str; OPT_IN_COUNT] = {
+    let (mut out, mut n, mut op) = ([""; OPT_IN_COUNT], 0, 0);
+    while op < OPS.len() {
+        let mut i = 0;
+        while i < OPS[op].1.len() {
+            if OPS[op].1[i].opt_in_shared {
+                out[n] = OPS[op].1[i].entry;
+                n += 1;
+            }
+            i += 1;
+        }
+        op += 1;
+    }
+    out
+};
+
 /// Every kernel of every op, in [`OPS`] order.
 pub fn steps() -> impl Iterator<Item = &'static Step> {
     OPS.iter().flat_map(|(_, steps)| steps.iter())
@@ -100,57 +177,98 @@ pub(crate) const fn entries<const N: usize>(steps: &[Step; N]) -> [&'static str;
 }
 
 /// The kernels' side of an op's registry list (see the module docs): the
-/// enum, its tables and its dispatch.
+/// enum, its tables, its dispatch, each step's module, and one `.entry`
+/// kernel per step.
 macro_rules! ladder {
     (@needs) => { None };
     (@needs $needs:literal) => { Some($needs) };
+    (@or [] $default:expr) => { $default };
+    (@or [$given:expr] $default:expr) => { $given };
+    (@body_str [] $name:ident) => { stringify!($name) };
+    (@body_str [$body:expr] $name:ident) => { stringify!($body) };
+    (@entry [] $op:literal $name:ident) => { concat!($op, "_", stringify!($name)) };
+    (@entry [$entry:literal] $op:literal $name:ident) => { $entry };
+    // A step without a `body` override has a file of its own: its module,
+    // named for the step, and its kernel body re-exported under that name.
+    (@module [] $name:ident $file:literal) => {
+        #[path = $file]
+        mod $name;
+        pub use $name::$name;
+    };
+    (@module [$body:expr] $name:ident $file:literal) => {};
+    // The entry kernels take `run`'s parameters, or `kernel(..)`'s where the
+    // op gives them with how they become `run`'s.
     (
         op: $op:literal;
         $(#[$meta:meta])*
         pub enum $Variant:ident, geometry $Geometry:ty;
         unsafe fn run<$C:ident>($ctx:ident $(, $arg:ident: $argty:ty)* $(,)?);
-        $($entries:tt)*
+        kernel($($karg:ident: $kty:ty),* $(,)?) => ($($kcall:tt)*);
+        $($steps:tt)*
     ) => {
-        // The parameters once as a signature and once as a call, each a
-        // single token tree, so the entries' repetition can use them.
         $crate::registry::ladder! {
             @emit op: $op;
             meta: [$(#[$meta])*];
             enum: $Variant, $Geometry, $C;
             sig: ($ctx: &$C, $($arg: $argty),*);
+            run_sig: ($ctx: &$C, $($arg: $argty),*);
             call: ($ctx, $($arg),*);
-            $($entries)*
+            kernel: ($($karg: $kty),*);
+            kernel_call: ($ctx, $($kcall)*);
+            $($steps)*
+        }
+    };
+    (
+        op: $op:literal;
+        $(#[$meta:meta])*
+        pub enum $Variant:ident, geometry $Geometry:ty;
+        unsafe fn run<$C:ident>($ctx:ident $(, $arg:ident: $argty:ty)* $(,)?);
+        $($steps:tt)*
+    ) => {
+        $crate::registry::ladder! {
+            @emit op: $op;
+            meta: [$(#[$meta])*];
+            enum: $Variant, $Geometry, $C;
+            sig: ($ctx: &$C, $($arg: $argty),*);
+            run_sig: ($ctx: &$C, $($arg: $argty),*);
+            call: ($ctx, $($arg),*);
+            kernel: ($($arg: $argty),*);
+            kernel_call: ($ctx, $($arg),*);
+            $($steps)*
         }
     };
     (
         @emit op: $op:literal;
         meta: [$(#[$meta:meta])*];
         enum: $Variant:ident, $Geometry:ty, $C:ident;
-        sig: ($($sig:tt)*);
+        sig: $sig:tt;
+        run_sig: ($($run_sig:tt)*);
         call: $call:tt;
+        kernel: $kernel:tt;
+        kernel_call: $kernel_call:tt;
         $(
-            $(#[$vmeta:meta])*
-            $V:ident => $name:ident {
-                step: $step:literal,
-                idea: $idea:literal,
-                entry: $entry:literal,
-                file: $file:literal,
-                body: $body:expr,
-                geometry: $geometry:expr
-                $(, needs: $needs:literal)? $(,)?
-            }
+            #[doc = $idea:literal]
+            $V:ident => $name:ident: $step:literal in $file:literal
+            $({
+                $(body: $body:expr,)?
+                $(geometry: $geometry:expr,)?
+                $(entry: $entry:literal,)?
+                $(needs: $needs:literal,)?
+            })?;
         )*
     ) => {
+        $( $crate::registry::ladder!(@module [$($($body)?)?] $name $file); )*
+
         $(#[$meta])*
         ///
         /// | step | name | `.entry` | file | idea |
         /// | --- | --- | --- | --- | --- |
         $(
-            #[doc = concat!("| ", $step, " | `", stringify!($name), "` | `", $entry, "` | `", $file, "` | ", $idea, " |")]
+            #[doc = concat!("| ", $step, " | `", stringify!($name), "` | `", $crate::registry::ladder!(@entry [$($($entry)?)?] $op $name), "` | `", $op, "/", $file, "` | ", $idea, " |")]
         )*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum $Variant {
-            $( $(#[$vmeta])* $V, )*
+            $( #[doc = $idea] $V, )*
         }
 
         impl $Variant {
@@ -165,11 +283,13 @@ macro_rules! ladder {
                     op: $op,
                     step: $step,
                     name: stringify!($name),
-                    entry: $entry,
-                    file: $file,
-                    idea: $idea,
-                    geometry: stringify!($geometry),
-                    needs: $crate::registry::ladder!(@needs $($needs)?),
+                    entry: $crate::registry::ladder!(@entry [$($($entry)?)?] $op $name),
+                    body: $crate::registry::ladder!(@body_str [$($($body)?)?] $name),
+                    file: concat!($op, "/", $file),
+                    idea: $idea.trim_ascii(),
+                    geometry: $crate::registry::StepGeometry::Value(&$crate::registry::ladder!(@or [$($($geometry)?)?] $name::GEOMETRY)),
+                    needs: $crate::registry::ladder!(@needs $($($needs)?)?),
+                    opt_in_shared: $crate::registry::ladder!(@or [$($($geometry)?)?] $name::GEOMETRY).opt_in_shared(),
                 }
             ),*];
 
@@ -193,10 +313,10 @@ macro_rules! ladder {
                 self.registry().step
             }
 
-            /// The launch geometry the registry gives it.
+            /// The launch geometry its file gives it.
             pub const fn geometry(self) -> $Geometry {
                 match self {
-                    $($Variant::$V => $geometry,)*
+                    $($Variant::$V => $crate::registry::ladder!(@or [$($($geometry)?)?] $name::GEOMETRY),)*
                 }
             }
 
@@ -206,12 +326,12 @@ macro_rules! ladder {
             /// As for the kernel body: the buffers hold what it reads and
             /// writes, and the launch uses this entry's launch dimensions.
             #[inline(always)]
-            pub unsafe fn run<$C: $crate::ThreadCtx>(self, $($sig)*) {
+            pub unsafe fn run<$C: $crate::ThreadCtx>(self, $($run_sig)*) {
                 // SAFETY: forwarded from the caller.
                 #[allow(unused_unsafe)]
                 unsafe {
                     match self {
-                        $($Variant::$V => ($body)$call,)*
+                        $($Variant::$V => ($crate::registry::ladder!(@or [$($($body)?)?] $name))$call,)*
                     }
                 }
             }
@@ -219,6 +339,26 @@ macro_rules! ladder {
 
         /// The `.entry` kernels of this module, one per entry of the registry.
         pub const ENTRIES: &[&str] = &$crate::registry::entries(&$Variant::STEPS);
+
+        $(
+            #[cfg(all(target_arch = "nvptx64" $($(, target_feature = $needs)?)?))]
+            const _: () = {
+                #[unsafe(export_name = $crate::registry::ladder!(@entry [$($($entry)?)?] $op $name))]
+                unsafe extern "gpu-kernel" fn entry $kernel {
+                    #[inline(always)]
+                    unsafe fn body<$C: $crate::ThreadCtx> $sig {
+                        // SAFETY: forwarded from the entry.
+                        unsafe { ($crate::registry::ladder!(@or [$($($body)?)?] $name))$call }
+                    }
+                    // SAFETY: the host launcher checked lengths and launch geometry.
+                    unsafe { $crate::registry::ladder!(@with_gpu body $kernel_call) }
+                }
+            };
+        )*
+    };
+    // `f(ctx, args..)` with the GPU's thread context as `ctx`.
+    (@with_gpu $f:ident ($ctx:ident, $($args:tt)*)) => {
+        $f(&$crate::gpu::Gpu, $($args)*)
     };
 }
 pub(crate) use ladder;

@@ -7,9 +7,34 @@ REGISTRY = json.loads((ROOT / "docs/registry.json").read_text())
 NO_FRAME = "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"
 
 
-def steps(op):
-    """The op's steps from docs/registry.json, in teaching order."""
-    return next(o["steps"] for o in REGISTRY if o["op"] == op)
+UNMEASURED = {}
+
+
+def steps(op, run=None):
+    """The op's steps from docs/registry.json, in teaching order. With a run
+    folder, only those it measured (a bench in criterion_medians.json named
+    for the step, or for it and a suffix; or its `.entry` in the run's
+    `ptxas -v` report); the rest wait in UNMEASURED[op] for `not_measured`,
+    so that a new step has a page before it has a run."""
+    every = next(o["steps"] for o in REGISTRY if o["op"] == op)
+    if run is None:
+        return every
+    benches = {k.split("/")[-1] for k in json.loads((run / "criterion_medians.json").read_text())}
+    built = (run / "ptxas.txt").read_text() if (run / "ptxas.txt").exists() else ""
+    measured = lambda s: any(b == s["name"] or b.startswith(s["name"] + "_") for b in benches) \
+        or f"'{s['entry']}'" in built
+    UNMEASURED[op] = [s for s in every if not measured(s)]
+    return [s for s in every if measured(s)]
+
+
+def not_measured(w, op):
+    """A section for each step of `op` that the page's run did not measure."""
+    for s in UNMEASURED.get(op, []):
+        file = s["file"].removeprefix("kernels/src/")
+        w(f"### {s['step']}. {s['name']}\n")
+        w(f"`{s['name']}` ([`{file}`](../{s['file']})): {s['idea']}. **Not measured**: the run this page "
+          "comes from has no figures for it yet.\n")
+        w(pictures(op, s["name"]))
 
 
 def ptxas(text):

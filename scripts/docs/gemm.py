@@ -13,13 +13,13 @@ and the off-tile shapes, PyTorch at those shapes), ncu.txt. Every number in
 the page comes from those files.
 """
 import json, pathlib, re, sys
-from common import NO_FRAME, counters_table, emulator_counters, parse_ncu, ptxas, step_sections, steps
+from common import NO_FRAME, counters_table, emulator_counters, parse_ncu, ptxas, step_sections, not_measured, steps
 
 run = pathlib.Path(sys.argv[1])
 # The special-value run (examples/gemm_specials.rs, scripts/gpu/torch_gemm_specials.py,
 # the same-run A/B of scripts/gpu/ab.sh and the GPU tests): specials.txt, ab.txt, log.txt, machine.txt.
 specials = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
-STEPS = steps("gemm")
+STEPS = steps("gemm", run)
 read = lambda name: (run / name).read_text()
 machine = read("machine.txt").strip()
 commit = next(l.split()[1] for l in machine.splitlines() if l.startswith("commit "))
@@ -45,7 +45,7 @@ SGEMM_ELSEWHERE = next(s["name"] for s in STEPS if s["step"] == "7")
 def kind(s):
     """What a step is compared with: cuBLAS TF32 for the registry's
     `Precision::Tf32` steps, cuBLAS SGEMM (FP32-accurate) for the others."""
-    return "tf32" if "Precision::Tf32" in s["geometry"] else "sgemm"
+    return "tf32" if "precision: Tf32," in s["geometry"] else "sgemm"
 
 
 def tflops(size, name):
@@ -302,6 +302,7 @@ for s in STEPS:
 w("## The ladder, one idea per step\n")
 step_sections(w, STEPS, lambda name: f"{tflops(4096, name):.1f} TFLOP/s at 4096^3, {tflops(8192, name):.1f} at 8192^3", WHY,
               op="gemm")
+not_measured(w, "gemm")
 
 results = re.findall(r"^test result: (.*)$", tests, re.M)
 spots = re.findall(r"gpu\s+(\w+) 4096x4096x4096 spot: max error / bound ([\d.e+-]+)", tests)

@@ -22,12 +22,12 @@ report.txt (scripts/gpu/streaming.sh: the report binary in the same call),
 the page gives each row's share of the GPU's specified DRAM bandwidth too.
 Every number in the page comes from those files."""
 import json, pathlib, re, sys
-from common import NO_FRAME, step_sections, steps
+from common import NO_FRAME, step_sections, not_measured, steps
 from common import ptxas as parse_ptxas
 
 run = pathlib.Path(sys.argv[1])
 others = [pathlib.Path(a) for a in sys.argv[2:]]
-STEPS = steps("nested_sin")
+STEPS = steps("nested_sin", run)
 COPY = next(s for s in steps("copy") if s["name"] == "copy")
 NAMES = [s["name"] for s in STEPS]
 read = lambda name: (run / name).read_text()
@@ -410,6 +410,7 @@ WHY = {
 
 w("## The ladder, one idea per step\n")
 step_sections(w, STEPS, measured, WHY)
+not_measured(w, "nested_sin")
 w("All of them share `nested_sin::map`: a grid-stride loop over 16-byte vectors (`ld.global.v4`/`st.global.v4`), a "
   "scalar head when the input and output start equally misaligned, a scalar tail for lengths not a multiple of 4, "
   "and an all-scalar walk when their misalignments differ. In place (`launch_in_place`) is allowed.\n")

@@ -18,10 +18,10 @@ the `gpu_ncu_probe` test, which names each launch's shape), sanitizer.log
 (`ptxas -v` of the PTX that ran). Every number in the page comes from those
 files; the constants below are the kernels' and the H100's."""
 import json, math, pathlib, re, sys
-from common import NO_FRAME, counters_table, emulator_counters, pictures, ptxas, steps
+from common import NO_FRAME, counters_table, emulator_counters, pictures, ptxas, not_measured, steps
 
 run = pathlib.Path(sys.argv[1])
-STEPS = steps("softmax")
+STEPS = steps("softmax", run)
 read = lambda name: (run / name).read_text()
 crit = json.loads(read("criterion_medians.json"))
 torch = json.loads(read("torch_softmax.json"))
@@ -38,12 +38,12 @@ L2_MB, SM_SHARED_KB = 50, 228
 
 # ---- the registry: steps grouped by strategy (step number), in step order --
 def floats(step):
-    m = re.search(r"floats: (\d+)", step["geometry"])  # online's is ONLINE_FLOATS, a name
+    m = re.search(r"floats: (\d+)", step["geometry"])
     return int(m.group(1)) if m else ONLINE_FLOATS
 
 
 def strategy(step):
-    return re.sub(r"(?<!^)([A-Z])", r" \1", re.search(r"Strategy::(\w+)", step["geometry"]).group(1)).lower()
+    return re.sub(r"(?<!^)([A-Z])", r" \1", re.search(r"strategy: (\w+)", step["geometry"]).group(1)).lower()
 
 
 def step_key(label):
@@ -302,6 +302,7 @@ for label, ks in GROUPS.items():
     for k in ks:
         w(kernel_line(k))
     w("\n" + WHY[label]() + "\n")
+not_measured(w, "softmax")
 
 # ---- online -----------------------------------------------------------------
 # ---- counters.json: the emulator's counters beside ncu's --------------------

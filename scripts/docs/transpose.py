@@ -10,10 +10,10 @@ CUDA-event timings per kernel and shape), criterion_medians.json
 8192x8192), torch_peers.json (PyTorch, same call), machine.txt. Every number
 in the page comes from those files."""
 import json, pathlib, re, sys
-from common import counters_table, emulator_counters, parse_ncu, pictures, step_sections, steps
+from common import counters_table, emulator_counters, parse_ncu, pictures, step_sections, not_measured, steps
 
 run = pathlib.Path(sys.argv[1])
-STEPS = steps("transpose")
+STEPS = steps("transpose", run)
 report = json.loads((run / "report.json").read_text())
 torch = json.loads((run / "torch_peers.json").read_text())
 crit = json.loads((run / "criterion_medians.json").read_text())
@@ -177,6 +177,7 @@ WHY = {
 
 w("## The ladder, one idea per step\n")
 step_sections(w, STEPS, gbs, WHY, op="transpose")
+not_measured(w, "transpose")
 
 pz = {k.split("/")[1]: v for k, v in crit.items() if "launches" in k}
 one, per = pz["one_kernel"], pz["one_launch_per_column"]

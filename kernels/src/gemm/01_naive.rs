@@ -17,6 +17,11 @@ use super::{Problem, store_c_at};
 use crate::math::fma;
 use crate::{Dim3, ThreadCtx};
 
+use super::{Geometry, Precision};
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry { precision: Precision::Fp32, tile: (NAIVE_BLOCK.y, NAIVE_BLOCK.x), block: NAIVE_BLOCK, shared_floats: 0, tma: false };
+
 /// Threads per block: 32 columns by 8 rows of `C`.
 pub const NAIVE_BLOCK: Dim3 = Dim3::xy(32, 8);
 
@@ -51,6 +56,3 @@ pub unsafe fn naive<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut
     // SAFETY: row < m, col < n: inside C.
     unsafe { store_c_at(c, row * n + col, acc, p.alpha, p.beta) }
 }
-
-#[cfg(target_arch = "nvptx64")]
-super::gemm_entry!(gemm_naive, naive);

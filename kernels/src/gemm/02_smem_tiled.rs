@@ -21,6 +21,11 @@ use super::{Problem, store_c_at};
 use crate::ThreadCtx;
 use crate::math::fma;
 
+use super::{Dim3, Geometry, Precision};
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry { precision: Precision::Fp32, tile: (SMEM_TILE, SMEM_TILE), block: Dim3::xy(SMEM_TILE, SMEM_TILE), shared_floats: 2 * SMEM_TILE * SMEM_TILE, tma: false };
+
 /// Side of the square tiles of `A`, `B` and `C`; threads per block are
 /// `SMEM_TILE x SMEM_TILE`.
 pub const SMEM_TILE: u32 = 32;
@@ -76,6 +81,3 @@ pub unsafe fn smem_tiled<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c:
         unsafe { store_c_at(c, row * n + col, acc, p.alpha, p.beta) }
     }
 }
-
-#[cfg(target_arch = "nvptx64")]
-super::gemm_entry!(gemm_smem_tiled, smem_tiled);

@@ -19,6 +19,11 @@ use super::{Problem, store_c_at};
 use crate::ThreadCtx;
 use crate::math::fma;
 
+use super::{Dim3, Geometry, Precision};
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry { precision: Precision::Fp32, tile: (BT1_BM, BT1_BN), block: Dim3::xy(BT1_THREADS, 1), shared_floats: BT1_BM * BT1_BK + BT1_BK * BT1_BN, tma: false };
+
 /// Rows of the `C` tile per block.
 pub const BT1_BM: u32 = 64;
 /// Columns of the `C` tile per block.
@@ -99,6 +104,3 @@ pub unsafe fn blocktile_1d<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
         }
     }
 }
-
-#[cfg(target_arch = "nvptx64")]
-super::gemm_entry!(gemm_blocktile_1d, blocktile_1d);

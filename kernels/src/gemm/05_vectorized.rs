@@ -29,6 +29,11 @@ use super::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, F4, Problem, al
 use crate::ThreadCtx;
 use crate::math::fma;
 
+use super::{Dim3, Geometry, Precision};
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry { precision: Precision::Fp32, tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN, tma: false };
+
 /// `C = alpha * A * B + beta * C` with step 4's tiles and 16-byte accesses.
 ///
 /// # Parameters
@@ -121,6 +126,3 @@ pub unsafe fn vectorized<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c:
         });
     });
 }
-
-#[cfg(target_arch = "nvptx64")]
-super::gemm_entry!(gemm_vectorized, vectorized);

@@ -27,6 +27,11 @@ use crate::ThreadCtx;
 use crate::math::fma;
 use crate::mem::{Global, GlobalMut, Shared};
 
+use super::{Dim3, Geometry, Precision};
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry { precision: Precision::Fp32, tile: (WT.bm, WT.bn), block: Dim3::xy(WT.threads(), 1), shared_floats: WT.shared_floats(), tma: false };
+
 /// Geometry of a warp-tiled kernel (steps 6 and 7).
 ///
 /// Threads: `(bm/wm) * (bn/wn)` warps of 32. Per thread: `mi x ni`
@@ -308,6 +313,3 @@ pub unsafe fn warptile<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *
     // SAFETY: forwarded; the launch uses WT.
     unsafe { warptile_with::<C, { WT.mi as usize }, { WT.ni as usize }>(ctx, WT, a, b, c, p) }
 }
-
-#[cfg(target_arch = "nvptx64")]
-super::gemm_entry!(gemm_warptile, warptile);

@@ -40,10 +40,15 @@
 use super::tiles::{
     TileCtx, load_a, load_a_clamped, load_a_first, load_b, load_b_clamped, load_b_first, realign_b, stage_a, stage_b,
 };
-use super::warptile_kernel::{Acc, WarpTiling, compute_tile, store_acc, thread_origin, tile_ctx};
+use super::warptile::{Acc, WarpTiling, compute_tile, store_acc, thread_origin, tile_ctx};
 use super::{F4, Problem};
 use crate::ThreadCtx;
 use crate::mem::{Global, GlobalMut, Shared};
+
+use super::{Dim3, Geometry, Precision};
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry { precision: Precision::Fp32, tile: (DB.bm, DB.bn), block: Dim3::xy(DB.threads(), 1), shared_floats: 2 * DB.shared_floats(), tma: false };
 
 /// Step 7's geometry, chosen by measurement on the H100 among 16 candidates
 /// (docs/gemm.md, "Choosing step 7's geometry"): a 128x256x8 block tile, 8
@@ -302,6 +307,3 @@ pub unsafe fn double_buffered<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f3
         >(ctx, DB, a, b, c, p)
     }
 }
-
-#[cfg(target_arch = "nvptx64")]
-super::gemm_entry!(gemm_double_buffered, double_buffered);

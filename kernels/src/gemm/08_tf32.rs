@@ -37,6 +37,11 @@ use super::{F4, Problem, aligned16, store_c_at};
 use crate::ThreadCtx;
 use crate::mem::Shared;
 
+use super::{Dim3, Geometry, Precision};
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry { precision: Precision::Tf32, tile: (TF32_BM, TF32_BN), block: Dim3::xy(TF32_THREADS, 1), shared_floats: TF32_SHARED_FLOATS, tma: false };
+
 /// Rows of the `C` tile per block.
 pub const TF32_BM: u32 = 128;
 /// Columns of the `C` tile per block.
@@ -304,6 +309,3 @@ pub unsafe fn tf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut 
         });
     });
 }
-
-#[cfg(target_arch = "nvptx64")]
-super::gemm_entry!(gemm_tf32, tf32);

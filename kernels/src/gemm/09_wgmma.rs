@@ -53,6 +53,11 @@
 use super::{F4, Problem, aligned16, store_c_at, swizzle_base, to_tf32};
 use crate::{Global, GlobalMut, Load, Shared, ThreadCtx};
 
+use super::{Dim3, Geometry, Precision};
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry { precision: Precision::Tf32, tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: WG_SHARED_BYTES / 4, tma: false };
+
 /// Rows of the `C` tile per block: two warpgroups of 64.
 pub const WG_BM: u32 = 128;
 /// Columns of the `C` tile per block: one `m64n256k8` per warpgroup.
@@ -357,6 +362,3 @@ pub(super) unsafe fn store_fragment<C: ThreadCtx>(
         }
     );
 }
-
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-super::gemm_entry!(gemm_wgmma, wgmma);

@@ -43,9 +43,14 @@
 //! in `hi`. Step 13, what `gemm::sgemm` runs, keeps FP32 semantics through
 //! `gemm_pack`'s split and `gemm_fixup` (docs/gemm.md).
 
-use super::wgmma_kernel::{NA, NB, ROW_BYTES, interior, load_tiles, store_fragment, swizzled};
+use super::wgmma::{NA, NB, ROW_BYTES, interior, load_tiles, store_fragment, swizzled};
 use super::{Problem, aligned16, k_major_128b, swizzle_base, to_tf32};
 use crate::{Global, GlobalMut, Shared, ThreadCtx};
+
+use super::{Dim3, Geometry, Precision, WG_BM, WG_BN, WG_THREADS};
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry { precision: Precision::Split3xTf32, tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: X3_SHARED_BYTES / 4, tma: false };
 
 /// Rows, columns and depth of a block's tile, and threads: step 9's.
 const BM: usize = super::WG_BM as usize;
@@ -211,6 +216,3 @@ unsafe fn wgmma_3xtf32_with<C: ThreadCtx, const INTERIOR: bool>(
     // SAFETY: forwarded from the caller (C holds its matrix).
     unsafe { store_fragment(&c, &acc, &p, (m0, n0), tid) };
 }
-
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-super::gemm_entry!(gemm_wgmma_3xtf32, wgmma_3xtf32);

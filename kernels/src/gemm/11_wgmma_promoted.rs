@@ -51,10 +51,15 @@
 //! 8-deep step is rounded into `D` toward zero, see `emu.rs`), so
 //! `tests/gemm.rs` shows step 10's drift and this step's fix without a GPU.
 
-use super::wgmma_3xtf32_kernel::store_split;
-use super::wgmma_kernel::{ROW_BYTES, load4, swizzled};
+use super::wgmma_3xtf32::store_split;
+use super::wgmma::{ROW_BYTES, load4, swizzled};
 use super::{Problem, aligned16, k_major_128b, store_c_at, swizzle_base};
 use crate::{Global, GlobalMut, Load, ThreadCtx};
+
+use super::{Dim3, Geometry, Precision};
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry { precision: Precision::Split3xTf32, tile: (PR_BM, PR_BN), block: Dim3::xy(PR_THREADS, 1), shared_floats: PR_SHARED_BYTES / 4, tma: false };
 
 /// Rows of the `C` tile per block: two warpgroups of 64.
 pub const PR_BM: u32 = 128;
@@ -395,6 +400,3 @@ pub(super) unsafe fn store_fragment<C: ThreadCtx>(
         }
     );
 }
-
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-super::gemm_entry!(gemm_wgmma_promoted, wgmma_promoted);

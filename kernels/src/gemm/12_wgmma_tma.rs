@@ -46,9 +46,14 @@
 //! the barrier, and the barriers' arrivals and waits order accesses for the
 //! checker (see `emu.rs`).
 
-use super::wgmma_kernel::{ROW_BYTES, store_fragment};
+use super::wgmma::{ROW_BYTES, store_fragment};
 use super::{Problem, k_major_128b, swizzle_base};
 use crate::{TensorMap, ThreadCtx};
+
+use super::{Dim3, Geometry, Precision};
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry { precision: Precision::Tf32, tile: (TMA_BM, TMA_BN), block: Dim3::xy(TMA_THREADS, 1), shared_floats: TMA_SHARED_BYTES / 4, tma: true };
 
 /// Rows of the `C` tile per block: two consumer warpgroups of 64.
 pub const TMA_BM: u32 = 128;
@@ -189,6 +194,3 @@ pub unsafe fn wgmma_tma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: 
     // SAFETY: the caller's contract (C holds its matrix).
     unsafe { store_fragment(&c, &acc, &p, (m0, n0), tid) };
 }
-
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-super::gemm_entry!(gemm_wgmma_tma, wgmma_tma);

@@ -34,11 +34,16 @@
 //! On the CPU emulator, copies complete at issue, and the tensor cores'
 //! accumulation truncates as on the GPU (see `emu.rs`).
 
-use super::wgmma_kernel::ROW_BYTES;
-use super::wgmma_promoted_kernel::{promote, store_fragment};
-use super::wgmma_tma_kernel::grouped_tile;
+use super::wgmma::ROW_BYTES;
+use super::wgmma_promoted::{promote, store_fragment};
+use super::wgmma_tma::grouped_tile;
 use super::{Problem, k_major_128b, swizzle_base};
 use crate::{TensorMap, ThreadCtx};
+
+use super::{Dim3, Geometry, Precision};
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry { precision: Precision::Split3xTf32, tile: (TX3_BM, TX3_BN), block: Dim3::xy(TX3_THREADS, 1), shared_floats: TX3_SHARED_BYTES / 4, tma: true };
 
 /// Rows of the `C` tile per block: two consumer warpgroups of 64.
 pub const TX3_BM: u32 = 128;
@@ -175,6 +180,3 @@ pub unsafe fn wgmma_tma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f
     // SAFETY: the caller's contract (C holds its matrix).
     unsafe { store_fragment(&c, &acc, &p, (m0, n0), tid) };
 }
-
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-super::gemm_entry!(gemm_wgmma_tma_3xtf32, wgmma_tma_3xtf32);

@@ -16,54 +16,25 @@
 //! Launch geometry (tile sizes, threads, shared bytes) is defined here and
 //! read by the host through [`Variant::launch_dims`].
 
-#[path = "03_blocktile_1d.rs"]
-mod blocktile_1d_kernel;
-#[path = "04_blocktile_2d.rs"]
-mod blocktile_2d_kernel;
-#[path = "07_double_buffered.rs"]
-mod double_buffered_kernel;
-#[path = "01_naive.rs"]
-mod naive_kernel;
-#[path = "02_smem_tiled.rs"]
-mod smem_tiled_kernel;
-#[path = "08_tf32.rs"]
-mod tf32_kernel;
 mod tiles;
-#[path = "05_vectorized.rs"]
-mod vectorized_kernel;
-#[path = "06_warptile.rs"]
-mod warptile_kernel;
-#[path = "09_wgmma.rs"]
-mod wgmma_kernel;
-#[path = "10_wgmma_3xtf32.rs"]
-mod wgmma_3xtf32_kernel;
-#[path = "11_wgmma_promoted.rs"]
-mod wgmma_promoted_kernel;
-#[path = "12_wgmma_tma.rs"]
-mod wgmma_tma_kernel;
-#[path = "13_wgmma_tma_3xtf32.rs"]
-mod wgmma_tma_3xtf32_kernel;
 pub mod fixup;
 pub mod pack;
 
-pub use blocktile_1d_kernel::{BT1_BK, BT1_BM, BT1_BN, BT1_THREADS, BT1_TM, blocktile_1d};
-pub use blocktile_2d_kernel::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, blocktile_2d};
-pub use double_buffered_kernel::{DB, double_buffered, double_buffered_with};
-pub use naive_kernel::{NAIVE_BLOCK, naive};
-pub use smem_tiled_kernel::{SMEM_TILE, smem_tiled};
-pub use tf32_kernel::{TF32_BK, TF32_BM, TF32_BN, TF32_SHARED_FLOATS, TF32_STRIDE, TF32_THREADS, tf32, to_tf32};
-pub use vectorized_kernel::vectorized;
-pub use warptile_kernel::{WT, WarpTiling, warptile, warptile_with};
-pub use wgmma_3xtf32_kernel::{X3_SHARED_BYTES, split_tf32, wgmma_3xtf32};
-pub(crate) use wgmma_kernel::swizzled;
-pub use wgmma_kernel::{WG_BK, WG_BM, WG_BN, WG_SHARED_BYTES, WG_STAGES, WG_THREADS, k_major_128b, wgmma};
-pub use wgmma_promoted_kernel::{PR_BM, PR_BN, PR_SHARED_BYTES, PR_THREADS, wgmma_promoted};
-pub use wgmma_tma_3xtf32_kernel::{
-    TX3_BK, TX3_BM, TX3_BN, TX3_SHARED_BYTES, TX3_STAGE_BYTES, TX3_STAGES, TX3_THREADS, wgmma_tma_3xtf32,
+pub use blocktile_1d::{BT1_BK, BT1_BM, BT1_BN, BT1_THREADS, BT1_TM};
+pub use blocktile_2d::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN};
+pub use double_buffered::{DB, double_buffered_with};
+pub use naive::NAIVE_BLOCK;
+pub use smem_tiled::SMEM_TILE;
+pub use tf32::{TF32_BK, TF32_BM, TF32_BN, TF32_SHARED_FLOATS, TF32_STRIDE, TF32_THREADS, to_tf32};
+pub use warptile::{WT, WarpTiling, warptile_with};
+pub(crate) use wgmma::swizzled;
+pub use wgmma::{WG_BK, WG_BM, WG_BN, WG_SHARED_BYTES, WG_STAGES, WG_THREADS, k_major_128b};
+pub use wgmma_3xtf32::{X3_SHARED_BYTES, split_tf32};
+pub use wgmma_promoted::{PR_BM, PR_BN, PR_SHARED_BYTES, PR_THREADS};
+pub use wgmma_tma::{
+    TMA_BK, TMA_BM, TMA_BN, TMA_GROUP_ROWS, TMA_SHARED_BYTES, TMA_STAGE_BYTES, TMA_STAGES, TMA_THREADS,
 };
-pub use wgmma_tma_kernel::{
-    TMA_BK, TMA_BM, TMA_BN, TMA_GROUP_ROWS, TMA_SHARED_BYTES, TMA_STAGE_BYTES, TMA_STAGES, TMA_THREADS, wgmma_tma,
-};
+pub use wgmma_tma_3xtf32::{TX3_BK, TX3_BM, TX3_BN, TX3_SHARED_BYTES, TX3_STAGE_BYTES, TX3_STAGES, TX3_THREADS};
 
 // The steps name it `super::F4`.
 use crate::mem::GlobalMut;
@@ -93,143 +64,41 @@ macro_rules! gemm_steps {
         $then! {
             $($pass)*
             op: "gemm";
-            /// The GEMM versions, in teaching order: the FP32 ladder, then the
-            /// tensor cores: TF32 (steps 8, 9) and FP32-accurate 3xTF32 (steps
-            /// 10, 11); steps 9-11 only on `sm_90a`, the H100's.
+            /// The GEMM versions, in teaching order: the FP32 ladder (steps
+            /// 1-7), then the tensor cores: TF32 (steps 8, 9, 12) and
+            /// FP32-accurate 3xTF32 (steps 10, 11, 13); steps 9-13 only on
+            /// `sm_90a`, the H100's.
             pub enum Variant, geometry Geometry;
             unsafe fn run<C>(ctx, a: *const f32, b: *const f32, c: *mut f32, p: Problem);
+            kernel(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, alpha: f32, beta: f32)
+                => (a, b, c, Problem { m, n, k, alpha, beta });
 
-            /// Step 1: one thread per element of `C`.
-            Naive => naive {
-                step: "1",
-                idea: "one thread per `C` element, `K` loads of `A` and `B` each: 2 global loads per FMA",
-                entry: "gemm_naive",
-                file: "gemm/01_naive.rs",
-                body: naive,
-                geometry: Geometry { precision: Precision::Fp32, tile: (NAIVE_BLOCK.y, NAIVE_BLOCK.x), block: NAIVE_BLOCK, shared_floats: 0, tma: false },
-            }
-            /// Step 2: 32x32 shared-memory tiles.
-            SmemTiled => smem_tiled {
-                step: "2",
-                idea: "32x32 tiles of `A` and `B` staged in shared memory: each global element loaded once per tile",
-                entry: "gemm_smem_tiled",
-                file: "gemm/02_smem_tiled.rs",
-                body: smem_tiled,
-                geometry: Geometry { precision: Precision::Fp32, tile: (SMEM_TILE, SMEM_TILE), block: Dim3::xy(SMEM_TILE, SMEM_TILE), shared_floats: 2 * SMEM_TILE * SMEM_TILE, tma: false },
-            }
-            /// Step 3: 8 outputs per thread along a column.
-            Blocktile1d => blocktile_1d {
-                step: "3",
-                idea: "each thread computes a column of 8 outputs: one shared `B` value serves 8 FMAs",
-                entry: "gemm_blocktile_1d",
-                file: "gemm/03_blocktile_1d.rs",
-                body: blocktile_1d,
-                geometry: Geometry { precision: Precision::Fp32, tile: (BT1_BM, BT1_BN), block: Dim3::xy(BT1_THREADS, 1), shared_floats: BT1_BM * BT1_BK + BT1_BK * BT1_BN, tma: false },
-            }
-            /// Step 4: an 8x8 register tile per thread.
-            Blocktile2d => blocktile_2d {
-                step: "4",
-                idea: "each thread computes an 8x8 outer product: 16 shared values serve 64 FMAs",
-                entry: "gemm_blocktile_2d",
-                file: "gemm/04_blocktile_2d.rs",
-                body: blocktile_2d,
-                geometry: Geometry { precision: Precision::Fp32, tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN, tma: false },
-            }
-            /// Step 5: 16-byte loads, `A` tile transposed.
-            Vectorized => vectorized {
-                step: "5",
-                idea: "16-byte global loads; the `A` tile stored transposed; 16-byte shared loads",
-                entry: "gemm_vectorized",
-                file: "gemm/05_vectorized.rs",
-                body: vectorized,
-                geometry: Geometry { precision: Precision::Fp32, tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN, tma: false },
-            }
-            /// Step 6: 4x4 fragments interleaved over warp tiles.
-            Warptile => warptile {
-                step: "6",
-                idea: "threads of a warp own 4x4 fragments interleaved over a warp tile: conflict-free, broadcast shared loads",
-                entry: "gemm_warptile",
-                file: "gemm/06_warptile.rs",
-                body: warptile,
-                geometry: Geometry { precision: Precision::Fp32, tile: (WT.bm, WT.bn), block: Dim3::xy(WT.threads(), 1), shared_floats: WT.shared_floats(), tma: false },
-            }
-            /// Step 7: the next tile loads during this one's FMAs.
-            DoubleBuffered => double_buffered {
-                step: "7",
-                idea: "two shared buffers: the next tile's global loads fly during this tile's FMAs; a 128x256 tile, 8x16 outputs per thread",
-                entry: "gemm_double_buffered",
-                file: "gemm/07_double_buffered.rs",
-                body: double_buffered,
-                geometry: Geometry { precision: Precision::Fp32, tile: (DB.bm, DB.bn), block: Dim3::xy(DB.threads(), 1), shared_floats: 2 * DB.shared_floats(), tma: false },
-            }
-            /// Step 8: tensor cores, inputs rounded to TF32 (about 3 significant
-            /// digits), f32 accumulation. Not an FP32 GEMM.
-            Tf32 => tf32 {
-                step: "8",
-                idea: "tensor cores: TF32 `mma.sync.m16n8k8` with f32 accumulation; inputs rounded to 10 mantissa bits",
-                entry: "gemm_tf32",
-                file: "gemm/08_tf32.rs",
-                body: tf32,
-                geometry: Geometry { precision: Precision::Tf32, tile: (TF32_BM, TF32_BN), block: Dim3::xy(TF32_THREADS, 1), shared_floats: TF32_SHARED_FLOATS, tma: false },
-            }
-            /// Step 9: Hopper's warpgroup MMA, operands read from shared
-            /// memory by the tensor cores. TF32, as step 8; `sm_90a` only.
-            Wgmma => wgmma {
-                step: "9",
-                idea: "TF32 `wgmma.mma_async.m64n256k8` by two warpgroups, operands K-major in 128-byte-swizzled shared memory staged by the threads, three buffers",
-                entry: "gemm_wgmma",
-                file: "gemm/09_wgmma.rs",
-                body: wgmma,
-                geometry: Geometry { precision: Precision::Tf32, tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: WG_SHARED_BYTES / 4, tma: false },
-                needs: "sm_90a",
-            }
-            /// Step 10: FP32 accuracy on the TF32 tensor cores, each input
-            /// split in two TF32 halves; `sm_90a` only.
-            Wgmma3xTf32 => wgmma_3xtf32 {
-                step: "10",
-                idea: "3xTF32: `x = hi + lo`, both TF32, and `a b ~ a_hi b_hi + a_hi b_lo + a_lo b_hi` on step 9's `wgmma`: each product exact to 2^-22, three tensor-core products per term",
-                entry: "gemm_wgmma_3xtf32",
-                file: "gemm/10_wgmma_3xtf32.rs",
-                body: wgmma_3xtf32,
-                geometry: Geometry { precision: Precision::Split3xTf32, tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: X3_SHARED_BYTES / 4, tma: false },
-                needs: "sm_90a",
-            }
-            /// Step 11: step 10 with the tensor cores' partial sums promoted
-            /// into f32 registers every 32 of `K`; `sm_90a` only.
-            WgmmaPromoted => wgmma_promoted {
-                step: "11",
-                idea: "3xTF32 whose `wgmma` accumulators hold one 32-deep tile (scale-d 0 on its first product), added into a second set of f32 registers after each tile (`add.f32`, to nearest): the tensor cores' truncation no longer drifts with `K`; `m64n128k8`, 128x128 tiles",
-                entry: "gemm_wgmma_promoted",
-                file: "gemm/11_wgmma_promoted.rs",
-                body: wgmma_promoted,
-                geometry: Geometry { precision: Precision::Split3xTf32, tile: (PR_BM, PR_BN), block: Dim3::xy(PR_THREADS, 1), shared_floats: PR_SHARED_BYTES / 4, tma: false },
-                needs: "sm_90a",
-            }
-            /// Step 12: step 9's TF32 products fed by the TMA through an
-            /// mbarrier pipeline, a producer warp beside two consumer
-            /// warpgroups; the operands made K-major in a workspace first;
-            /// `sm_90a` only.
-            WgmmaTma => wgmma_tma {
-                step: "12",
-                idea: "TF32 `wgmma` fed by TMA copies (`cp.async.bulk.tensor`, tensor maps) into four stages with full/empty mbarriers: one producer warp issues the copies, two consumer warpgroups only multiply; both operands made K-major and rounded to TF32 by `gemm_pack` first (`B` transposed)",
-                entry: "gemm_wgmma_tma",
-                file: "gemm/12_wgmma_tma.rs",
-                body: wgmma_tma,
-                geometry: Geometry { precision: Precision::Tf32, tile: (TMA_BM, TMA_BN), block: Dim3::xy(TMA_THREADS, 1), shared_floats: TMA_SHARED_BYTES / 4, tma: true },
-                needs: "sm_90a",
-            }
-            /// Step 13: step 11's promoted 3xTF32 on step 12's TMA pipeline,
-            /// the operands split into TF32 halves in the workspace first;
-            /// `sm_90a` only.
-            WgmmaTma3xTf32 => wgmma_tma_3xtf32 {
-                step: "13",
-                idea: "promoted 3xTF32 (step 11's products and f32 promotion every 32 of `K`) on step 12's TMA pipeline: `gemm_pack` splits `A` and `B^T` into TF32 halves once, the TMA copies four 128x32 tiles a stage into three stages; 128x128 tiles",
-                entry: "gemm_wgmma_tma_3xtf32",
-                file: "gemm/13_wgmma_tma_3xtf32.rs",
-                body: wgmma_tma_3xtf32,
-                geometry: Geometry { precision: Precision::Split3xTf32, tile: (TX3_BM, TX3_BN), block: Dim3::xy(TX3_THREADS, 1), shared_floats: TX3_SHARED_BYTES / 4, tma: true },
-                needs: "sm_90a",
-            }
+            /// one thread per `C` element, `K` loads of `A` and `B` each: 2 global loads per FMA
+            Naive => naive: "1" in "01_naive.rs";
+            /// 32x32 tiles of `A` and `B` staged in shared memory: each global element loaded once per tile
+            SmemTiled => smem_tiled: "2" in "02_smem_tiled.rs";
+            /// each thread computes a column of 8 outputs: one shared `B` value serves 8 FMAs
+            Blocktile1d => blocktile_1d: "3" in "03_blocktile_1d.rs";
+            /// each thread computes an 8x8 outer product: 16 shared values serve 64 FMAs
+            Blocktile2d => blocktile_2d: "4" in "04_blocktile_2d.rs";
+            /// 16-byte global loads; the `A` tile stored transposed; 16-byte shared loads
+            Vectorized => vectorized: "5" in "05_vectorized.rs";
+            /// threads of a warp own 4x4 fragments interleaved over a warp tile: conflict-free, broadcast shared loads
+            Warptile => warptile: "6" in "06_warptile.rs";
+            /// two shared buffers: the next tile's global loads fly during this tile's FMAs; a 128x256 tile, 8x16 outputs per thread
+            DoubleBuffered => double_buffered: "7" in "07_double_buffered.rs";
+            /// tensor cores: TF32 `mma.sync.m16n8k8` with f32 accumulation; inputs rounded to 10 mantissa bits
+            Tf32 => tf32: "8" in "08_tf32.rs";
+            /// TF32 `wgmma.mma_async.m64n256k8` by two warpgroups, operands K-major in 128-byte-swizzled shared memory staged by the threads, three buffers
+            Wgmma => wgmma: "9" in "09_wgmma.rs" { needs: "sm_90a", };
+            /// 3xTF32: `x = hi + lo`, both TF32, and `a b ~ a_hi b_hi + a_hi b_lo + a_lo b_hi` on step 9's `wgmma`: each product exact to 2^-22, three tensor-core products per term
+            Wgmma3xTf32 => wgmma_3xtf32: "10" in "10_wgmma_3xtf32.rs" { needs: "sm_90a", };
+            /// 3xTF32 whose `wgmma` accumulators hold one 32-deep tile (scale-d 0 on its first product), added into a second set of f32 registers after each tile (`add.f32`, to nearest): the tensor cores' truncation no longer drifts with `K`; `m64n128k8`, 128x128 tiles
+            WgmmaPromoted => wgmma_promoted: "11" in "11_wgmma_promoted.rs" { needs: "sm_90a", };
+            /// TF32 `wgmma` fed by TMA copies (`cp.async.bulk.tensor`, tensor maps) into four stages with full/empty mbarriers: one producer warp issues the copies, two consumer warpgroups only multiply; both operands made K-major and rounded to TF32 by `gemm_pack` first (`B` transposed)
+            WgmmaTma => wgmma_tma: "12" in "12_wgmma_tma.rs" { needs: "sm_90a", };
+            /// promoted 3xTF32 (step 11's products and f32 promotion every 32 of `K`) on step 12's TMA pipeline: `gemm_pack` splits `A` and `B^T` into TF32 halves once, the TMA copies four 128x32 tiles a stage into three stages; 128x128 tiles
+            WgmmaTma3xTf32 => wgmma_tma_3xtf32: "13" in "13_wgmma_tma_3xtf32.rs" { needs: "sm_90a", };
         }
     };
 }
@@ -264,6 +133,14 @@ pub struct Geometry {
     /// host passes their addresses as `a` and `b` and makes `B` K-major
     /// first) rather than as row-major matrices.
     pub tma: bool,
+}
+
+impl Geometry {
+    /// Whether the block's shared memory passes the 48 KiB a launch gets
+    /// without opting in.
+    pub const fn opt_in_shared(self) -> bool {
+        self.shared_floats * 4 > 48 * 1024
+    }
 }
 
 impl Variant {
@@ -426,26 +303,3 @@ pub(crate) fn swizzle_base<C: crate::ThreadCtx>(ctx: &C, bytes: u32) -> (crate::
 pub(crate) fn aligned16(a: *const f32, b: *const f32, c: *const f32) -> bool {
     (a as usize | b as usize | c as usize).is_multiple_of(16)
 }
-
-/// One `.entry` per step: `(a, b, c, m, n, k, alpha, beta)`.
-#[cfg(target_arch = "nvptx64")]
-macro_rules! gemm_entry {
-    ($entry:ident, $body:path) => {
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $entry(
-            a: *const f32,
-            b: *const f32,
-            c: *mut f32,
-            m: u32,
-            n: u32,
-            k: u32,
-            alpha: f32,
-            beta: f32,
-        ) {
-            // SAFETY: the host launcher checked lengths and launch geometry.
-            unsafe { $body(&crate::gpu::Gpu, a, b, c, crate::gemm::Problem { m, n, k, alpha, beta }) }
-        }
-    };
-}
-#[cfg(target_arch = "nvptx64")]
-pub(crate) use gemm_entry;

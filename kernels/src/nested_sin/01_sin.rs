@@ -5,6 +5,11 @@
 //! (`docs/nested_sin.md`, "1. unfused")
 
 use super::math::libdevice_sinf;
+use super::{Geometry, map};
+use crate::ThreadCtx;
+
+/// How this step is launched: four launches, in place after the first.
+pub const GEOMETRY: Geometry = Geometry { launches: 4 };
 
 /// What one launch applies to each element: libdevice's `sinf` (2 ulp
 /// documented).
@@ -13,5 +18,12 @@ pub fn sin1(x: f32) -> f32 {
     libdevice_sinf(x)
 }
 
-#[cfg(target_arch = "nvptx64")]
-super::elementwise_entry!(sin_f32 => sin1);
+/// The kernel: [`sin1`] on each element, by the grid-stride [`map`].
+///
+/// # Safety
+/// As [`map`].
+#[inline(always)]
+pub unsafe fn unfused<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
+    // SAFETY: forwarded from the caller.
+    unsafe { map(ctx, src, dst, len, sin1) }
+}

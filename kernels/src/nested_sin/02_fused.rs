@@ -11,6 +11,11 @@
 //! has ncu's instruction count and issue-slot use).
 
 use super::math::libdevice_sinf;
+use super::{Geometry, map};
+use crate::ThreadCtx;
+
+/// How this step is launched: one launch.
+pub const GEOMETRY: Geometry = Geometry { launches: 1 };
 
 /// What one launch applies to each element.
 #[inline(always)]
@@ -18,5 +23,12 @@ pub fn sin4(x: f32) -> f32 {
     libdevice_sinf(libdevice_sinf(libdevice_sinf(libdevice_sinf(x))))
 }
 
-#[cfg(target_arch = "nvptx64")]
-super::elementwise_entry!(nested_sin_fused => sin4);
+/// The kernel: [`sin4`] on each element, by the grid-stride [`map`].
+///
+/// # Safety
+/// As [`map`].
+#[inline(always)]
+pub unsafe fn fused<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
+    // SAFETY: forwarded from the caller.
+    unsafe { map(ctx, src, dst, len, sin4) }
+}

@@ -13,6 +13,11 @@
 //! the four in a row, are in `docs/nested_sin.md` ("Accuracy").
 
 use super::math::sin_approx;
+use super::{Geometry, map};
+use crate::ThreadCtx;
+
+/// How this step is launched: one launch.
+pub const GEOMETRY: Geometry = Geometry { launches: 1 };
 
 /// What one launch applies to each element.
 #[inline(always)]
@@ -20,5 +25,12 @@ pub fn sin4(x: f32) -> f32 {
     sin_approx(sin_approx(sin_approx(sin_approx(x))))
 }
 
-#[cfg(target_arch = "nvptx64")]
-super::elementwise_entry!(nested_sin_fast => sin4);
+/// The kernel: [`sin4`] on each element, by the grid-stride [`map`].
+///
+/// # Safety
+/// As [`map`].
+#[inline(always)]
+pub unsafe fn fast<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
+    // SAFETY: forwarded from the caller.
+    unsafe { map(ctx, src, dst, len, sin4) }
+}

@@ -21,6 +21,11 @@
 //! `sin3_minimax_within_its_bounds_exhaustive` (`nested_sin/math.rs`).
 
 use super::math::{libdevice_sinf, sin3_minimax};
+use super::{Geometry, map};
+use crate::ThreadCtx;
+
+/// How this step is launched: one launch.
+pub const GEOMETRY: Geometry = Geometry { launches: 1 };
 
 /// What one launch applies to each element.
 #[inline(always)]
@@ -29,5 +34,12 @@ pub fn sin4(x: f32) -> f32 {
     sin3_minimax(libdevice_sinf(x))
 }
 
-#[cfg(target_arch = "nvptx64")]
-super::elementwise_entry!(nested_sin_poly => sin4);
+/// The kernel: [`sin4`] on each element, by the grid-stride [`map`].
+///
+/// # Safety
+/// As [`map`].
+#[inline(always)]
+pub unsafe fn poly<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
+    // SAFETY: forwarded from the caller.
+    unsafe { map(ctx, src, dst, len, sin4) }
+}

@@ -31,66 +31,21 @@ macro_rules! nested_sin_steps {
             pub enum Variant, geometry Geometry;
             unsafe fn run<C>(ctx, src: *const f32, dst: *mut f32, len: u64);
 
-            /// Step 1: the `sin` kernel launched four times (in place after the first).
-            Unfused => unfused {
-                step: "1",
-                idea: "one `sin` (libdevice `__nv_sinf`) per launch; four launches are the unfused form",
-                entry: "sin_f32",
-                file: "nested_sin/01_sin.rs",
-                body: elementwise(sin_kernel::sin1),
-                geometry: Geometry { launches: 4 },
-            }
-            /// Step 2: four `__nv_sinf` in one kernel.
-            Fused => fused {
-                step: "2",
-                idea: "all four `__nv_sinf` in one kernel: one read, one write, instruction-bound",
-                entry: "nested_sin_fused",
-                file: "nested_sin/02_fused.rs",
-                body: elementwise(fused_kernel::sin4),
-                geometry: Geometry { launches: 1 },
-            }
-            /// Step 3: `__nv_sinf`, then libdevice's algorithm specialised to [-1, 1].
-            FusedReduced => fused_reduced {
-                step: "3",
-                idea: "after the first sine every argument is in [-1, 1], where libdevice's algorithm shrinks to a few selects: the same bits",
-                entry: "nested_sin_fused_reduced",
-                file: "nested_sin/03_fused_reduced.rs",
-                body: elementwise(fused_reduced_kernel::sin4),
-                geometry: Geometry { launches: 1 },
-            }
-            /// Step 4: four `sin.approx.f32`.
-            Fast => fast {
-                step: "4",
-                idea: "four `sin.approx.f32` (the SFU): an absolute error that grows with |x|",
-                entry: "nested_sin_fast",
-                file: "nested_sin/04_fast.rs",
-                body: elementwise(fast_kernel::sin4),
-                geometry: Geometry { launches: 1 },
-            }
-            /// Step 5: `__nv_sinf`, then one polynomial for sin(sin(sin(s))) on [-1, 1].
-            Poly => poly {
-                step: "5",
-                idea: "after the first sine, sin(sin(sin(s))) on [-1, 1] is one odd degree-17 minimax polynomial: 10 instructions instead of 37, its own bits, within 4.5 ulp",
-                entry: "nested_sin_poly",
-                file: "nested_sin/05_poly.rs",
-                body: elementwise(poly_kernel::sin4),
-                geometry: Geometry { launches: 1 },
-            }
+            /// one `sin` (libdevice `__nv_sinf`) per launch; four launches are the unfused form
+            Unfused => unfused: "1" in "01_sin.rs" { entry: "sin_f32", };
+            /// all four `__nv_sinf` in one kernel: one read, one write, instruction-bound
+            Fused => fused: "2" in "02_fused.rs";
+            /// after the first sine every argument is in [-1, 1], where libdevice's algorithm shrinks to a few selects: the same bits
+            FusedReduced => fused_reduced: "3" in "03_fused_reduced.rs";
+            /// four `sin.approx.f32` (the SFU): an absolute error that grows with |x|
+            Fast => fast: "4" in "04_fast.rs";
+            /// after the first sine, sin(sin(sin(s))) on [-1, 1] is one odd degree-17 minimax polynomial: 10 instructions instead of 37, its own bits, within 4.5 ulp
+            Poly => poly: "5" in "05_poly.rs";
         }
     };
 }
 nested_sin_steps!(ladder);
 
-#[path = "01_sin.rs"]
-mod sin_kernel;
-#[path = "02_fused.rs"]
-mod fused_kernel;
-#[path = "03_fused_reduced.rs"]
-mod fused_reduced_kernel;
-#[path = "04_fast.rs"]
-mod fast_kernel;
-#[path = "05_poly.rs"]
-mod poly_kernel;
 pub mod math;
 
 /// Threads per block of every nested-sin kernel.
@@ -107,6 +62,13 @@ pub struct Geometry {
     pub launches: u32,
 }
 
+impl Geometry {
+    /// No nested sine uses shared memory.
+    pub const fn opt_in_shared(self) -> bool {
+        false
+    }
+}
+
 impl Variant {
     /// The fastest version that gives CUDA's own bits (`sinf` four times);
     /// [`Variant::Poly`] is faster where the instructions bind, with its own
@@ -118,26 +80,6 @@ impl Variant {
         self.geometry().launches
     }
 }
-
-/// The kernel body of a step whose launch applies `f` to each element: [`map`].
-fn elementwise<C: ThreadCtx>(f: fn(f32) -> f32) -> impl Fn(&C, *const f32, *mut f32, u64) {
-    // SAFETY: `Variant::run`'s contract is `map`'s.
-    move |ctx, src, dst, len| unsafe { map(ctx, src, dst, len, f) }
-}
-
-/// One `.entry` kernel of this module: `$f` applied to each element by [`map`].
-#[cfg(target_arch = "nvptx64")]
-macro_rules! elementwise_entry {
-    ($entry:ident => $f:path) => {
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $entry(src: *const f32, dst: *mut f32, len: u64) {
-            // SAFETY: the host launcher checked lengths (and passes src == dst only in place).
-            unsafe { super::map(&crate::gpu::Gpu, src, dst, len, $f) }
-        }
-    };
-}
-#[cfg(target_arch = "nvptx64")]
-use elementwise_entry;
 
 /// Launch geometry for `len` elements: [`BLOCK`] threads per block, enough
 /// blocks for one 16-byte vector per thread, at most `sm_count *

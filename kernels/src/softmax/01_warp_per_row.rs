@@ -92,12 +92,3 @@ unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
     // SAFETY: as for the load.
     unsafe { part.store(y, lane, W, span) };
 }
-
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(softmax_warp4(input: *const f32, output: *mut f32, rows: u32, cols: u32) => warp_per_row::<_, 4>);
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(softmax_warp8(input: *const f32, output: *mut f32, rows: u32, cols: u32) => warp_per_row::<_, 8>);
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(softmax_warp16(input: *const f32, output: *mut f32, rows: u32, cols: u32) => warp_per_row::<_, 16>);
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(softmax_warp32(input: *const f32, output: *mut f32, rows: u32, cols: u32) => warp_per_row::<_, 32>);

@@ -98,10 +98,3 @@ unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
     // SAFETY: as for the load.
     unsafe { part.store(y, t, threads, span) };
 }
-
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(softmax_block8(input: *const f32, output: *mut f32, rows: u32, cols: u32) => block_per_row::<_, 8>);
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(softmax_block16(input: *const f32, output: *mut f32, rows: u32, cols: u32) => block_per_row::<_, 16>);
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(softmax_block32(input: *const f32, output: *mut f32, rows: u32, cols: u32) => block_per_row::<_, 32>);

@@ -220,11 +220,3 @@ unsafe fn body<C: ThreadCtx, const VEC: bool, const STASH: bool>(
         unsafe { part.store(y, first(c), threads, Span::full(F / 4)) };
     }
 }
-
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(softmax_online(input: *const f32, output: *mut f32, rows: u32, cols: u32) => online);
-
-// The host launcher also checked cols <= STASH_MAX_COLS and the opted-in
-// shared memory.
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(softmax_online_stash(input: *const f32, output: *mut f32, rows: u32, cols: u32) => online_stash);

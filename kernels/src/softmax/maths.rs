@@ -1,7 +1,6 @@
-// The exponential of softmax and the (max, sum) states that threads, warps,
-// chunks and blocks merge their partial results with; why `exp` is taken this
-// way and how special values come out is in the module docs (Numerics).
-// Included by mod.rs, as an inner part of the `softmax` module.
+//! The exponential of softmax and the (max, sum) states that threads, warps,
+//! chunks and blocks merge their partial results with; why `exp` is taken this
+//! way and how special values come out is in the module docs (Numerics).
 
 /// `log2(e)`: `exp(d) = 2^(d * LOG2_E)`.
 pub const LOG2_E: f32 = core::f32::consts::LOG2_E;

@@ -54,19 +54,15 @@ pub use online_kernel::{online, online_stash};
 pub use warp_per_row_kernel::warp_per_row;
 
 use crate::registry::ladder;
-use crate::{Dim3, LaunchDims, ThreadCtx};
+use crate::{Dim3, LaunchDims};
 
-// The register tile, the exponential and the reductions each live in a file
-// of their own, included as items of this module rather than declared as
-// modules: the symbols of the helpers inlined into the kernels
-// (`softmax::Span::of`, `softmax::Part::load`, ..) name labels in the PTX,
-// and LLVM numbers the kernels' registers differently when they change. A
-// module path of their own would change them, and so would moving these
-// lines below an item with a `derive`: the impls in the files then come after
-// the derived ones, and take other impl numbers in the symbols.
-include!("tile.rs");
-include!("maths.rs");
-include!("reduce.rs");
+mod maths;
+mod reduce;
+mod tile;
+
+use maths::{base_of, exp_minus};
+use reduce::{block_combine, warp_combine, warp_max, warp_sum};
+use tile::{Part, Span, vector_rows};
 
 /// Threads in a warp.
 pub const WARP: u32 = 32;
@@ -191,91 +187,56 @@ macro_rules! softmax_steps {
             $($pass)*
             op: "softmax";
             /// One `.entry` kernel: a strategy and its compile-time register
-            /// budget, named for the floats each thread holds.
+            /// budget, named for the floats each thread holds. The steps
+            /// share files, one per strategy, so each names its body.
             pub enum Kernel, geometry Geometry;
             unsafe fn run<C>(ctx, input: *const f32, output: *mut f32, rows: u32, cols: u32);
 
-            /// [`warp_per_row`], 4 floats per lane: rows of up to 128 columns.
-            Warp4 => warp4 {
-                step: "1",
-                idea: "one warp per row, the row in its registers (4 floats per lane), shuffle reductions, no barrier",
-                entry: "softmax_warp4",
-                file: "softmax/01_warp_per_row.rs",
+            /// one warp per row, the row in its registers (4 floats per lane: up to 128 columns), shuffle reductions, no barrier
+            Warp4 => warp4: "1" in "01_warp_per_row.rs" {
                 body: warp_per_row::<C, 4>,
-                geometry: Geometry { strategy: Strategy::WarpPerRow, floats: 4 },
-            }
-            /// [`warp_per_row`], 8 floats per lane: up to 256 columns.
-            Warp8 => warp8 {
-                step: "1",
-                idea: "step 1 with 8 floats per lane",
-                entry: "softmax_warp8",
-                file: "softmax/01_warp_per_row.rs",
+                geometry: Geometry::registers(Strategy::WarpPerRow, 4),
+            };
+            /// step 1 with 8 floats per lane: up to 256 columns
+            Warp8 => warp8: "1" in "01_warp_per_row.rs" {
                 body: warp_per_row::<C, 8>,
-                geometry: Geometry { strategy: Strategy::WarpPerRow, floats: 8 },
-            }
-            /// [`warp_per_row`], 16 floats per lane: up to 512 columns.
-            Warp16 => warp16 {
-                step: "1",
-                idea: "step 1 with 16 floats per lane",
-                entry: "softmax_warp16",
-                file: "softmax/01_warp_per_row.rs",
+                geometry: Geometry::registers(Strategy::WarpPerRow, 8),
+            };
+            /// step 1 with 16 floats per lane: up to 512 columns
+            Warp16 => warp16: "1" in "01_warp_per_row.rs" {
                 body: warp_per_row::<C, 16>,
-                geometry: Geometry { strategy: Strategy::WarpPerRow, floats: 16 },
-            }
-            /// [`warp_per_row`], 32 floats per lane: up to 1024 columns.
-            Warp32 => warp32 {
-                step: "1",
-                idea: "step 1 with 32 floats per lane",
-                entry: "softmax_warp32",
-                file: "softmax/01_warp_per_row.rs",
+                geometry: Geometry::registers(Strategy::WarpPerRow, 16),
+            };
+            /// step 1 with 32 floats per lane: up to 1024 columns
+            Warp32 => warp32: "1" in "01_warp_per_row.rs" {
                 body: warp_per_row::<C, 32>,
-                geometry: Geometry { strategy: Strategy::WarpPerRow, floats: 32 },
-            }
-            /// [`block_per_row`], 8 floats per thread: up to 8192 columns.
-            Block8 => block8 {
-                step: "2",
-                idea: "one block per row, the row in its registers (8 floats per thread); one barrier combines the warps' (max, sum) pairs",
-                entry: "softmax_block8",
-                file: "softmax/02_block_per_row.rs",
+                geometry: Geometry::registers(Strategy::WarpPerRow, 32),
+            };
+            /// one block per row, the row in its registers (8 floats per thread: up to 8192 columns); one barrier combines the warps' (max, sum) pairs
+            Block8 => block8: "2" in "02_block_per_row.rs" {
                 body: block_per_row::<C, 8>,
-                geometry: Geometry { strategy: Strategy::BlockPerRow, floats: 8 },
-            }
-            /// [`block_per_row`], 16 floats per thread: up to 16384 columns.
-            Block16 => block16 {
-                step: "2",
-                idea: "step 2 with 16 floats per thread",
-                entry: "softmax_block16",
-                file: "softmax/02_block_per_row.rs",
+                geometry: Geometry::registers(Strategy::BlockPerRow, 8),
+            };
+            /// step 2 with 16 floats per thread: up to 16384 columns
+            Block16 => block16: "2" in "02_block_per_row.rs" {
                 body: block_per_row::<C, 16>,
-                geometry: Geometry { strategy: Strategy::BlockPerRow, floats: 16 },
-            }
-            /// [`block_per_row`], 32 floats per thread: up to 32768 columns.
-            Block32 => block32 {
-                step: "2",
-                idea: "step 2 with 32 floats per thread",
-                entry: "softmax_block32",
-                file: "softmax/02_block_per_row.rs",
+                geometry: Geometry::registers(Strategy::BlockPerRow, 16),
+            };
+            /// step 2 with 32 floats per thread: up to 32768 columns
+            Block32 => block32: "2" in "02_block_per_row.rs" {
                 body: block_per_row::<C, 32>,
-                geometry: Geometry { strategy: Strategy::BlockPerRow, floats: 32 },
-            }
-            /// [`online_stash`]: rows up to [`STASH_MAX_COLS`], kept in shared memory.
-            OnlineStash => online_stash {
-                step: "3b",
-                idea: "step 3 with the row copied once to shared memory (`cp.async`) and both passes reading it there",
-                entry: "softmax_online_stash",
-                file: "softmax/03_online.rs",
+                geometry: Geometry::registers(Strategy::BlockPerRow, 32),
+            };
+            /// step 3 with the row copied once to shared memory (`cp.async`) and both passes reading it there: rows up to `STASH_MAX_COLS`
+            OnlineStash => online_stash: "3b" in "03_online.rs" {
                 body: online_stash,
-                geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS },
-            }
-            /// [`online`]: any row length.
-            Online => online {
-                step: "3",
-                idea: "one block per row; pass 1 keeps a running max and a rescaled sum, pass 2 re-reads the row and writes",
-                entry: "softmax_online",
-                file: "softmax/03_online.rs",
+                geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS, stash: true },
+            };
+            /// one block per row; pass 1 keeps a running max and a rescaled sum, pass 2 re-reads the row and writes: any row length
+            Online => online: "3" in "03_online.rs" {
                 body: online,
-                geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS },
-            }
+                geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS, stash: false },
+            };
         }
     };
 }
@@ -289,6 +250,20 @@ pub struct Geometry {
     pub strategy: Strategy,
     /// Floats each thread holds in registers (per chunk, for [`online`]).
     pub floats: u32,
+    /// Whether the row is stashed in shared memory ([`online_stash`]).
+    pub stash: bool,
+}
+
+impl Geometry {
+    /// A strategy that holds `floats` per thread in registers, no stash.
+    pub const fn registers(strategy: Strategy, floats: u32) -> Geometry {
+        Geometry { strategy, floats, stash: false }
+    }
+
+    /// The stash takes more than 48 KiB of shared memory for long rows.
+    pub const fn opt_in_shared(self) -> bool {
+        self.stash
+    }
 }
 
 impl Kernel {

@@ -1,6 +1,9 @@
-// Reductions over a warp (butterfly shuffles, no barrier) and over a block
-// (one barrier, one (max, sum) pair per warp through shared memory). Included
-// by mod.rs, as an inner part of the `softmax` module.
+//! Reductions over a warp (butterfly shuffles, no barrier) and over a block
+//! (one barrier, one (max, sum) pair per warp through shared memory).
+
+use super::maths::combine;
+use super::{PAIRS_SHARED_BYTES, WARP};
+use crate::ThreadCtx;
 
 /// Maximum over the warp; every lane gets it. `f32::max` ignores NaN (PTX
 /// `max.f32`), which is fine: a NaN reaches the sum and makes the row NaN.

@@ -1,8 +1,8 @@
-// The register tile of the softmax kernels: which float4 groups of a row a
-// thread holds (`Span`), the floats themselves (`Part`), the thread's share of
-// the two reductions over them, and their loads and stores. Included by
-// mod.rs, as an inner part of the `softmax` module.
+//! The register tile of the softmax kernels: which float4 groups of a row a
+//! thread holds (`Span`), the floats themselves (`Part`), the thread's share of
+//! the two reductions over them, and their loads and stores.
 
+use super::maths::exp_minus;
 use crate::mem::{Load, Store};
 use crate::vector::F4;
 

@@ -10,8 +10,11 @@
 //! the bytes it needs, and the caches only partly rescue it. (The emulator
 //! counts both: `cargo run --release -- --emulate --counters`.)
 
-use super::{BLOCK_ROWS, TILE};
+use super::{BLOCK_ROWS, Geometry, TILE};
 use crate::ThreadCtx;
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry::tiles(TILE, BLOCK_ROWS, 0);
 
 /// Transposes a `rows x cols` row-major matrix into `cols x rows`.
 ///
@@ -40,6 +43,3 @@ pub unsafe fn naive<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, 
         }
     }
 }
-
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(transpose_naive(input: *const f32, output: *mut f32, rows: u32, cols: u32) => naive);

@@ -16,8 +16,11 @@
 //! show the difference (step 1 moves a quarter more than the ideal, step 2
 //! the ideal).
 
-use super::{BLOCK_ROWS, TILE};
+use super::{BLOCK_ROWS, Geometry, TILE};
 use crate::ThreadCtx;
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry::tiles(TILE, BLOCK_ROWS, 0).over_output();
 
 /// Transposes a `rows x cols` row-major matrix into `cols x rows`, threads
 /// mapped along the output.
@@ -46,6 +49,3 @@ pub unsafe fn naive_cols<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut 
         }
     }
 }
-
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(transpose_naive_cols(input: *const f32, output: *mut f32, rows: u32, cols: u32) => naive_cols);

@@ -13,8 +13,11 @@
 //! wavefronts per shared load request at the store loop's line, 1 after
 //! either fix.
 
-use super::{BLOCK_ROWS, TILE};
+use super::{BLOCK_ROWS, Geometry, TILE};
 use crate::ThreadCtx;
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry::tiles(TILE, BLOCK_ROWS, TILE * TILE);
 
 /// Where element `(row, col)` of a `T x T` tile lives in shared memory.
 /// Steps 3, 4 and 5 differ only in this function.
@@ -123,6 +126,3 @@ pub unsafe fn tiled_with<C: ThreadCtx, L: TileLayout, const T: usize, const R: u
         }
     }
 }
-
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(transpose_tiled(input: *const f32, output: *mut f32, rows: u32, cols: u32) => tiled);

@@ -16,8 +16,11 @@
 //! **What it costs:** 32 unused floats per tile (128 bytes, 3%); the global
 //! memory pattern is step 3's, coalesced on both sides.
 
-use super::{BLOCK_ROWS, TILE, TileLayout, tiled_with};
+use super::{BLOCK_ROWS, Geometry, TILE, TileLayout, tiled_with};
 use crate::ThreadCtx;
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry::tiles(TILE, BLOCK_ROWS, TILE * (TILE + 1));
 
 /// `[T][T + 1]`: a column steps `T + 1` floats, for `T = 32` one bank apart.
 pub struct Padded;
@@ -48,6 +51,3 @@ pub unsafe fn padded<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32,
     // SAFETY: forwarded; the launch gives the layout's floats of shared memory.
     unsafe { tiled_with::<C, Padded, { TILE as usize }, { BLOCK_ROWS as usize }>(ctx, input, output, rows, cols) }
 }
-
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(transpose_padded(input: *const f32, output: *mut f32, rows: u32, cols: u32) => padded);

@@ -19,8 +19,11 @@
 //! shared-memory accesses, or when the tile is large: the layouts CUTLASS and
 //! the tensor-core copy engines use are swizzles.
 
-use super::{BLOCK_ROWS, TILE, TileLayout, tiled_with};
+use super::{BLOCK_ROWS, Geometry, TILE, TileLayout, tiled_with};
 use crate::ThreadCtx;
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry::tiles(TILE, BLOCK_ROWS, TILE * TILE);
 
 /// `[T][T]` with column `col ^ row`: for `T` a power of two the XOR stays
 /// below `T`, a permutation within each row and a spread down each column.
@@ -53,6 +56,3 @@ pub unsafe fn swizzled<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f3
     // memory, and `col ^ row` < TILE.
     unsafe { tiled_with::<C, Swizzled, { TILE as usize }, { BLOCK_ROWS as usize }>(ctx, input, output, rows, cols) }
 }
-
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(transpose_swizzled(input: *const f32, output: *mut f32, rows: u32, cols: u32) => swizzled);

@@ -16,8 +16,11 @@
 //! **What it costs:** 16.25 KiB of shared memory per block instead of
 //! 4.1 KiB, and twice the rows at the bottom edge that a partial tile checks.
 
-use super::{Padded, tiled_with};
+use super::{Geometry, Padded, tiled_with};
 use crate::ThreadCtx;
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry::tiles(WIDE_TILE, WIDE_BLOCK_ROWS, WIDE_TILE * (WIDE_TILE + 1));
 
 /// Side of the square tile of steps 6 and 7.
 pub const WIDE_TILE: u32 = 64;
@@ -43,6 +46,3 @@ pub unsafe fn wide<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, r
         tiled_with::<C, Padded, { WIDE_TILE as usize }, { WIDE_BLOCK_ROWS as usize }>(ctx, input, output, rows, cols)
     }
 }
-
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(transpose_wide(input: *const f32, output: *mut f32, rows: u32, cols: u32) => wide);

@@ -21,9 +21,12 @@
 //! both sides); other shapes, and the right and bottom edge tiles, take a
 //! scalar path with bounds checks.
 
-use super::WIDE_TILE;
+use super::{Geometry, WIDE_TILE};
 use crate::ThreadCtx;
 use crate::vector::F4;
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry = Geometry { tile: WIDE_TILE, block: VEC4_BLOCK, shared_floats: WIDE_TILE * (WIDE_TILE + 1), over_output: false };
 
 /// 16 threads of 4 floats span a tile row; 16 rows of threads.
 pub const VEC4_BLOCK: crate::Dim3 = crate::Dim3::xy(16, 16);
@@ -114,6 +117,3 @@ pub unsafe fn vec4<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, r
         }
     }
 }
-
-#[cfg(target_arch = "nvptx64")]
-crate::registry::entry!(transpose_vec4(input: *const f32, output: *mut f32, rows: u32, cols: u32) => vec4);
