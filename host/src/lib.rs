@@ -49,6 +49,37 @@ macro_rules! launchers {
     };
 }
 
+/// The argument tuple of an op's `.entry` kernels, from its registry list
+/// (handed over by `coalesce_kernels::<op>_steps!`): the kernel's parameter
+/// types in order, each pointer a [`cust::memory::DevicePointer`]
+/// ([`gpu::launch::HostParam`]). Launchers build their arguments as this
+/// type, so a parameter added, dropped or reordered in the kernels is a
+/// compile error here.
+#[cfg(feature = "cuda")]
+macro_rules! kernel_params {
+    (
+        op: $op:literal;
+        $(#[$meta:meta])*
+        pub enum $Variant:ident, geometry $Geometry:ty;
+        unsafe fn run<$C:ident>($ctx:ident $(, $arg:ident: $argty:ty)* $(,)?);
+        kernel($($karg:ident: $kty:ty),* $(,)?) => $kcall:tt;
+        $($steps:tt)*
+    ) => {
+        /// The kernels' arguments, in their parameter order (from the registry).
+        pub(crate) type KernelParams = ($(<$kty as $crate::gpu::launch::HostParam>::Host,)*);
+    };
+    (
+        op: $op:literal;
+        $(#[$meta:meta])*
+        pub enum $Variant:ident, geometry $Geometry:ty;
+        unsafe fn run<$C:ident>($ctx:ident $(, $arg:ident: $argty:ty)* $(,)?);
+        $($steps:tt)*
+    ) => {
+        /// The kernels' arguments, in their parameter order (from the registry).
+        pub(crate) type KernelParams = ($(<$argty as $crate::gpu::launch::HostParam>::Host,)*);
+    };
+}
+
 #[cfg(feature = "cuda")]
 mod alias;
 pub mod copy;

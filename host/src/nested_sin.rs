@@ -63,8 +63,9 @@ unsafe fn launch_one(
     }
     let entry = variant.entry_point();
     let dims = plan(stream, entry, len)?;
-    let args: (DevicePointer<f32>, DevicePointer<f32>, u64) = (src, dst, len as u64);
-    // SAFETY: every nested-sin kernel takes (const f32*, f32*, u64 len);
+    let args: KernelParams = (src, dst, len as u64);
+    // SAFETY: every nested-sin kernel takes the registry's (const f32* src,
+    // f32* dst, u64 len);
     // the caller vouches for the pointers.
     unsafe { stream.launch(entry, dims, args) }
 }
@@ -133,6 +134,8 @@ pub fn sin_in_place(stream: &Stream<'_>, data: &mut DeviceSlice<f32>) -> Result<
 
 #[cfg(feature = "cuda")]
 coalesce_kernels::nested_sin_steps!(launchers(input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>));
+#[cfg(feature = "cuda")]
+coalesce_kernels::nested_sin_steps!(kernel_params);
 
 /// The same launchers on the CPU emulator (host slices, the same kernel
 /// bodies and indexing). `sin` there is libdevice's algorithm ported bit for

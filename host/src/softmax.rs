@@ -150,6 +150,13 @@ macro_rules! strategy_launchers {
 }
 
 #[cfg(feature = "cuda")]
+coalesce_kernels::softmax_steps!(kernel_params);
+// Softmax launches through `launch_matrix`, which builds transpose's
+// arguments: the two parameter lists must be one type.
+#[cfg(feature = "cuda")]
+const _: fn(KernelParams) -> crate::transpose::KernelParams = |same| same;
+
+#[cfg(feature = "cuda")]
 strategy_launchers! {
     /// Step 1, [`Strategy::WarpPerRow`]: a warp per row, up to 1024 columns.
     warp_per_row => WarpPerRow;

@@ -59,6 +59,8 @@ pub fn launch(
 coalesce_kernels::transpose_steps!(
     launchers(input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, shape: MatrixShape)
 );
+#[cfg(feature = "cuda")]
+coalesce_kernels::transpose_steps!(kernel_params);
 
 /// The transposes on the CPU emulator (see [`crate::emu`]): the same checks
 /// against [`GridLimits::CUDA`], so shapes a GPU would refuse are refused

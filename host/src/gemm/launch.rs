@@ -19,9 +19,9 @@ const PACK: &str = "gemm_pack";
 /// the addresses of its tensor maps, which the kernel takes as `a` and `b`.
 type Operands = (DevicePointer<f32>, DevicePointer<f32>, DevicePointer<f32>);
 
-/// The parameters of every GEMM step (`gemm_entry!`): `(a: *const f32, b:
-/// *const f32, c: *mut f32, m: u32, n: u32, k: u32, alpha: f32, beta: f32)`.
-type StepArgs = (DevicePointer<f32>, DevicePointer<f32>, DevicePointer<f32>, u32, u32, u32, f32, f32);
+/// The parameters of every GEMM step, from the registry (`kernel(..)` in
+/// `gemm_steps!`): `(a, b, c, m, n, k, alpha, beta)`.
+type StepArgs = super::KernelParams;
 
 /// The parameters of `gemm_fixup`: a step's, then `marks: *const u32`.
 type FixupArgs =

@@ -221,3 +221,5 @@ coalesce_kernels::gemm_steps!(launchers(
     shape: GemmShape,
     scalars: AlphaBeta
 ));
+#[cfg(feature = "cuda")]
+coalesce_kernels::gemm_steps!(kernel_params);

@@ -8,6 +8,29 @@ use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
 use cust::sys;
 use std::ffi::c_void;
 
+/// What the host passes for a kernel parameter of this type: a device
+/// pointer for a pointer, the value itself for a scalar.
+pub(crate) trait HostParam {
+    type Host: DeviceCopy;
+}
+
+impl<T: DeviceCopy> HostParam for *const T {
+    type Host = DevicePointer<T>;
+}
+
+impl<T: DeviceCopy> HostParam for *mut T {
+    type Host = DevicePointer<T>;
+}
+
+macro_rules! scalar_params {
+    ($($t:ty),*) => {$(
+        impl HostParam for $t {
+            type Host = $t;
+        }
+    )*};
+}
+scalar_params!(u32, u64, i32, f32);
+
 /// A kernel's arguments: a tuple of plain values in the order of the
 /// kernel's parameters, such as `(input.as_device_ptr(),
 /// output.as_device_ptr(), rows, cols)` for a kernel of `(const f32*, f32*,
@@ -122,7 +145,9 @@ pub(crate) fn launch_matrix(
     shape: crate::MatrixShape,
 ) -> Result<()> {
     crate::alias::disjoint(entry, input, output)?;
-    let args: (DevicePointer<f32>, DevicePointer<f32>, u32, u32) =
+    // Transpose and softmax kernels share one parameter list (the
+    // registry's; softmax checks that it is transpose's).
+    let args: crate::transpose::KernelParams =
         (input.as_device_ptr(), output.as_device_ptr(), shape.rows_u32(), shape.cols_u32());
     // SAFETY: the kernel takes (const f32*, f32*, u32 rows, u32 cols); the
     // caller's plan checked that both buffers hold rows*cols floats and the

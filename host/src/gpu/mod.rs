@@ -12,7 +12,7 @@
 
 mod device;
 mod device_memory;
-mod launch;
+pub(crate) mod launch;
 mod module;
 mod stream;
 

@@ -25,7 +25,8 @@
 //! otherwise, and on edge tiles, loads are scalar with bounds checks.
 
 use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b};
-use super::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN, F4, Problem, aligned16, store_c_at, store_c4_at};
+use super::blocktile_2d::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN};
+use super::{F4, Problem, aligned16, store_c_at, store_c4_at};
 use crate::ThreadCtx;
 use crate::math::fma;
 

@@ -47,16 +47,17 @@ use super::wgmma::{NA, NB, ROW_BYTES, interior, load_tiles, store_fragment, swiz
 use super::{Problem, aligned16, k_major_128b, swizzle_base, to_tf32};
 use crate::{Global, GlobalMut, Shared, ThreadCtx};
 
-use super::{Dim3, Geometry, Precision, WG_BM, WG_BN, WG_THREADS};
+use super::wgmma::{WG_BM, WG_BN, WG_THREADS};
+use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
 pub const GEOMETRY: Geometry = Geometry { precision: Precision::Split3xTf32, tile: (WG_BM, WG_BN), block: Dim3::xy(WG_THREADS, 1), shared_floats: X3_SHARED_BYTES / 4, tma: false };
 
 /// Rows, columns and depth of a block's tile, and threads: step 9's.
-const BM: usize = super::WG_BM as usize;
-const BN: usize = super::WG_BN as usize;
-const BK: usize = super::WG_BK as usize;
-const THREADS: usize = super::WG_THREADS as usize;
+const BM: usize = super::wgmma::WG_BM as usize;
+const BN: usize = super::wgmma::WG_BN as usize;
+const BK: usize = super::wgmma::WG_BK as usize;
+const THREADS: usize = super::wgmma::WG_THREADS as usize;
 /// Shared buffers in the pipeline.
 const STAGES: usize = 2;
 /// Bytes of one buffer: `A_hi`, `A_lo` (`BM` rows each), `B_hi`, `B_lo`

@@ -72,7 +72,7 @@ const BM: usize = PR_BM as usize;
 const BN: usize = PR_BN as usize;
 /// Depth of a staged tile (one 128-byte swizzled row of TF32 values), and
 /// of one partial sum: the accumulators are promoted after every tile.
-const BK: usize = super::WG_BK as usize;
+const BK: usize = super::wgmma::WG_BK as usize;
 const THREADS: usize = PR_THREADS as usize;
 /// Shared buffers in the pipeline.
 const STAGES: usize = 2;

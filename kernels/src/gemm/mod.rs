@@ -20,21 +20,17 @@ mod tiles;
 pub mod fixup;
 pub mod pack;
 
+// What code outside the steps uses (the host's plans, the lessons, the
+// tests); the steps' other constants stay in their files, and a step that
+// builds on another names it by its module (`super::wgmma::WG_BM`).
 pub use blocktile_1d::{BT1_BK, BT1_BM, BT1_BN, BT1_THREADS, BT1_TM};
-pub use blocktile_2d::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN};
-pub use double_buffered::{DB, double_buffered_with};
-pub use naive::NAIVE_BLOCK;
-pub use smem_tiled::SMEM_TILE;
-pub use tf32::{TF32_BK, TF32_BM, TF32_BN, TF32_SHARED_FLOATS, TF32_STRIDE, TF32_THREADS, to_tf32};
-pub use warptile::{WT, WarpTiling, warptile_with};
+pub use double_buffered::DB;
+pub use tf32::to_tf32;
+pub use warptile::{WT, WarpTiling};
+pub use wgmma::k_major_128b;
 pub(crate) use wgmma::swizzled;
-pub use wgmma::{WG_BK, WG_BM, WG_BN, WG_SHARED_BYTES, WG_STAGES, WG_THREADS, k_major_128b};
-pub use wgmma_3xtf32::{X3_SHARED_BYTES, split_tf32};
-pub use wgmma_promoted::{PR_BM, PR_BN, PR_SHARED_BYTES, PR_THREADS};
-pub use wgmma_tma::{
-    TMA_BK, TMA_BM, TMA_BN, TMA_GROUP_ROWS, TMA_SHARED_BYTES, TMA_STAGE_BYTES, TMA_STAGES, TMA_THREADS,
-};
-pub use wgmma_tma_3xtf32::{TX3_BK, TX3_BM, TX3_BN, TX3_SHARED_BYTES, TX3_STAGE_BYTES, TX3_STAGES, TX3_THREADS};
+pub use wgmma_3xtf32::split_tf32;
+pub use wgmma_tma::TMA_BK;
 
 // The steps name it `super::F4`.
 use crate::mem::GlobalMut;
