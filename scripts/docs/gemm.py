@@ -225,7 +225,7 @@ APART_WHY = {
     + " per 1000 multiply-adds) but the GPU's take fewer wavefronts: these are 16-byte fragment loads in which several "
     "lanes read the same address, and the model charges each of a request's four 8-lane phases at least one wavefront, "
     "where the hardware serves lanes that share addresses across phases together (the model's doc, "
-    "`kernels/src/emu/memory.rs`, says it leaves this out). Whole 16-byte loads and stores with distinct addresses cost "
+    "`kernels/src/emu/cost.rs`, says it leaves this out). Whole 16-byte loads and stores with distinct addresses cost "
     "the model's 4 on the GPU too (steps 9-11's stores; the softmax stash's loads, `docs/softmax.md`).",
 }
 for title in sorted({a[1] for a in apart}):

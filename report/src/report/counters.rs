@@ -1,7 +1,7 @@
 //! `--emulate --counters`: the memory counters of every kernel, counted by
 //! the CPU emulator (no GPU): what `ncu` shows as sectors per global request
 //! and shared-memory wavefronts per request, per kernel and per source line.
-//! The model is in `coalesce_kernels::emu::memory`; each output is checked
+//! The model is in `coalesce_kernels::emu::cost`; each output is checked
 //! against the reference, and any checker finding fails the run.
 //!
 //! Shapes are small, and chosen so that every block is an interior one
