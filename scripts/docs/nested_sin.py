@@ -10,7 +10,7 @@ The steps (order, names, entries, files, ideas, launches) come from
 docs/registry.json. The run folder holds the eight files of one device call
 of scripts/gpu/nested_sin.sh (it says how each is made): tests.log (the
 machine, up to its first blank line: commit, date, nvidia-smi, CPU, nvcc;
-then tests/nested_sin.rs with --nocapture: the ACCURACY lines and
+then tests/nested_sin/ with --nocapture: the ACCURACY lines and
 ACCURACY_JSON), criterion_medians.json (scripts/gpu/criterion_medians.py over
 criterion's folder), bench.log (criterion's output of benches/nested_sin.rs),
 torch_peers.json (scripts/gpu/torch_nested_sin.py), end_to_end.json

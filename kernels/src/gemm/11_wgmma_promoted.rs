@@ -49,7 +49,7 @@
 //!
 //! On the CPU emulator the tensor cores' accumulation truncates too (each
 //! 8-deep step is rounded into `D` toward zero, see `emu/wgmma.rs`), so
-//! `tests/gemm.rs` shows step 10's drift and this step's fix without a GPU.
+//! `tests/gemm/tensor_cores.rs` shows step 10's drift and this step's fix without a GPU.
 
 use super::wgmma_3xtf32_kernel::store_split;
 use super::wgmma_kernel::{ROW_BYTES, load4, swizzled};

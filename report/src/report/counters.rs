@@ -35,7 +35,7 @@ pub const SOFTMAX_ROWS: usize = 4;
 
 /// The row lengths of the softmax launches, and at each every strategy's
 /// kernel and the online one: the launches of the ncu probe
-/// (`tests/softmax.rs`, `gpu_ncu_probe`), on [`SOFTMAX_ROWS`] rows.
+/// (`tests/softmax/gpu.rs`, `gpu_ncu_probe`), on [`SOFTMAX_ROWS`] rows.
 pub const SOFTMAX_COLS: [usize; 4] = [1024, 4096, 32_768, 50_000];
 
 fn softmax_kernels(cols: usize) -> Vec<Kernel> {
