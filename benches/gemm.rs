@@ -4,7 +4,7 @@
 //!
 //! One group per size (`gemm_4096`, `gemm_8192`, M = N = K), one benchmark
 //! per version, each validated before anything is timed (20000 random
-//! elements against an f64 dot product, within the bound of tests/gemm.rs;
+//! elements against an f64 dot product, within the bound of tests/gemm/reference.rs;
 //! the TF32 step, reported apart, within its TF32 bound).
 //! Throughput is `Elements(2 M N K)`, so criterion's "Gelem/s" reads as
 //! GFLOP/s. Sampling is flat with 10 samples: the slow steps take up to a
@@ -112,7 +112,7 @@ fn validate(
 ) {
     let (n, k) = (shape.n(), shape.k());
     let got = poisoned_run(stream, out, |c| gemm::launch(stream, v, a, b, c, shape, AlphaBeta::PRODUCT)).unwrap();
-    // The bounds of tests/gemm.rs: FP32, TF32 inputs or 3xTF32.
+    // The bounds of tests/gemm/reference.rs: FP32, TF32 inputs or 3xTF32.
     let bound = v.error_bound(k);
     let mut x = 12345u64;
     for _ in 0..20_000 {

@@ -88,7 +88,7 @@ fn main() -> coalesce::Result<()> {
 
 /// 4096 sampled elements against f64: the largest `|err| / bound` and how
 /// many exceed the bound (`Variant::error_bound` times the sum of `|a b|`,
-/// as tests/gemm.rs).
+/// as tests/gemm/reference.rs).
 fn spot_check(v: Variant, a: &[f32], b: &[f32], n: usize, got: &[f32]) -> (f64, usize) {
     let factor = v.error_bound(n);
     let (mut worst, mut bad) = (0.0f64, 0);

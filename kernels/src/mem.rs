@@ -42,8 +42,14 @@
 //! element `i` (four floats as one 16-byte [`crate::vector::F4`], say) with
 //! the address arithmetic of the element type, as `ptr.add(i).cast::<U>()`
 //! does; `U` must be aligned there.
+//!
+//! Code that reads or writes global and shared memory alike is generic over
+//! [`Load`] and [`Store`], which the views implement.
 
 use crate::ThreadCtx;
+
+mod load_store;
+pub use load_store::{Load, Store};
 
 /// Which memory a view is of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -342,95 +348,6 @@ fn sub_length(parent: usize, start: usize, len: impl Extent) -> usize {
 reshape!(Global, *const U);
 reshape!(GlobalMut, *mut U);
 reshape!(Shared, *mut U);
-
-/// A view to read from, whichever memory it is of: code that reads a row
-/// from global or shared memory alike takes `impl Load<T>`.
-pub trait Load<T>: Copy {
-    /// The first element's address.
-    fn as_ptr(&self) -> *const T;
-    /// Elements in the view (on the emulator; 0 on the GPU).
-    fn len(&self) -> usize;
-    /// Whether the view has no elements (on the emulator).
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Element `i` (see [`Global::load`]).
-    ///
-    /// # Safety
-    /// As [`Global::load`].
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn load(&self, i: usize) -> T;
-    /// The `U` at element `i` (see [`Global::load_as`]).
-    ///
-    /// # Safety
-    /// As [`Global::load_as`].
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn load_as<U: Copy + Default>(&self, i: usize) -> U;
-}
-
-/// A view to write to, global or shared.
-pub trait Store<T>: Load<T> {
-    /// Writes element `i` (see [`GlobalMut::store`]).
-    ///
-    /// # Safety
-    /// As [`GlobalMut::store`].
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn store(&self, i: usize, value: T);
-    /// Writes the `U` at element `i` (see [`GlobalMut::store_as`]).
-    ///
-    /// # Safety
-    /// As [`GlobalMut::store_as`].
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn store_as<U: Copy + Default>(&self, i: usize, value: U);
-}
-
-macro_rules! load_trait {
-    ($View:ident) => {
-        impl<C: ThreadCtx, T: Copy + Default> Load<T> for $View<'_, C, T> {
-            #[inline(always)]
-            fn as_ptr(&self) -> *const T {
-                $View::as_ptr(self)
-            }
-            #[inline(always)]
-            fn len(&self) -> usize {
-                $View::len(self)
-            }
-            #[inline(always)]
-            unsafe fn load(&self, i: usize) -> T {
-                // SAFETY: forwarded from the caller.
-                unsafe { $View::load(self, i) }
-            }
-            #[inline(always)]
-            unsafe fn load_as<U: Copy + Default>(&self, i: usize) -> U {
-                // SAFETY: forwarded from the caller.
-                unsafe { $View::load_as::<U>(self, i) }
-            }
-        }
-    };
-}
-
-macro_rules! store_trait {
-    ($View:ident) => {
-        impl<C: ThreadCtx, T: Copy + Default> Store<T> for $View<'_, C, T> {
-            #[inline(always)]
-            unsafe fn store(&self, i: usize, value: T) {
-                // SAFETY: forwarded from the caller.
-                unsafe { $View::store(self, i, value) }
-            }
-            #[inline(always)]
-            unsafe fn store_as<U: Copy + Default>(&self, i: usize, value: U) {
-                // SAFETY: forwarded from the caller.
-                unsafe { $View::store_as::<U>(self, i, value) }
-            }
-        }
-    };
-}
-
-load_trait!(Global);
-load_trait!(GlobalMut);
-load_trait!(Shared);
-store_trait!(GlobalMut);
-store_trait!(Shared);
 
 impl<C: ThreadCtx> Shared<'_, C, f32> {
     /// Starts copying the 4 floats at element `j` of `src` to elements

@@ -142,7 +142,7 @@ for name in ["wgmma_3xtf32"]:
     grow_s = tc["err_cublas_sgemm_8192"]["fro_rel"] / tc["err_cublas_sgemm_4096"]["fro_rel"]
     w(f"\n`{name}`'s largest error is {r[0]:.1f}x and {r[1]:.1f}x cuBLAS SGEMM's. Its Frobenius error grows "
       f"{grow:.2f}x from K = 4096 to 8192, SGEMM's {grow_s:.2f}x: an error linear in K, a bias, where rounding to "
-      "nearest gives sqrt(K). The split is exact to 2^-22 per product (`tests/gemm.rs` checks it); what adds a bias "
+      "nearest gives sqrt(K). The split is exact to 2^-22 per product (`tests/gemm/tensor_cores.rs` checks it); what adds a bias "
       "is the tensor cores' f32 accumulation, which truncates each step's sum. The emulator truncates too and shows "
       "the same drift (`tensor_core_truncation_drifts_with_k_unless_promoted_on_the_emulator`).")
 w("")
@@ -225,7 +225,7 @@ APART_WHY = {
     + " per 1000 multiply-adds) but the GPU's take fewer wavefronts: these are 16-byte fragment loads in which several "
     "lanes read the same address, and the model charges each of a request's four 8-lane phases at least one wavefront, "
     "where the hardware serves lanes that share addresses across phases together (the model's doc, "
-    "`kernels/src/emu/memory.rs`, says it leaves this out). Whole 16-byte loads and stores with distinct addresses cost "
+    "`kernels/src/emu/cost.rs`, says it leaves this out). Whole 16-byte loads and stores with distinct addresses cost "
     "the model's 4 on the GPU too (steps 9-11's stores; the softmax stash's loads, `docs/softmax.md`).",
 }
 for title in sorted({a[1] for a in apart}):

@@ -10,7 +10,7 @@ The steps (order, names, entries, files, ideas, launches) come from
 docs/registry.json. The run folder holds the eight files of one device call
 of scripts/gpu/nested_sin.sh (it says how each is made): tests.log (the
 machine, up to its first blank line: commit, date, nvidia-smi, CPU, nvcc;
-then tests/nested_sin.rs with --nocapture: the ACCURACY lines and
+then tests/nested_sin/ with --nocapture: the ACCURACY lines and
 ACCURACY_JSON), criterion_medians.json (scripts/gpu/criterion_medians.py over
 criterion's folder), bench.log (criterion's output of benches/nested_sin.rs),
 torch_peers.json (scripts/gpu/torch_nested_sin.py), end_to_end.json
@@ -315,7 +315,7 @@ w(f"- `poly` keeps `__nv_sinf` for the first sine and computes the other three a
   f"({pa['differ_from_unfused']:,} elements differ from `unfused`, at most {pa['max_ulp_from_unfused']} ulp apart), "
   f"{pa['max_ulp']:.2f} ulp and {pa['max_eps']:.2f} eps against f64 here, below the others' {acc['fused_reduced']['max_ulp']:.2f}: "
   "one rounding where three f32 sines round three times. Its bound is tested on the CPU for every f32 that the first "
-  "sine can return (`sin3_minimax_within_its_bounds_exhaustive` in `nested_sin/math.rs`, ignored by default): the "
+  "sine can return (`sin3_minimax_within_its_bounds_exhaustive` in `nested_sin/math/minimax.rs`, ignored by default): the "
   "polynomial is within 1.09 ulp of sin(sin(sin(s))), and with a first sine within 1.5 ulp the nested result is "
   "within 3.50 ulp for every input (4.50 with CUDA's documented 2 ulp for `sinf`). Those two figures are that test's "
   "output on the CPU, not this run's.\n")

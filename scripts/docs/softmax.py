@@ -8,7 +8,7 @@ docs/registry.json; the page has one section per strategy (a step number),
 listing every kernel of it. The run folder holds the eight files of one
 device call of scripts/gpu/softmax.sh (it says how each is made):
 summary.txt (commit, nvidia-smi, nvcc, and one `== [Ns] part: status` line
-per part of the call), tests.log (tests/softmax.rs on the GPU with
+per part of the call), tests.log (tests/softmax/ on the GPU with
 --nocapture: the `accuracy:` lines, `(dispatch)` marking the kernel the
 dispatch picks), bench.log (criterion's output of benches/softmax.rs),
 criterion_medians.json (scripts/gpu/criterion_medians.py over criterion's
@@ -408,7 +408,7 @@ w("")
 
 # ---- accuracy ---------------------------------------------------------------
 w("## Accuracy against float64\n")
-w("Every GPU test compares every element with a float64 softmax (`tests/softmax.rs`), within "
+w("Every GPU test compares every element with a float64 softmax (`tests/softmax/reference.rs`), within "
   "`|want| * 2^-23 * (16 + 2|x - max|) + 1e-37`: relative, and growing with `|x - max|` because `x - max` and the scaling by "
   "`log2 e` are rounded in f32 (outputs far below the row's largest are tiny, and their relative error is larger); `1e-37` "
   "covers results `ex2.approx.ftz` flushes to 0. Every row that is not NaN must sum to 1 within 1e-6 (summed in f64). "

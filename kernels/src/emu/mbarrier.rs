@@ -11,7 +11,7 @@
 //! bytes of shared memory hold nothing here: views that touch them are
 //! reported ([`super::FindingKind::MbarrierBytes`]).
 //!
-//! For the checker ([`super::memory`]), an arrival releases what the
+//! For the checker ([`super::races`]), an arrival releases what the
 //! arriving thread did and knew (a vector clock, joined into the phase);
 //! a wait that returns acquires what the completed phase released, and the
 //! phase itself, which orders the bulk copies (TMA) that counted their
@@ -23,8 +23,10 @@
 //! end included); the thread whose blocking makes that count zero knows
 //! that nobody is left to arrive.
 
-use super::memory::{Event, Request};
-use super::{EmuError, unlinear};
+use super::EmuError;
+use super::exec::unlinear;
+use super::memory::Request;
+use super::races::Event;
 use crate::Dim3;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};

@@ -46,7 +46,7 @@
 //! the loads for tile `t + 2` start only when tile `t + 1` is stored.
 //!
 //! On the CPU emulator the `wgmma` is computed at issue from shared memory
-//! through the same descriptors (see `emu.rs`), so the layout, the
+//! through the same descriptors (see `emu/wgmma.rs`), so the layout, the
 //! swizzle and the descriptors are what the tests check; the asynchrony and
 //! the proxy fences are not modelled there.
 

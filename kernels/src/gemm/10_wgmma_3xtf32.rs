@@ -35,7 +35,7 @@
 //! tensor cores truncate each step's sum into the f32 accumulator, which
 //! here runs over all of `K`, so the truncations lean one way and add up.
 //! The CPU emulator truncates too and shows the same drift
-//! (`tests/gemm.rs`); step 11 removes it by promoting short partial sums.
+//! (`tests/gemm/tensor_cores.rs`); step 11 removes it by promoting short partial sums.
 //!
 //! **Special values:** the split here (and in step 11) is the plain one: an
 //! inf or NaN input turns its whole row or column of `C` into NaN (`inf -

@@ -48,8 +48,8 @@
 //! few: 64 a thread per tile, against 12 `wgmma`s of 12288 FLOPs a thread.
 //!
 //! On the CPU emulator the tensor cores' accumulation truncates too (each
-//! 8-deep step is rounded into `D` toward zero, see `emu.rs`), so
-//! `tests/gemm.rs` shows step 10's drift and this step's fix without a GPU.
+//! 8-deep step is rounded into `D` toward zero, see `emu/wgmma.rs`), so
+//! `tests/gemm/tensor_cores.rs` shows step 10's drift and this step's fix without a GPU.
 
 use super::wgmma_3xtf32::store_split;
 use super::wgmma::{ROW_BYTES, load4, swizzled};

@@ -44,7 +44,7 @@
 //!
 //! On the CPU emulator, copies complete at issue and count their bytes on
 //! the barrier, and the barriers' arrivals and waits order accesses for the
-//! checker (see `emu.rs`).
+//! checker (see `emu/races.rs`).
 
 use super::wgmma::{ROW_BYTES, store_fragment};
 use super::{Problem, k_major_128b, swizzle_base};

@@ -32,7 +32,7 @@
 //! and the rest of the ladder unchanged in the same call).
 //!
 //! On the CPU emulator, copies complete at issue, and the tensor cores'
-//! accumulation truncates as on the GPU (see `emu.rs`).
+//! accumulation truncates as on the GPU (see `emu/wgmma.rs`).
 
 use super::wgmma::ROW_BYTES;
 use super::wgmma_promoted::{promote, store_fragment};

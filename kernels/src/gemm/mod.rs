@@ -169,7 +169,7 @@ impl Variant {
     }
 
     /// The factor `f` of the error bound `|c - ref| <= f * (|alpha| sum_k
-    /// |a_ik b_kj| + |beta c0|)` (tests/gemm.rs derives each), for depth `k`,
+    /// |a_ik b_kj| + |beta c0|)` (tests/gemm/reference.rs derives each), for depth `k`,
     /// with `gamma_n = n u / (1 - n u)`, `u = 2^-24`:
     ///
     /// - FP32 (FMA) steps: `gamma_{k+3}`;

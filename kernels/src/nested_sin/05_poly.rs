@@ -18,7 +18,7 @@
 //! 3.50 ulp; within CUDA's documented 2 ulp, 4.50 (at s = 2.4e-4, where the
 //! first sine's own error, counted in the ulp of a result just below a power
 //! of two, is already 4). Both are checked over every f32 of [-1, 1] by
-//! `sin3_minimax_within_its_bounds_exhaustive` (`nested_sin/math.rs`).
+//! `sin3_minimax_within_its_bounds_exhaustive` (`nested_sin/math/minimax.rs`).
 
 use super::math::{libdevice_sinf, sin3_minimax};
 use super::{Geometry, map};

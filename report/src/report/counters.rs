@@ -1,7 +1,7 @@
 //! `--emulate --counters`: the memory counters of every kernel, counted by
 //! the CPU emulator (no GPU): what `ncu` shows as sectors per global request
 //! and shared-memory wavefronts per request, per kernel and per source line.
-//! The model is in `coalesce_kernels::emu::memory`; each output is checked
+//! The model is in `coalesce_kernels::emu::cost`; each output is checked
 //! against the reference, and any checker finding fails the run.
 //!
 //! Shapes are small, and chosen so that every block is an interior one
@@ -35,7 +35,7 @@ pub const SOFTMAX_ROWS: usize = 4;
 
 /// The row lengths of the softmax launches, and at each every strategy's
 /// kernel and the online one: the launches of the ncu probe
-/// (`tests/softmax.rs`, `gpu_ncu_probe`), on [`SOFTMAX_ROWS`] rows.
+/// (`tests/softmax/gpu.rs`, `gpu_ncu_probe`), on [`SOFTMAX_ROWS`] rows.
 pub const SOFTMAX_COLS: [usize; 4] = [1024, 4096, 32_768, 50_000];
 
 fn softmax_kernels(cols: usize) -> Vec<Kernel> {

@@ -1,0 +1,290 @@
+//! The [`ThreadCtx`] of one emulated thread: what each of the trait's
+//! methods does on the CPU.
+//!
+//! Indices come from the launch; `sync_threads`, shuffles and `wgmma`s
+//! ([`super::wgmma`]) meet at the barriers of [`super::exec`]'s shared
+//! state; every load and store through a view, and both sides of a
+//! `cp.async`, go through one checked read or write ([`EmuCtx::read`],
+//! [`EmuCtx::write`]) that the checker may refuse; mbarrier operations go
+//! to [`super::mbarrier`], and a bulk tensor copy reads its map through
+//! [`super::tma`]. What has nothing to do on the CPU (fences, waits for
+//! copies that landed at issue) does nothing.
+
+use super::barrier::{Abandoned, Waypoint};
+use super::exec::{Shared, Warp, Warpgroup};
+use super::mbarrier::{Caller, Stuck};
+use super::memory::{Request, ThreadMemory};
+use super::{Access, EmuError, FindingKind, TmaMap, WARP_SIZE};
+use crate::mem::Space;
+use crate::{Dim3, ThreadCtx};
+use core::panic::Location;
+use std::boxed::Box;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The [`ThreadCtx`] of one emulated thread.
+pub struct EmuCtx<'a> {
+    pub(super) shared: &'a Shared,
+    pub(super) local: &'a ThreadMemory,
+    pub(super) thread: Dim3,
+    pub(super) linear: u32,
+    pub(super) block: Dim3,
+}
+
+impl ThreadCtx for EmuCtx<'_> {
+    fn thread_idx(&self) -> Dim3 {
+        self.thread
+    }
+    fn block_idx(&self) -> Dim3 {
+        self.block
+    }
+    fn block_dim(&self) -> Dim3 {
+        self.shared.dims.block
+    }
+    fn grid_dim(&self) -> Dim3 {
+        self.shared.dims.grid
+    }
+    fn sync_threads(&self) {
+        self.shared.memory.before_sync(self.local);
+        self.shared.sync(Waypoint::Kernel, self.block);
+        self.local.barrier();
+        self.shared.memory.after_sync(self.local);
+    }
+    fn shared_mem<T>(&self) -> *mut T {
+        // SAFETY: only the pointer is taken; see `Shared`'s Sync note.
+        unsafe { (*self.shared.smem.get()).as_mut_ptr().cast() }
+    }
+    #[track_caller]
+    unsafe fn mem_load<T, U: Copy + Default>(&self, space: Space, base: *const T, len: usize, i: usize) -> U {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.read(Location::caller(), space, (base, len, i), false) }
+    }
+    #[track_caller]
+    unsafe fn mem_store<T, U: Copy>(&self, space: Space, base: *mut T, len: usize, i: usize, value: U) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.write(Location::caller(), space, (base, len, i), value, false) }
+    }
+    #[track_caller]
+    unsafe fn mem_raise_flag(&self, base: *mut u32, len: usize, i: usize) {
+        let (loc, at) = (Location::caller(), (4, len, i));
+        if let Some(addr) = self.request().access(loc, Space::Global, true, base.addr(), at, (4, 4), false) {
+            let word = base.with_addr(addr);
+            if addr.is_multiple_of(4) {
+                // SAFETY: inside the caller's view (checked), aligned: an
+                // atomic, since other emulated threads raise the same word
+                // at the same time.
+                unsafe { AtomicU32::from_ptr(word).store(1, Ordering::Relaxed) }
+            } else {
+                // SAFETY: inside the view; misaligned, which the checker has
+                // reported (as the GPU would refuse it).
+                unsafe { word.write_unaligned(1) }
+            }
+        }
+    }
+    #[track_caller]
+    unsafe fn mem_copy_async<T, U: Copy + Default>(
+        &self,
+        (dst, dst_len, i): (*mut T, usize, usize),
+        (src, src_len, j): (*const T, usize, usize),
+    ) {
+        let loc = Location::caller();
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let v: U = self.read(loc, Space::Global, (src, src_len, j), true);
+            self.write(loc, Space::Shared, (dst, dst_len, i), v, true)
+        }
+    }
+    fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32 {
+        let warp = &self.shared.warps[(self.linear / WARP_SIZE) as usize];
+        if warp.lanes != WARP_SIZE {
+            self.shared.fail(EmuError::PartialWarpShuffle { block: self.block, lanes: warp.lanes });
+            std::panic::resume_unwind(Box::new(Abandoned));
+        }
+        let lane = (self.linear % WARP_SIZE) as usize;
+        warp.slots.lock().unwrap_or_else(|e| e.into_inner())[lane] = value.to_bits();
+        self.warp_sync(warp);
+        let got = warp.slots.lock().unwrap_or_else(|e| e.into_inner())[lane ^ (lane_mask as usize & 31)];
+        self.warp_sync(warp); // nobody overwrites a slot before all have read
+        f32::from_bits(got)
+    }
+    unsafe fn copy_async_16(&self, dst: *mut f32, src: *const f32) {
+        assert!(dst.addr().is_multiple_of(16) && src.addr().is_multiple_of(16), "copy_async_16: unaligned address");
+        // SAFETY: the caller's contract. Copied at once: a correct kernel
+        // reads it only after wait_async_copies, which this satisfies.
+        unsafe { core::ptr::copy_nonoverlapping(src, dst, 4) }
+    }
+    fn wait_async_copies(&self) {}
+    fn shared_addr<T>(&self, p: *const T) -> u32 {
+        let base = self.shared_mem::<u8>().addr();
+        let bytes = self.shared.dims.shared_bytes as usize;
+        let off = p.addr().wrapping_sub(base);
+        assert!(off <= bytes, "shared_addr: pointer outside the block's shared memory");
+        off as u32
+    }
+    fn fence_proxy_async(&self) {}
+    fn wgmma_fence(&self) {}
+    fn wgmma_commit(&self) {}
+    fn wgmma_wait<const N: u32>(&self, _d: &mut [f32; 128]) {}
+    #[track_caller]
+    unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64) {
+        self.wgmma_tf32(d, a, b, true);
+    }
+    fn mbarrier_init(&self, bar: u32, count: u32) {
+        self.mbarrier_result(self.shared.mbarriers.init(&self.caller(), bar, count));
+    }
+    fn mbarrier_init_fence(&self) {}
+    fn mbarrier_arrive(&self, bar: u32) {
+        self.mbarrier_result(self.shared.mbarriers.arrive(&self.caller(), bar, 0));
+    }
+    fn mbarrier_arrive_expect_tx(&self, bar: u32, bytes: u32) {
+        self.mbarrier_result(self.shared.mbarriers.arrive(&self.caller(), bar, bytes));
+    }
+    fn mbarrier_wait(&self, bar: u32, parity: u32) {
+        match self.shared.mbarriers.wait(&self.caller(), bar, parity) {
+            Ok(()) => {}
+            Err(Stuck::Abandoned) => std::panic::resume_unwind(Box::new(Abandoned)),
+            Err(Stuck::Failed(e)) => self.shared.abandon(e),
+        }
+    }
+    unsafe fn tensormap_acquire(&self, _map: *const crate::TensorMap) {}
+    #[track_caller]
+    unsafe fn tma_load_2d(&self, dst: u32, map: *const crate::TensorMap, xy: (i32, i32), bar: u32) {
+        // SAFETY: the caller's contract: a tensor map in global memory.
+        let map = match TmaMap::parse(&unsafe { map.read() }) {
+            Ok(m) => m,
+            Err(problem) => {
+                self.shared.abandon(EmuError::InvalidTensorMap { block: self.block, thread: self.thread, problem })
+            }
+        };
+        // SAFETY: forwarded from the caller.
+        unsafe { self.tma_copy(Location::caller(), dst, &map, xy, bar) }
+    }
+    fn wgmma_wait_n128<const N: u32>(&self, _d: &mut [f32; 64]) {}
+    #[track_caller]
+    unsafe fn wgmma_m64n128k8_tf32(&self, d: &mut [f32; 64], a: u64, b: u64, accumulate: bool) {
+        self.wgmma_tf32(d, a, b, accumulate);
+    }
+}
+
+impl EmuCtx<'_> {
+    /// The checked read behind every load (`copy_async`: the global side
+    /// of a `cp.async`, counted as such): the `U` at element `i` of the `len`
+    /// elements of `T` at `base`, or `U::default()` where the checker
+    /// refuses it (out of bounds).
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::mem_load`].
+    unsafe fn read<T, U: Copy + Default>(
+        &self,
+        loc: &'static Location<'static>,
+        space: Space,
+        (base, len, i): (*const T, usize, usize),
+        copy_async: bool,
+    ) -> U {
+        let at = (size_of::<T>(), len, i);
+        match self.request().access(loc, space, false, base.addr(), at, (size_of::<U>(), align_of::<U>()), copy_async) {
+            // SAFETY: inside the view (checked), which the caller vouches
+            // for; unaligned only where the checker has reported it.
+            Some(addr) => unsafe { base.with_addr(addr).cast::<U>().read_unaligned() },
+            None => U::default(),
+        }
+    }
+
+    /// The checked write behind every store ([`EmuCtx::read`]'s twin): dropped
+    /// where the checker refuses it.
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::mem_store`].
+    unsafe fn write<T, U: Copy>(
+        &self,
+        loc: &'static Location<'static>,
+        space: Space,
+        (base, len, i): (*mut T, usize, usize),
+        value: U,
+        copy_async: bool,
+    ) {
+        let at = (size_of::<T>(), len, i);
+        if let Some(addr) =
+            self.request().access(loc, space, true, base.addr(), at, (size_of::<U>(), align_of::<U>()), copy_async)
+        {
+            // SAFETY: as in `read`.
+            unsafe { base.with_addr(addr).cast::<U>().write_unaligned(value) }
+        }
+    }
+
+    /// The bulk tensor copy of `tma_load_2d`: `map`'s box at `xy`, copied at
+    /// once to the shared address `dst`, its bytes then counted on the
+    /// mbarrier at `bar`. The shared writes are checked as the copy's
+    /// ([`super::races`]): ordered after what this thread knows now, and
+    /// before what acquires the barrier's phase that they count in. A copy the
+    /// hardware refuses (a destination misaligned, or past the shared
+    /// memory) writes nothing: the finding says why, and its bytes still
+    /// count, so that the kernel goes on to show what else is wrong.
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::tma_load_2d`].
+    unsafe fn tma_copy(&self, loc: &'static Location<'static>, dst: u32, map: &TmaMap, xy: (i32, i32), bar: u32) {
+        let (bytes, align) = (map.box_bytes(), map.dst_align());
+        let shared_bytes = self.shared.dims.shared_bytes;
+        let caller = self.caller();
+        let request = &caller.request;
+        let (access, space) = (Access::Copy, Space::Shared);
+        let refused = if !dst.is_multiple_of(align) {
+            Some(FindingKind::Misaligned { space, access, address: dst as usize, align: align as usize })
+        } else if dst as u64 + bytes as u64 > shared_bytes as u64 {
+            Some(FindingKind::PastSharedMemory { access, byte: dst as usize, bytes: bytes as usize, shared_bytes })
+        } else {
+            None
+        };
+        let fits = refused.is_none();
+        if let Some(kind) = refused {
+            request.find(kind, loc);
+        }
+        let smem = self.shared_mem::<u8>();
+        let done = self.shared.mbarriers.copy(&caller, bar, bytes, |agent, phase| {
+            if fits {
+                request.copy_write(loc, dst as usize, bytes as usize, agent, phase);
+                // SAFETY: the tensor is readable (the caller's contract),
+                // and the box lies inside the shared memory (checked).
+                unsafe { map.copy_box(xy, smem, dst) };
+            }
+        });
+        self.mbarrier_result(done);
+    }
+
+    pub(super) fn request(&self) -> Request<'_> {
+        Request {
+            memory: &self.shared.memory,
+            local: self.local,
+            block: self.block,
+            thread: self.thread,
+            linear: self.linear,
+            shared_base: self.shared_mem::<u8>().addr(),
+        }
+    }
+
+    pub(super) fn group_sync(&self, group: &Warpgroup) {
+        self.shared.meet(&group.barrier, Waypoint::Kernel, self.block);
+    }
+
+    fn warp_sync(&self, warp: &Warp) {
+        self.shared.meet(&warp.barrier, Waypoint::Kernel, self.block);
+    }
+
+    /// What an mbarrier operation needs.
+    fn caller(&self) -> Caller<'_> {
+        Caller {
+            request: self.request(),
+            block: self.block,
+            shared_bytes: self.shared.dims.shared_bytes,
+            running: &self.shared.running,
+            abort: &self.shared.abort,
+        }
+    }
+
+    /// The launch's end when an mbarrier operation fails.
+    fn mbarrier_result(&self, r: Result<(), EmuError>) {
+        if let Err(e) = r {
+            self.shared.abandon(e);
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! `wgmma` on the CPU: the warpgroup-collective TF32 matrix multiply of
+//! Hopper's tensor cores, computed from shared memory as they read it.
+//!
+//! The 128 threads of a warpgroup meet, check that they name the same
+//! operands, and each computes its fragment of `D += A * B^T` through the
+//! matrix descriptors ([`descriptor_address`]: start address, strides,
+//! swizzle). The operand reads pass the checker but are not counted: the
+//! tensor cores do not read through the load/store unit. Each 8-deep step
+//! rounds toward zero, as the hardware truncates its sums
+//! ([`round_toward_zero`]), so a long sum drifts here as on the GPU.
+
+use super::barrier::Abandoned;
+use super::{EmuCtx, EmuError, WARPGROUP_SIZE};
+use core::panic::Location;
+use std::boxed::Box;
+use std::vec::Vec;
+
+/// `x` rounded to f32 toward zero: to nearest, then one step back toward
+/// zero where that went past `x` (out of range gives `f32::MAX`, as `RZ`).
+fn round_toward_zero(x: f64) -> f32 {
+    let r = x as f32;
+    if (r as f64).abs() > x.abs() { f32::from_bits(r.to_bits() - 1) } else { r }
+}
+
+/// The bits of an f32 that a TF32 operand keeps: sign, exponent and 10 of
+/// the 23 mantissa bits. The kernels round their operands to TF32 before
+/// staging them, so this drops nothing from theirs.
+const TF32_MASK: u32 = 0xffff_e000;
+
+/// The shared-memory byte that a `wgmma` matrix descriptor `desc` (PTX ISA,
+/// "Matrix Descriptor Format") gives for byte `kbyte` of row `row` of a
+/// K-major operand (rows are `M` for `A`, `N` for `B`; `kbyte < 32`):
+///
+/// - bits 0-13: start address >> 4; 16-29: leading byte offset >> 4 (LBO);
+///   32-45: stride byte offset >> 4 (SBO); 49-51: base offset; 62-63:
+///   swizzle (0 none, 1 128-byte, 2 64-byte, 3 32-byte);
+/// - rows come in groups of 8, SBO bytes apart;
+/// - without swizzle, a group is core matrices of 8 rows x 16 bytes (128
+///   contiguous bytes), LBO bytes apart along `K`;
+/// - with a `W`-byte swizzle, a row of the group is `W` contiguous bytes at
+///   `W * (row % 8)`, and the address's 16-byte chunk bits (4 and up) are
+///   XORed with its bits 7 and up (`log2(W / 16)` bits of each), as CuTe's
+///   `Swizzle<log2(W/16), 4, 3>`: the pattern repeats every `8 W` bytes and
+///   is a function of the address, so a tile whose base is aligned to that
+///   is read as it was written.
+pub fn descriptor_address(desc: u64, row: usize, kbyte: usize) -> usize {
+    let field = |shift: u32| (((desc >> shift) & 0x3fff) << 4) as usize;
+    let (start, lbo, sbo) = (field(0), field(16), field(32));
+    assert!((desc >> 49) & 7 == 0, "wgmma descriptor: a nonzero base offset is not emulated");
+    let group = start + (row / 8) * sbo;
+    match desc >> 62 {
+        0 => group + (kbyte / 16) * lbo + (row % 8) * 16 + kbyte % 16,
+        mode => {
+            let bits = 4 - mode as usize; // 128 B: 3, 64 B: 2, 32 B: 1
+            let addr = group + (row % 8) * (16 << bits) + kbyte;
+            addr ^ (((addr >> 7) & ((1 << bits) - 1)) << 4)
+        }
+    }
+}
+
+impl EmuCtx<'_> {
+    /// One TF32 `wgmma` of shape `m64nNk8`, `N = 2 R`, for this thread's `R`
+    /// accumulators: the warpgroup meets, checks that every thread names
+    /// the same operands (descriptors and scale-d), and each thread
+    /// computes its fragment (layout
+    /// in [`ThreadCtx::wgmma_m64n256k8_tf32`]) from shared memory.
+    ///
+    /// Each output is `RZ(D + sum of the 8 products)`: the products of TF32
+    /// values are exact in f64, and so is their sum with `D` unless their
+    /// magnitudes lie more than about `2^29` apart; the result is rounded
+    /// to f32 toward zero. The tensor cores do not round their f32 sum to
+    /// nearest, they truncate it, so the error of each step leans toward
+    /// zero, by up to an ulp of the running sum, and a sum over all of `K`
+    /// in one accumulator drifts in proportion to `K`. This models that
+    /// bias (not the hardware's exact bits): a kernel that leaves the drift
+    /// in shows it here, as on the GPU.
+    #[track_caller]
+    pub(super) fn wgmma_tf32<const R: usize>(&self, d: &mut [f32; R], a: u64, b: u64, accumulate: bool) {
+        let index = self.linear / WARPGROUP_SIZE;
+        let group = &self.shared.warpgroups[index as usize];
+        if group.threads != WARPGROUP_SIZE {
+            self.shared.fail(EmuError::PartialWarpgroup { block: self.block, threads: group.threads });
+            std::panic::resume_unwind(Box::new(Abandoned));
+        }
+        let t = (self.linear % WARPGROUP_SIZE) as usize;
+        let operands = (a, b, accumulate as u64);
+        group.slots.lock().unwrap_or_else(|e| e.into_inner())[t] = operands;
+        self.group_sync(group);
+        let same = group.slots.lock().unwrap_or_else(|e| e.into_inner()).iter().all(|&s| s == operands);
+        self.group_sync(group); // nobody overwrites a slot before all have compared
+        if !same {
+            self.shared.fail(EmuError::DivergentWgmma { block: self.block, warpgroup: index });
+            std::panic::resume_unwind(Box::new(Abandoned));
+        }
+        let (warp, lane) = (t / 32, t % 32);
+        // SAFETY: the block's shared memory, alive for the whole launch.
+        let smem = unsafe { &*self.shared.smem.get() };
+        let bytes = smem.len() * 16;
+        let smem = smem.as_ptr().cast::<u8>();
+        let (loc, request) = (Location::caller(), self.request());
+        // The 8 TF32 values of `k` that row `row` of an operand holds, each
+        // word read through the checker (races with the staging stores,
+        // unwritten words) at the `wgmma`'s line, not counted: the operands
+        // bypass the load/store unit.
+        let operand = |desc: u64, row: usize| -> [f64; 8] {
+            core::array::from_fn(|k| {
+                let at = descriptor_address(desc, row, 4 * k);
+                assert!(at + 4 <= bytes, "wgmma: operand at shared byte {at}, past the {bytes} bytes of the block");
+                request.operand_read(loc, at, 4);
+                // SAFETY: inside the shared memory (checked); any bits are an f32.
+                let bits = unsafe { smem.add(at).cast::<u32>().read_unaligned() };
+                f32::from_bits(bits & TF32_MASK) as f64
+            })
+        };
+        // This thread's rows of A (two) and columns of B (R / 2), read once each.
+        let rows: [[f64; 8]; 2] = core::array::from_fn(|h| operand(a, 16 * warp + lane / 4 + 8 * h));
+        let cols: Vec<[f64; 8]> = (0..R / 2).map(|j| operand(b, 8 * (j / 2) + 2 * (lane % 4) + j % 2)).collect();
+        for (i, acc) in d.iter_mut().enumerate() {
+            let (x, y) = (&rows[(i / 2) % 2], &cols[2 * (i / 4) + i % 2]);
+            let start = if accumulate { *acc as f64 } else { 0.0 };
+            *acc = round_toward_zero((0..8).fold(start, |s, k| s + x[k] * y[k]));
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The tensor-core steps' arithmetic on the emulator: TF32 rounding and
+//! the 3xTF32 split, the accuracy they give, the tensor cores' truncation
+//! (and step 11's fix), and the `wgmma` descriptors' swizzled addressing.
+
+use crate::common::*;
+use crate::reference::{Case, reference};
+use coalesce::gemm::{self, AlphaBeta, Variant};
+use rand::Rng;
+
+/// 3xTF32 is FP32-accurate where TF32 is not: on the emulator, its largest
+/// error at `K = 512` is within FP32's own bound (`gamma_{K+3}`, itself a
+/// worst case far above typical FP32 errors), and step 9's is over 20 times
+/// 3xTF32's.
+#[test]
+fn wgmma_3xtf32_is_fp32_accurate_on_the_emulator() {
+    let mut rng = rng("emulator gemm 3xtf32");
+    let case = Case::new(&mut rng, (64, 256, 512), AlphaBeta::PRODUCT);
+    let (want, mag) = reference(&case, None);
+    let fp32 = Variant::DoubleBuffered.error_bound(512);
+    let worst = |v: Variant| {
+        let mut c = case.c0.clone();
+        gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+        c.iter().zip(&want).zip(&mag).map(|((&g, &w), &m)| (g as f64 - w).abs() / (fp32 * m)).fold(0.0, f64::max)
+    };
+    let (x3, tf32) = (worst(Variant::Wgmma3xTf32), worst(Variant::Wgmma));
+    eprintln!("max error / FP32 bound at K = 512: 3xTF32 {x3:.2e}, TF32 {tf32:.2e}");
+    assert!(x3 <= 1.0, "3xTF32 outside the FP32 bound: {x3}");
+    assert!(tf32 > 20.0 * x3, "TF32 ({tf32:.2e}) not far less accurate than 3xTF32 ({x3:.2e})");
+}
+
+/// The tensor cores truncate each 8-deep step's sum into the accumulator,
+/// and the emulator does too: step 10, whose accumulator runs over all of
+/// `K`, drifts in proportion to `K` (its error against `|C|` grows 4 times
+/// when `K` does, as on the H100, where an FP32 GEMM's grows 2 times),
+/// while step 11, which promotes each 32-deep partial sum into f32
+/// registers rounded to nearest, is at least as accurate as the FP32 step
+/// 7, which rounds every FMA to nearest.
+#[test]
+fn tensor_core_truncation_drifts_with_k_unless_promoted_on_the_emulator() {
+    let mut rng = rng("emulator gemm truncation");
+    let steps = [Variant::DoubleBuffered, Variant::Wgmma3xTf32, Variant::WgmmaPromoted];
+    // Per K: (largest error / largest |ref|, ||err|| / ||ref||) of each step.
+    let mut errors = Vec::new();
+    for k in [256, 1024] {
+        let case = Case::new(&mut rng, (128, 256, k), AlphaBeta::PRODUCT);
+        let (want, _) = reference(&case, None);
+        let ref_max = want.iter().fold(0.0f64, |m, w| m.max(w.abs()));
+        let ref_norm = want.iter().map(|w| w * w).sum::<f64>().sqrt();
+        let errs = steps.map(|v| {
+            let mut c = case.c0.clone();
+            gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+            let err: Vec<f64> = c.iter().zip(&want).map(|(&g, &w)| g as f64 - w).collect();
+            let max = err.iter().fold(0.0f64, |m, e| m.max(e.abs()));
+            let norm = err.iter().map(|e| e * e).sum::<f64>().sqrt();
+            eprintln!(
+                "K = {k:>5} {:>16}: max |err| / max |ref| {:.2e}, ||err|| / ||ref|| {:.2e}",
+                v.name(),
+                max / ref_max,
+                norm / ref_norm
+            );
+            (max / ref_max, norm / ref_norm)
+        });
+        errors.push(errs);
+    }
+    // K four times larger: a bias grows 4 times, rounding errors 2 times.
+    let growth = |i: usize| errors[1][i].1 / errors[0][i].1;
+    let (fp32, x3, promoted) = (errors[1][0].0, errors[1][1].0, errors[1][2].0);
+    eprintln!(
+        "||err|| growth, K = 256 -> 1024: FP32 {:.2}, 3xTF32 {:.2}, promoted {:.2}",
+        growth(0),
+        growth(1),
+        growth(2)
+    );
+    assert!(growth(1) > 3.0, "3xTF32's error grew {:.2} times with K 4 times larger: no drift", growth(1));
+    assert!(growth(2) < 2.5, "promoted 3xTF32's error grew {:.2} times with K 4 times larger", growth(2));
+    assert!(x3 > 5.0 * fp32, "at K = 1024, 3xTF32's largest error {x3:.2e} is not far above FP32's {fp32:.2e}");
+    assert!(promoted <= fp32, "at K = 1024, promoted 3xTF32's largest error {promoted:.2e} is above FP32's {fp32:.2e}");
+}
+
+/// The split is exact as far as it goes: `hi` and `lo` are TF32 values, and
+/// `x - hi - lo` is below `2^-22 |x|`.
+#[test]
+fn split_tf32_keeps_22_bits() {
+    use coalesce::kernels::gemm::{split_tf32, to_tf32};
+    let mut rng = rng("split tf32");
+    for _ in 0..100_000 {
+        let x: f32 = rng.random_range(-1.0e3f32..1.0e3);
+        let (hi, lo) = split_tf32(x);
+        assert_eq!((to_tf32(hi), to_tf32(lo)), (hi, lo), "{x}: halves not TF32");
+        let rest = x as f64 - hi as f64 - lo as f64;
+        assert!(rest.abs() <= f64::powi(2.0, -22) * (x as f64).abs(), "{x}: {hi} + {lo} leaves {rest}");
+    }
+}
+
+/// The emulator's TF32 rounding is `cvt.rna.tf32.f32`: to nearest, ties
+/// away from zero, 10 mantissa bits kept.
+#[test]
+fn tf32_rounding_is_to_nearest_ties_away() {
+    use coalesce::kernels::gemm::to_tf32;
+    let ulp = f32::powi(2.0, -10); // of 1.0 in TF32
+    assert_eq!(to_tf32(1.0), 1.0);
+    assert_eq!(to_tf32(1.0 + ulp / 4.0), 1.0);
+    assert_eq!(to_tf32(1.0 + ulp / 2.0), 1.0 + ulp); // a tie: away from zero
+    assert_eq!(to_tf32(-(1.0 + ulp / 2.0)), -(1.0 + ulp));
+    assert_eq!(to_tf32(1.0 + 0.75 * ulp), 1.0 + ulp);
+    assert_eq!(to_tf32(1.0 + 1.25 * ulp), 1.0 + ulp);
+    assert!(to_tf32(f32::NAN).is_nan());
+    assert_eq!(to_tf32(f32::INFINITY), f32::INFINITY);
+}
+
+/// The descriptor the kernel builds, read back as the emulator's tensor
+/// cores read it, lands on the bytes the kernel's swizzled stores wrote:
+/// chunk `c` of row `r` at `128 r + 16 (c ^ (r % 8))`, for every `k` step.
+#[test]
+fn wgmma_descriptor_addresses_the_128_byte_swizzle() {
+    use coalesce::kernels::emu::descriptor_address;
+    use coalesce::kernels::gemm::k_major_128b;
+    for base in [0u32, 1024, 49152] {
+        for step in 0..4usize {
+            let desc = k_major_128b(base + 32 * step as u32);
+            for row in 0..256usize {
+                for kb in 0..32usize {
+                    let (k, chunk) = (8 * step + kb / 4, (32 * step + kb) / 16);
+                    let want = base as usize + 128 * row + 16 * (chunk ^ (row % 8)) + (4 * k + kb % 4) % 16;
+                    assert_eq!(descriptor_address(desc, row, kb), want, "base {base} step {step} row {row} byte {kb}");
+                }
+            }
+        }
+    }
+}
