@@ -50,8 +50,9 @@
 //! swizzle and the descriptors are what the tests check; the asynchrony and
 //! the proxy fences are not modelled there.
 
-use super::{F4, Problem, aligned16, store_c_at, swizzle_base, to_tf32};
-use crate::{Global, GlobalMut, Load, Shared, ThreadCtx};
+use super::warpgroup::{ROW_BYTES, StagedBlock, k_major_128b, load4, store_fragment, swizzle_base, swizzled};
+use super::{Problem, to_tf32};
+use crate::{Load, Shared, ThreadCtx};
 
 use super::{Dim3, Geometry, Precision};
 
@@ -79,34 +80,13 @@ const THREADS: usize = WG_THREADS as usize;
 const STAGES: usize = WG_STAGES as usize;
 /// Floats of one buffer: the `A` tile, then the `B` tile.
 const STAGE_FLOATS: usize = (BM + BN) * BK;
-/// Bytes of one K-major row of a tile (before swizzling).
-pub(super) const ROW_BYTES: usize = BK * 4;
 /// 16-byte vectors of the `A` tile per thread: `BM * BK / 4 / THREADS`.
 pub(super) const NA: usize = BM * BK / 4 / THREADS;
 /// 4x4 blocks of the `B` tile per thread.
 pub(super) const NB: usize = BK * BN / 16 / THREADS;
 
-const _: () = assert!(ROW_BYTES == 128 && NA * THREADS * 4 == BM * BK && NB * THREADS * 16 == BK * BN);
+const _: () = assert!(ROW_BYTES == BK * 4 && NA * THREADS * 4 == BM * BK && NB * THREADS * 16 == BK * BN);
 const _: () = assert!((STAGE_FLOATS * 4).is_multiple_of(1024) && (BM * BK * 4).is_multiple_of(1024));
-
-/// The matrix descriptor of a K-major operand in the 128-byte swizzle at
-/// shared address `addr` (PTX ISA, "Matrix Descriptor Format"): start
-/// address `>> 4` in bits 0-13, the leading byte offset (unused by K-major
-/// swizzled layouts, 16 by convention) in 16-29, the stride byte offset (1024
-/// bytes: 8 rows of 128 bytes) in 32-45, base offset 0 (the tile is aligned
-/// to 1024 bytes) and swizzle mode 1 (128 bytes) in bits 62-63.
-#[inline(always)]
-pub fn k_major_128b(addr: u32) -> u64 {
-    let enc = |x: u32| ((x & 0x3ffff) >> 4) as u64;
-    enc(addr) | (enc(16) << 16) | (enc(1024) << 32) | (1 << 62)
-}
-
-/// Byte offset, in a tile of K-major 128-byte rows stored with the 128-byte
-/// swizzle, of the 16-byte chunk `chunk` (0..8) of row `row`.
-#[inline(always)]
-pub(crate) fn swizzled(row: usize, chunk: usize) -> usize {
-    row * ROW_BYTES + 16 * (chunk ^ (row % 8))
-}
 
 /// Stores four floats, rounded to TF32, as one 16-byte shared store at
 /// byte `at` of `tile`.
@@ -118,38 +98,6 @@ pub(crate) fn swizzled(row: usize, chunk: usize) -> usize {
 unsafe fn store_tf32<C: ThreadCtx>(tile: Shared<'_, C, u8>, at: usize, v: [f32; 4]) {
     // SAFETY: forwarded.
     unsafe { tile.store_f32x4(at, v.map(to_tf32)) };
-}
-
-/// Four floats of row `r` of a row-major matrix of row length `stride`,
-/// from column `c`: one 16-byte load when `fast`, else checked loads with
-/// zeros outside rows `..rows` and columns `..cols` (the matrix, or the
-/// part of it a tile may read).
-///
-/// # Safety
-/// `p` holds the `rows` rows of `stride` floats, `cols <= stride`; when
-/// `fast`, the four are inside and 16-byte aligned.
-#[inline(always)]
-pub(super) unsafe fn load4(
-    p: &impl Load<f32>,
-    (rows, cols): (usize, usize),
-    stride: usize,
-    r: usize,
-    c: usize,
-    fast: bool,
-) -> [f32; 4] {
-    if fast {
-        // SAFETY: the caller's contract.
-        unsafe { p.load_as::<F4>(r * stride + c).0 }
-    } else {
-        let mut v = [0.0f32; 4];
-        unroll!(q < 4, [0, 1, 2, 3], {
-            if r < rows && c + q < cols {
-                // SAFETY: checked just above.
-                v[q] = unsafe { p.load(r * stride + c + q) };
-            }
-        });
-        v
-    }
 }
 
 /// `C = alpha * A * B + beta * C` with `wgmma`, inputs rounded to TF32,
@@ -179,50 +127,20 @@ pub(super) unsafe fn load4(
 /// As [`super::naive`]; the GPU must run `sm_90a` code (compute capability 9.0).
 #[inline(always)]
 pub unsafe fn wgmma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
-    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
+    let blk = StagedBlock::new(ctx, (a, b, c), p, (BM, BN, BK));
     // SAFETY (both): forwarded.
-    if interior(a.as_ptr(), b.as_ptr(), &p, ctx.block_idx()) {
-        unsafe { wgmma_with::<C, true>(ctx, a, b, c, p) }
-    } else {
-        unsafe { wgmma_with::<C, false>(ctx, a, b, c, p) }
-    }
+    if blk.interior { unsafe { wgmma_with::<C, true>(ctx, blk) } } else { unsafe { wgmma_with::<C, false>(ctx, blk) } }
 }
 
-/// Whether every tile of block `blk` is whole and vector-readable: its `C`
-/// tile inside `C`, `K` a multiple of the tile depth, rows of `A` and `B`
-/// 16-byte aligned. Such a block runs the copy of the loop whose loads are
-/// unconditional 16-byte loads (`INTERIOR`): with a bounds branch per load,
-/// each load sits in its own basic block, and where the two paths join, the
-/// loaded registers are moved, which waits for the load, so the loads of a
-/// tile no longer fly together (step 7 met the same).
-#[inline(always)]
-pub(super) fn interior(a: *const f32, b: *const f32, p: &Problem, blk: crate::Dim3) -> bool {
-    let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
-    (blk.y as usize + 1) * BM <= m
-        && (blk.x as usize + 1) * BN <= n
-        && k.is_multiple_of(BK)
-        && n.is_multiple_of(4)
-        && aligned16(a, b, b)
-}
-
-/// [`wgmma`], with unconditional vector loads when `INTERIOR`.
+/// [`wgmma`]'s staging, products and epilogue, with unconditional vector
+/// loads when `INTERIOR`.
 ///
 /// # Safety
-/// As [`wgmma`]; `INTERIOR` only when [`interior`] says so.
+/// As [`wgmma`]; `INTERIOR` only when `blk.interior`.
 #[inline(always)]
-unsafe fn wgmma_with<C: ThreadCtx, const INTERIOR: bool>(
-    ctx: &C,
-    a: Global<'_, C, f32>,
-    b: Global<'_, C, f32>,
-    c: GlobalMut<'_, C, f32>,
-    p: Problem,
-) {
-    let tid = ctx.thread_idx().x as usize;
-    let blk = ctx.block_idx();
-    let (n, k) = (p.n as usize, p.k as usize);
-    let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
-    let a_vec = k.is_multiple_of(4) && aligned16(a.as_ptr(), a.as_ptr(), a.as_ptr());
-    let b_vec = n.is_multiple_of(4) && aligned16(b.as_ptr(), b.as_ptr(), b.as_ptr());
+unsafe fn wgmma_with<C: ThreadCtx, const INTERIOR: bool>(ctx: &C, blk: StagedBlock<'_, C>) {
+    let StagedBlock { a, b, c, p, tid, m0, n0, vec, .. } = blk;
+    let k = p.k as usize;
 
     let (base, base_addr) = swizzle_base(ctx, WG_SHARED_BYTES);
     // SAFETY (both): buffer `s` < STAGES lies inside the launch's shared memory.
@@ -231,7 +149,7 @@ unsafe fn wgmma_with<C: ThreadCtx, const INTERIOR: bool>(
 
     let load = |k0: usize, sa: &mut [[f32; 4]; NA], sb: &mut [[[f32; 4]; 4]; NB]| {
         // SAFETY: forwarded from the caller (A and B hold their matrices).
-        unsafe { load_tiles::<INTERIOR>(&a, &b, &p, (m0, n0, k0), (a_vec, b_vec), tid, sa, sb) }
+        unsafe { load_tiles::<INTERIOR>(&a, &b, &p, (m0, n0, k0), vec, tid, sa, sb) }
     };
     let stage = |s: usize, sa: &[[f32; 4]; NA], sb: &[[[f32; 4]; 4]; NB]| {
         unroll!(i < NA, [0, 1, 2, 3], {
@@ -292,11 +210,11 @@ unsafe fn wgmma_with<C: ThreadCtx, const INTERIOR: bool>(
 /// (its [`NB`] 4x4 blocks) into registers, mapped as the kernel's doc says:
 /// 16-byte loads where the tile is whole and rows are vector-aligned
 /// (`vec`: `(A, B)`), checked loads with zeros elsewhere; only 16-byte loads,
-/// without a branch, when `INTERIOR` ([`interior`]).
+/// without a branch, when `INTERIOR` (`StagedBlock::interior`).
 ///
 /// # Safety
 /// `a` and `b` hold the `m * k` and `k * n` floats; `INTERIOR` only when
-/// [`interior`] holds for this block.
+/// `StagedBlock::interior` holds for this block.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) unsafe fn load_tiles<const INTERIOR: bool>(
@@ -324,41 +242,4 @@ pub(super) unsafe fn load_tiles<const INTERIOR: bool>(
             sb[i][r] = unsafe { load4(b, (k, n), n, k0 + 4 * (v % 8) + r, n0 + 4 * (v / 8), fb) };
         });
     });
-}
-
-/// Stores thread `tid`'s accumulator fragments (two warpgroups of 64 rows,
-/// the `wgmma` D layout) into the block's tile of `C` at `(m0, n0)`.
-///
-/// # Safety
-/// `c` holds the `m * n` floats.
-#[inline(always)]
-pub(super) unsafe fn store_fragment<C: ThreadCtx>(
-    c: &GlobalMut<'_, C, f32>,
-    acc: &[f32; 128],
-    p: &Problem,
-    (m0, n0): (usize, usize),
-    tid: usize,
-) {
-    let (m, n) = (p.m as usize, p.n as usize);
-    let (group, warp, lane) = (tid / 128, (tid % 128) / 32, tid % 32);
-    let row0 = m0 + 64 * group + 16 * warp + lane / 4;
-    let col0 = n0 + 2 * (lane % 4);
-    let fast = m0 + BM <= m && n0 + BN <= n;
-    unroll!(
-        i < 128,
-        [
-            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
-            29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
-            56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82,
-            83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107,
-            108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127
-        ],
-        {
-            let (r, cc) = (row0 + 8 * ((i / 2) % 2), col0 + 8 * (i / 4) + i % 2);
-            if fast || (r < m && cc < n) {
-                // SAFETY: inside C (interior block, or checked).
-                unsafe { store_c_at(*c, r * n + cc, acc[i], p.alpha, p.beta) };
-            }
-        }
-    );
 }

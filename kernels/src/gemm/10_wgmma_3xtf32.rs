@@ -43,9 +43,10 @@
 //! in `hi`. Step 13, what `gemm::sgemm` runs, keeps FP32 semantics through
 //! `gemm_pack`'s split and `gemm_fixup` (docs/gemm.md).
 
-use super::wgmma::{NA, NB, ROW_BYTES, interior, load_tiles, store_fragment, swizzled};
-use super::{Problem, aligned16, k_major_128b, swizzle_base, to_tf32};
-use crate::{Global, GlobalMut, Shared, ThreadCtx};
+use super::warpgroup::{ROW_BYTES, StagedBlock, k_major_128b, store_fragment, store_split, swizzle_base, swizzled};
+use super::wgmma::{NA, NB, load_tiles};
+use super::{Problem, to_tf32};
+use crate::ThreadCtx;
 
 use super::wgmma::{WG_BM, WG_BN, WG_THREADS};
 use super::{Dim3, Geometry, Precision};
@@ -82,24 +83,6 @@ pub fn split_tf32(x: f32) -> (f32, f32) {
     (hi, to_tf32(x - hi))
 }
 
-/// Stores the split of four floats: the `hi` halves as one 16-byte shared
-/// store at byte `hi` of `tiles`, the `lo` halves as one at byte `lo` (as
-/// 16-byte stores: scalar stores of a quarter warp's 8 rows would meet in 8
-/// banks, 4-way conflicts).
-///
-/// # Safety
-/// `hi` and `lo` 16-byte aligned, their 16 bytes inside `tiles`.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub(super) unsafe fn store_split<C: ThreadCtx>(tiles: Shared<'_, C, u8>, hi: usize, lo: usize, v: [f32; 4]) {
-    let halves = v.map(split_tf32);
-    // SAFETY: forwarded.
-    unsafe {
-        tiles.store_f32x4(hi, halves.map(|h| h.0));
-        tiles.store_f32x4(lo, halves.map(|h| h.1));
-    }
-}
-
 /// `C = alpha * A * B + beta * C` to about FP32 accuracy, on the TF32
 /// tensor cores with `wgmma` (three products per term).
 ///
@@ -119,33 +102,24 @@ pub(super) unsafe fn store_split<C: ThreadCtx>(tiles: Shared<'_, C, u8>, hi: usi
 /// As [`super::naive`]; the GPU must run `sm_90a` code (compute capability 9.0).
 #[inline(always)]
 pub unsafe fn wgmma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
-    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
-    // SAFETY (both): forwarded; step 9's interior test (its tile is ours).
-    if interior(a.as_ptr(), b.as_ptr(), &p, ctx.block_idx()) {
-        unsafe { wgmma_3xtf32_with::<C, true>(ctx, a, b, c, p) }
+    let blk = StagedBlock::new(ctx, (a, b, c), p, (BM, BN, BK));
+    // SAFETY (both): forwarded.
+    if blk.interior {
+        unsafe { wgmma_3xtf32_with::<C, true>(ctx, blk) }
     } else {
-        unsafe { wgmma_3xtf32_with::<C, false>(ctx, a, b, c, p) }
+        unsafe { wgmma_3xtf32_with::<C, false>(ctx, blk) }
     }
 }
 
-/// [`wgmma_3xtf32`], with unconditional vector loads when `INTERIOR`.
+/// [`wgmma_3xtf32`]'s split staging, three products per step and
+/// epilogue; unconditional vector loads when `INTERIOR`.
 ///
 /// # Safety
-/// As [`wgmma_3xtf32`]; `INTERIOR` only when step 9's `interior` says so.
+/// As [`wgmma_3xtf32`]; `INTERIOR` only when `blk.interior`.
 #[inline(always)]
-unsafe fn wgmma_3xtf32_with<C: ThreadCtx, const INTERIOR: bool>(
-    ctx: &C,
-    a: Global<'_, C, f32>,
-    b: Global<'_, C, f32>,
-    c: GlobalMut<'_, C, f32>,
-    p: Problem,
-) {
-    let tid = ctx.thread_idx().x as usize;
-    let blk = ctx.block_idx();
-    let (n, k) = (p.n as usize, p.k as usize);
-    let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
-    let (ap, bp) = (a.as_ptr(), b.as_ptr());
-    let vec = (k.is_multiple_of(4) && aligned16(ap, ap, ap), n.is_multiple_of(4) && aligned16(bp, bp, bp));
+unsafe fn wgmma_3xtf32_with<C: ThreadCtx, const INTERIOR: bool>(ctx: &C, blk: StagedBlock<'_, C>) {
+    let StagedBlock { a, b, c, p, tid, m0, n0, vec, .. } = blk;
+    let k = p.k as usize;
 
     let (base, base_addr) = swizzle_base(ctx, X3_SHARED_BYTES);
     // SAFETY: buffer `s` < STAGES: inside the launch's shared memory.

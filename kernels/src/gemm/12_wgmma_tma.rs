@@ -46,8 +46,8 @@
 //! the barrier, and the barriers' arrivals and waits order accesses for the
 //! checker (see `emu/races.rs`).
 
-use super::wgmma::{ROW_BYTES, store_fragment};
-use super::{Problem, k_major_128b, swizzle_base};
+use super::Problem;
+use super::warpgroup::{ROW_BYTES, grouped_tile, k_major_128b, store_fragment, swizzle_base};
 use crate::{TensorMap, ThreadCtx};
 
 use super::{Dim3, Geometry, Precision};
@@ -71,8 +71,6 @@ pub const TMA_STAGE_BYTES: u32 = (TMA_BM + TMA_BN) * TMA_BK * 4;
 /// Bytes of shared memory per block: the stages, two 8-byte barriers per
 /// stage, and 1024 bytes to align the stages to the swizzle's period.
 pub const TMA_SHARED_BYTES: u32 = TMA_STAGES * TMA_STAGE_BYTES + 16 * TMA_STAGES + 1024;
-/// Tile rows per group in the order of tiles (see the module doc).
-pub const TMA_GROUP_ROWS: u32 = 16;
 
 const BM: usize = TMA_BM as usize;
 const BK: usize = TMA_BK as usize;
@@ -82,23 +80,6 @@ const STAGE_BYTES: usize = TMA_STAGE_BYTES as usize;
 const CONSUMERS: usize = 256;
 
 const _: () = assert!(ROW_BYTES == BK * 4 && STAGE_BYTES.is_multiple_of(1024) && (BM * ROW_BYTES).is_multiple_of(1024));
-
-/// The `(row, column)` of the `C` tile that block `blk` of a grid of `grid`
-/// computes, in the grouped order of the module doc: block `i` (in launch
-/// order, `x` fastest) takes, within its group of [`TMA_GROUP_ROWS`] tile
-/// rows, row `i % rows` and column `i / rows`.
-#[inline(always)]
-pub(super) fn grouped_tile(blk: crate::Dim3, grid: crate::Dim3) -> (u32, u32) {
-    let (cols, rows) = (grid.x, grid.y);
-    let i = blk.y * cols + blk.x;
-    // Neither divisor is 0 in a launch (grid sizes are at least 1); `max`
-    // says so to the compiler, which would otherwise keep a panic path.
-    let per_group = (TMA_GROUP_ROWS * cols).max(1);
-    let first = i / per_group * TMA_GROUP_ROWS;
-    let height = (rows - first).clamp(1, TMA_GROUP_ROWS);
-    let j = i % per_group;
-    (first + j % height, j / height)
-}
 
 /// `C = alpha * A * B + beta * C` with `wgmma` on TF32 operands that the TMA
 /// copies into a four-stage pipeline.

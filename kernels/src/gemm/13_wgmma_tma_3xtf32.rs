@@ -34,10 +34,8 @@
 //! On the CPU emulator, copies complete at issue, and the tensor cores'
 //! accumulation truncates as on the GPU (see `emu/wgmma.rs`).
 
-use super::wgmma::ROW_BYTES;
-use super::wgmma_promoted::{promote, store_fragment};
-use super::wgmma_tma::grouped_tile;
-use super::{Problem, k_major_128b, swizzle_base};
+use super::Problem;
+use super::warpgroup::{ACC_N128, ROW_BYTES, grouped_tile, products_3x, promote, store_fragment, swizzle_base};
 use crate::{TensorMap, ThreadCtx};
 
 use super::{Dim3, Geometry, Precision};
@@ -150,8 +148,8 @@ pub unsafe fn wgmma_tma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f
     let group = tid / 128;
     // The promoted sums, and the tensor cores' partial sum of the current
     // tile (each tile's first product overwrites it: no reset needed).
-    let mut acc = [0.0f32; 64];
-    let mut part = [0.0f32; 64];
+    let mut acc = [0.0f32; ACC_N128];
+    let mut part = [0.0f32; ACC_N128];
     let a_rows = (group * 64 * ROW_BYTES) as u32;
     for t in 0..tiles {
         let s = t % STAGES;
@@ -159,17 +157,9 @@ pub unsafe fn wgmma_tma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f
         let (a_hi, a_lo) = (tile(s, 0) + a_rows, tile(s, 1) + a_rows);
         let (b_hi, b_lo) = (tile(s, 2), tile(s, 3));
         ctx.wgmma_fence();
-        unroll!(kk < BK / 8, [0, 1, 2, 3], {
-            let step = (32 * kk) as u32;
-            let d = |addr: u32| k_major_128b(addr + step);
-            // SAFETY: stage s holds tile t: its copies completed the phase
-            // waited for. The tile's first product starts the partial sum.
-            unsafe {
-                ctx.wgmma_m64n128k8_tf32(&mut part, d(a_lo), d(b_hi), kk != 0);
-                ctx.wgmma_m64n128k8_tf32(&mut part, d(a_hi), d(b_lo), true);
-                ctx.wgmma_m64n128k8_tf32(&mut part, d(a_hi), d(b_hi), true);
-            }
-        });
+        // SAFETY: stage s holds tile t: its copies completed the phase
+        // waited for. The tile's first product starts the partial sum.
+        unsafe { products_3x(ctx, &mut part, ((a_hi, a_lo), (b_hi, b_lo))) };
         ctx.wgmma_commit();
         ctx.wgmma_wait_n128::<0>(&mut part);
         // The products have read stage s: release it, then add.

@@ -17,6 +17,7 @@
 //! read by the host through [`Variant::launch_dims`].
 
 mod tiles;
+mod warpgroup;
 pub mod fixup;
 pub mod pack;
 
@@ -26,9 +27,9 @@ pub mod pack;
 pub use blocktile_1d::{BT1_BK, BT1_BM, BT1_BN, BT1_THREADS, BT1_TM};
 pub use double_buffered::DB;
 pub use tf32::to_tf32;
+pub use warpgroup::k_major_128b;
+pub(crate) use warpgroup::{swizzle_base, swizzled};
 pub use warptile::{WT, WarpTiling};
-pub use wgmma::k_major_128b;
-pub(crate) use wgmma::swizzled;
 pub use wgmma_3xtf32::split_tf32;
 pub use wgmma_tma::TMA_BK;
 
@@ -279,19 +280,6 @@ pub(crate) unsafe fn store_c4_at<C: ThreadCtx>(
     };
     // SAFETY: forwarded from the caller.
     unsafe { c.store(0, v) };
-}
-
-/// The first 1024-byte boundary of the block's `bytes` of shared memory,
-/// as a view of the bytes from there and as the shared-space address
-/// `wgmma` descriptors take: the tensor-core steps' 128-byte swizzle repeats
-/// every 1024 bytes, and their launches reserve 1024 bytes for this skew.
-#[inline(always)]
-pub(crate) fn swizzle_base<C: crate::ThreadCtx>(ctx: &C, bytes: u32) -> (crate::Shared<'_, C, u8>, u32) {
-    let raw = ctx.shared::<F4>(bytes / 16).cast::<u8>(bytes);
-    let skew = (1024 - ctx.shared_addr(raw.as_ptr()) as usize % 1024) % 1024;
-    // SAFETY: the launch reserves 1024 bytes for this skew.
-    let base = unsafe { raw.at(skew, bytes as usize - skew) };
-    (base, ctx.shared_addr(base.as_ptr()))
 }
 
 /// Whether every pointer is 16-byte aligned (the vector paths need it).
