@@ -29,6 +29,7 @@
 //! broken by what other threads do.
 
 pub use coalesce_host::*;
+#[doc(inline)]
 pub use coalesce_kernels as kernels;
 
 /// Every kernel as PTX, one module per GPU architecture (`sm_80`, `sm_90`,
@@ -94,5 +95,5 @@ pub mod prelude {
         nested_sin, softmax, transpose,
     };
     #[cfg(feature = "cuda")]
-    pub use crate::{Gpu, MatrixView, Pipeline, Stream};
+    pub use crate::{Gpu, MatrixView, Pipeline, Stream, graph};
 }

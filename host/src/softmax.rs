@@ -11,11 +11,12 @@
 //! [`with_strategy`] and [`launch`] force a strategy or one instantiation,
 //! for tests and benches.
 //!
-//! ```no_run
-//! # fn main() -> coalesce_host::Result<()> {
-//! # let ptx = "";
-//! use coalesce_host::{Gpu, MatrixShape, softmax};
-//! let gpu = Gpu::load(ptx)?;
+// GPU examples compile only with the `cuda` feature (`coalesce::init`).
+#![cfg_attr(feature = "cuda", doc = "```no_run")]
+#![cfg_attr(not(feature = "cuda"), doc = "```ignore")]
+//! use coalesce::prelude::*;
+//! # fn main() -> coalesce::Result<()> {
+//! let gpu = coalesce::init()?;
 //! let stream = gpu.stream()?;
 //! let shape = MatrixShape::new(4096, 1000)?;
 //! let logits = gpu.upload(&vec![0.5f32; shape.len()])?;
@@ -221,8 +222,8 @@ pub mod emu {
     /// An empty matrix launches nothing: an empty report.
     ///
     /// ```
-    /// # fn main() -> coalesce_host::Result<()> {
-    /// use coalesce_host::{MatrixShape, emu::Op, softmax::{Kernel, emu}};
+    /// use coalesce::{MatrixShape, emu::Op, softmax::{Kernel, emu}};
+    /// # fn main() -> coalesce::Result<()> {
     /// let shape = MatrixShape::new(4, 128)?;
     /// let input = vec![0.5f32; shape.len()];
     /// let mut output = vec![0.0f32; shape.len()];

@@ -1,10 +1,11 @@
 //! Typed launchers for the transpose kernels (see `coalesce_kernels::transpose`).
 //!
-//! ```no_run
-//! # fn main() -> coalesce_host::Result<()> {
-//! # let ptx = "";
-//! use coalesce_host::{Gpu, MatrixShape, transpose};
-//! let gpu = Gpu::load(ptx)?;
+// GPU examples compile only with the `cuda` feature (`coalesce::init`).
+#![cfg_attr(feature = "cuda", doc = "```no_run")]
+#![cfg_attr(not(feature = "cuda"), doc = "```ignore")]
+//! use coalesce::prelude::*;
+//! # fn main() -> coalesce::Result<()> {
+//! let gpu = coalesce::init()?;
 //! let stream = gpu.stream()?;
 //! let shape = MatrixShape::new(1000, 3000)?;
 //! let input = gpu.upload(&vec![1.0f32; shape.len()])?;
@@ -94,8 +95,8 @@ pub mod emu {
     /// launches nothing: an empty report.
     ///
     /// ```
-    /// # fn main() -> coalesce_host::Result<()> {
-    /// use coalesce_host::{MatrixShape, emu::Op, transpose::{Variant, emu}};
+    /// use coalesce::{MatrixShape, emu::Op, transpose::{Variant, emu}};
+    /// # fn main() -> coalesce::Result<()> {
     /// let shape = MatrixShape::new(64, 64)?;
     /// let input = vec![1.0f32; shape.len()];
     /// let mut output = vec![0.0f32; shape.len()];

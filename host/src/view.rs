@@ -32,11 +32,12 @@
 //! materialises a view of a host slice on the CPU emulator, by the same
 //! decisions and the same kernel body as the GPU path.
 //!
-//! ```no_run
-//! # fn main() -> coalesce_host::Result<()> {
-//! # let ptx = "";
-//! use coalesce_host::{Gpu, MatrixShape, MatrixView, transpose};
-//! let gpu = Gpu::load(ptx)?;
+// GPU examples compile only with the `cuda` feature (`coalesce::init`).
+#![cfg_attr(feature = "cuda", doc = "```no_run")]
+#![cfg_attr(not(feature = "cuda"), doc = "```ignore")]
+//! use coalesce::prelude::*;
+//! # fn main() -> coalesce::Result<()> {
+//! let gpu = coalesce::init()?;
 //! let stream = gpu.stream()?;
 //! let shape = MatrixShape::new(1000, 3000)?;
 //! let data = gpu.upload(&vec![1.0f32; shape.len()])?;
