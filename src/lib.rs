@@ -29,12 +29,13 @@
 //! broken by what other threads do.
 
 pub use coalesce_host::*;
+#[doc(inline)]
 pub use coalesce_kernels as kernels;
 
 /// Every kernel as PTX, one module per GPU architecture (`sm_80`, `sm_90`,
 /// `sm_90a`: the one module with the kernels that need it, such as `wgmma`),
 /// lowest first: the modules shipped in `ptx/`, or rebuilt from `kernels/`
-/// by `build.rs` (see `COALESCE_PTX` in the README).
+/// by `build.rs` (`COALESCE_PTX` picks which: docs/ptx.md).
 #[cfg(feature = "cuda")]
 pub const MODULES: &[coalesce_host::Ptx] = include!(concat!(env!("OUT_DIR"), "/modules.rs"));
 
@@ -86,6 +87,16 @@ pub fn load_into(context: &cust::context::Context) -> Result<Gpu> {
     Gpu::in_context(context, MODULES)
 }
 
+/// The Rust examples of README.md, docs/embedding.md and docs/emulator.md,
+/// compiled as doctests of this crate (`cargo test --doc`), as a dependent
+/// compiles them; the README's program runs (on the emulator where there is
+/// no GPU).
+#[cfg(all(doctest, feature = "cuda"))]
+#[doc = include_str!("../README.md")]
+#[doc = include_str!("../docs/embedding.md")]
+#[doc = include_str!("../docs/emulator.md")]
+pub struct DocumentedExamples;
+
 /// The names most programs need.
 pub mod prelude {
     pub use crate::{
@@ -94,5 +105,5 @@ pub mod prelude {
         nested_sin, softmax, transpose,
     };
     #[cfg(feature = "cuda")]
-    pub use crate::{Gpu, MatrixView, Pipeline, Stream};
+    pub use crate::{Gpu, MatrixView, Pipeline, Stream, graph};
 }

@@ -4,6 +4,7 @@
 mod common;
 
 use coalesce::copy::{self, Strided};
+use coalesce::emu::Report;
 use coalesce::{Error, MatrixShape};
 use common::*;
 
@@ -56,9 +57,50 @@ fn strided_runs_past_the_buffer_are_errors() {
     assert!(matches!(coalesce::copy::emu::strided(&src, too_far, &mut dst, ok), Err(Error::LengthMismatch { .. })));
     let overflow = Strided { offset: 0, stride: usize::MAX, len: 3 };
     assert!(matches!(coalesce::copy::emu::strided(&src, overflow, &mut dst, ok), Err(Error::LengthMismatch { .. })));
-    let empty = Strided { offset: 0, stride: 1, len: 0 };
-    assert!(coalesce::copy::emu::strided(&src, empty, &mut dst, empty).is_err());
     assert!(matches!(coalesce::copy::emu::launch(&src, &mut dst[1..]), Err(Error::LengthMismatch { .. })));
+}
+
+/// Copies of nothing launch nothing (an empty report), once the lengths are
+/// checked. A strided run of no elements touches nothing, so it fits any
+/// buffer at any offset; a run of another length is still a mismatch.
+#[test]
+fn empty_copies_are_no_ops_on_the_emulator() {
+    copy::emu::launch(&[], &mut []).unwrap();
+    assert_eq!(copy::emu::launch_checked(&[], &mut []).unwrap(), Report::default());
+    let e = copy::emu::launch(&[], &mut [0.0]).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { expected: 0, actual: 1, .. }), "{e}");
+    let e = copy::emu::launch_checked(&[1.0], &mut []).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { expected: 1, actual: 0, .. }), "{e}");
+
+    let src = vec![1.0f32; 10];
+    let mut dst = poison(10);
+    for offset in [0, 9, 10, 1000] {
+        let empty = Strided { offset, stride: 3, len: 0 };
+        copy::emu::strided(&src, empty, &mut dst, empty).unwrap_or_else(|e| panic!("offset {offset}: {e}"));
+        copy::emu::strided(&[], empty, &mut [], empty).unwrap();
+    }
+    assert!(dst.iter().all(|x| x.to_bits() == POISON_BITS), "an empty strided copy wrote");
+    let (empty, one) = (Strided { offset: 0, stride: 1, len: 0 }, Strided { offset: 0, stride: 1, len: 1 });
+    let e = copy::emu::strided(&src, empty, &mut dst, one).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { buffer: "strided destination", .. }), "{e}");
+}
+
+#[test]
+fn empty_copies_are_no_ops_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu empty copies") else { return };
+    let stream = gpu.stream().unwrap();
+    empty_is_a_no_op(&stream, "copy", |src, dst| copy::copy(&stream, src, dst));
+    let empty = Strided { offset: 0, stride: 5, len: 0 };
+    empty_is_a_no_op(&stream, "copy_strided", |src, dst| copy::copy_strided(&stream, src, empty, dst, empty));
+    for (rows, cols) in EMPTY_SHAPES {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        empty_is_a_no_op(&stream, &format!("transpose_by_column_copies of {shape}"), |input, output| {
+            copy::transpose_by_column_copies(&stream, input, output, shape)
+        });
+    }
+    let (one, mut none) = (gpu.alloc::<f32>(1).unwrap(), gpu.alloc::<f32>(0).unwrap());
+    let e = copy::copy(&stream, &one, &mut none).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { expected: 1, actual: 0, .. }), "{e}");
 }
 
 #[test]

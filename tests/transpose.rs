@@ -6,6 +6,7 @@
 
 mod common;
 
+use coalesce::emu::Report;
 use coalesce::transpose::{self, Variant};
 use coalesce::{Error, MatrixShape};
 use common::*;
@@ -47,14 +48,51 @@ fn every_variant_on_the_gpu_at_odd_shapes_and_8192() {
 }
 
 #[test]
-fn zero_and_oversized_dimensions_are_errors() {
-    assert!(matches!(MatrixShape::new(0, 5), Err(Error::ZeroDimension { rows: 0, cols: 5 })));
-    assert!(matches!(MatrixShape::new(5, 0), Err(Error::ZeroDimension { .. })));
+fn oversized_dimensions_are_errors_and_zero_ones_are_empty() {
+    let empty = MatrixShape::new(0, 5).unwrap();
+    assert_eq!((empty.rows(), empty.cols(), empty.len(), empty.is_empty()), (0, 5, 0, true));
+    assert_eq!((empty.t(), empty.to_string()), (MatrixShape::new(5, 0).unwrap(), "0x5".to_owned()));
+    assert!(!MatrixShape::new(1, 1).unwrap().is_empty());
     assert!(matches!(MatrixShape::new(1, u32::MAX as usize + 1), Err(Error::ShapeTooLarge { .. })));
     assert!(
         matches!(MatrixShape::new(u32::MAX as usize, u32::MAX as usize), Err(Error::ShapeTooLarge { .. }))
             || cfg!(target_pointer_width = "32")
     );
+}
+
+/// An empty matrix launches nothing (an empty report, no finding), once its
+/// buffers are checked: a buffer of the wrong length is still an error.
+#[test]
+fn empty_matrices_are_no_ops_on_the_emulator() {
+    for (rows, cols) in EMPTY_SHAPES {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        for variant in Variant::ALL {
+            let what = format!("{} of {shape}", variant.name());
+            transpose::emu::launch(variant, &[], &mut [], shape).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let report = transpose::emu::launch_checked(variant, &[], &mut [], shape).unwrap();
+            assert_eq!(report, Report::default(), "{what}: something was launched");
+            let e = transpose::emu::launch(variant, &[], &mut [0.0], shape).unwrap_err();
+            assert!(matches!(e, Error::LengthMismatch { buffer: "output", expected: 0, actual: 1, .. }), "{e}");
+            let e = transpose::emu::launch_checked(variant, &[1.0], &mut [], shape).unwrap_err();
+            assert!(matches!(e, Error::LengthMismatch { buffer: "input", expected: 0, actual: 1, .. }), "{e}");
+        }
+    }
+}
+
+#[test]
+fn empty_matrices_are_no_ops_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu empty transpose") else { return };
+    let stream = gpu.stream().unwrap();
+    for (rows, cols) in EMPTY_SHAPES {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        for variant in Variant::ALL {
+            let what = format!("{} of {shape}", variant.name());
+            empty_is_a_no_op(&stream, &what, |input, output| transpose::launch(&stream, variant, input, output, shape));
+        }
+        let (one, mut none) = (gpu.alloc::<f32>(1).unwrap(), gpu.alloc::<f32>(0).unwrap());
+        let e = transpose::vec4(&stream, &one, &mut none, shape).unwrap_err();
+        assert!(matches!(e, Error::LengthMismatch { buffer: "input", expected: 0, actual: 1, .. }), "{e}");
+    }
 }
 
 #[test]

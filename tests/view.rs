@@ -90,6 +90,43 @@ fn length_mismatch_is_an_error_on_the_emulator() {
     }
 }
 
+/// Views of empty matrices are contiguous either way, as every empty
+/// PyTorch tensor is: materialising one copies nothing and launches nothing.
+#[test]
+fn empty_views_are_contiguous_and_materialise_to_nothing_on_the_emulator() {
+    for (rows, cols) in EMPTY_SHAPES {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        let a = StridedLayout::row_major(shape);
+        for layout in [a, a.t(), a.t().t()] {
+            assert!(layout.is_contiguous(), "{layout:?}");
+            assert_eq!(layout.offset(0, 0), None, "{layout:?}");
+            view::emu::contiguous(layout, &[], &mut []).unwrap_or_else(|e| panic!("{layout:?}: {e}"));
+            let e = view::emu::contiguous(layout, &[], &mut [0.0]).unwrap_err();
+            assert!(matches!(e, Error::LengthMismatch { buffer: "output", expected: 0, actual: 1, .. }), "{e}");
+        }
+        assert_eq!((a.t().shape(), a.t().strides()), (shape.t(), (1, cols)));
+    }
+}
+
+#[test]
+fn empty_views_materialise_to_nothing_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu empty views") else { return };
+    let stream = gpu.stream().unwrap();
+    for (rows, cols) in EMPTY_SHAPES {
+        let shape = MatrixShape::new(rows, cols).unwrap();
+        empty_is_a_no_op(&stream, &format!("view of {shape}"), |input, output| {
+            let a = MatrixView::new(input, shape)?;
+            for v in [a, a.t()] {
+                assert!(v.is_contiguous(), "{shape}");
+                let materialised = v.contiguous(&stream)?;
+                assert!(!materialised.is_owned() && materialised.is_empty(), "{shape}: a kernel ran");
+                v.contiguous_into(&stream, output)?;
+            }
+            Ok(())
+        });
+    }
+}
+
 #[test]
 fn contiguous_on_the_gpu_matches_reference() {
     let Some(gpu) = gpu_or_skip("gpu contiguous") else { return };

@@ -11,20 +11,24 @@ use coalesce_kernels::copy::copy_dims;
 #[cfg(feature = "cuda")]
 use cust::memory::{DevicePointer, DeviceSlice};
 
-fn check_same_len(src: usize, dst: usize) -> Result<()> {
+/// Checks that `dst` holds as many elements as `src`; `false` when both are
+/// empty, and there is nothing to launch.
+fn check_same_len(src: usize, dst: usize) -> Result<bool> {
     crate::error::same_len("copy destination", src, dst)?;
-    if src == 0 {
-        return Err(Error::ZeroDimension { rows: 0, cols: 0 });
-    }
-    Ok(())
+    Ok(src > 0)
 }
 
 /// `dst = src` with our own copy kernel (16-byte accesses, grid-stride): the
 /// bandwidth roof a kernel can reach, to compare with `cuMemcpyDtoD`
-/// ([`Stream::copy`]).
+/// ([`Stream::copy`]). Empty slices queue nothing.
+///
+/// Errors: [`Error::LengthMismatch`] if the lengths differ,
+/// [`Error::Aliased`] if the slices overlap, and driver errors.
 #[cfg(feature = "cuda")]
 pub fn copy(stream: &Stream<'_>, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f32>) -> Result<()> {
-    check_same_len(src.len(), dst.len())?;
+    if !check_same_len(src.len(), dst.len())? {
+        return Ok(());
+    }
     crate::alias::disjoint("copy_f32", src, dst)?;
     let dims = copy_dims(src.len() as u64, stream.gpu().sm_count());
     let args: (DevicePointer<f32>, DevicePointer<f32>, u64) =
@@ -34,7 +38,9 @@ pub fn copy(stream: &Stream<'_>, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f
     unsafe { stream.launch("copy_f32", dims, args) }
 }
 
-/// A strided run of `len` elements in a buffer: `offset + i * stride`.
+/// A strided run of `len` elements in a buffer: `offset + i * stride`. A
+/// run of no elements touches nothing, so it fits any buffer (as an empty
+/// PyTorch view needs no storage).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Strided {
     pub offset: usize,
@@ -44,7 +50,7 @@ pub struct Strided {
 
 impl Strided {
     /// The device bytes from the run's first element to its last, in `buffer`
-    /// (the run must have been checked against the buffer).
+    /// (the run must have been checked against the buffer, and not be empty).
     #[cfg(feature = "cuda")]
     fn span(self, buffer: &DeviceSlice<f32>) -> (u64, u64) {
         let start = buffer.as_device_ptr().as_raw() + 4 * self.offset as u64;
@@ -52,9 +58,12 @@ impl Strided {
     }
 
     fn check(self, buffer: &'static str, buffer_len: usize) -> Result<()> {
+        if self.len == 0 {
+            return Ok(());
+        }
         let last = (self.len.max(1) - 1).checked_mul(self.stride).and_then(|x| x.checked_add(self.offset));
         match last {
-            Some(last) if self.len > 0 && last < buffer_len => Ok(()),
+            Some(last) if last < buffer_len => Ok(()),
             _ => Err(Error::LengthMismatch {
                 buffer,
                 shape: format!("{self:?}"),
@@ -65,8 +74,9 @@ impl Strided {
     }
 }
 
-/// Plans [`copy_strided`] (shared with the emulator).
-pub(crate) fn plan_strided(src: Strided, src_len: usize, dst: Strided, dst_len: usize) -> Result<LaunchDims> {
+/// Plans [`copy_strided`] (shared with the emulator): `None` for runs of no
+/// elements, once checked, as there is nothing to launch.
+pub(crate) fn plan_strided(src: Strided, src_len: usize, dst: Strided, dst_len: usize) -> Result<Option<LaunchDims>> {
     if src.len != dst.len {
         return Err(Error::LengthMismatch {
             buffer: "strided destination",
@@ -77,6 +87,9 @@ pub(crate) fn plan_strided(src: Strided, src_len: usize, dst: Strided, dst_len: 
     }
     src.check("strided source", src_len)?;
     dst.check("strided destination", dst_len)?;
+    if src.len == 0 {
+        return Ok(None);
+    }
     let len = u32::try_from(src.len).map_err(|_| Error::ShapeTooLarge {
         rows: src.len,
         cols: 1,
@@ -84,12 +97,13 @@ pub(crate) fn plan_strided(src: Strided, src_len: usize, dst: Strided, dst_len: 
     })?;
     let dims = copy_strided_dims(len);
     GridLimits::CUDA.check("copy_strided_f32", &format_args!("{} elements", src.len), dims)?;
-    Ok(dims)
+    Ok(Some(dims))
 }
 
 /// `dst[dst.offset + i*dst.stride] = src[src.offset + i*src.stride]`, one
 /// launch. Checked: both runs stay inside their buffers, and the spans they
-/// cover (first to last element) do not overlap ([`Error::Aliased`]).
+/// cover (first to last element) do not overlap ([`Error::Aliased`]). Runs
+/// of no elements queue nothing.
 #[cfg(feature = "cuda")]
 pub fn copy_strided(
     stream: &Stream<'_>,
@@ -98,7 +112,9 @@ pub fn copy_strided(
     dst: &mut DeviceSlice<f32>,
     dst_run: Strided,
 ) -> Result<()> {
-    let dims = plan_strided(src_run, src.len(), dst_run, dst.len())?;
+    let Some(dims) = plan_strided(src_run, src.len(), dst_run, dst.len())? else {
+        return Ok(());
+    };
     crate::alias::disjoint_spans("copy_strided_f32", src_run.span(src), dst_run.span(dst))?;
     let (s, d) = (src.as_device_ptr(), dst.as_device_ptr());
     // SAFETY (pointer arithmetic only): offsets checked to be inside the buffers.
@@ -112,7 +128,8 @@ pub fn copy_strided(
 
 /// A transpose done as one [`copy_strided`] launch per
 /// input column (`cols` launches), to make launch overhead visible against
-/// one transpose kernel. Correct, and slow on purpose.
+/// one transpose kernel. Correct, and slow on purpose. An empty matrix
+/// queues nothing.
 #[cfg(feature = "cuda")]
 pub fn transpose_by_column_copies(
     stream: &Stream<'_>,
@@ -122,6 +139,9 @@ pub fn transpose_by_column_copies(
 ) -> Result<()> {
     shape.check_len("input", input.len())?;
     shape.check_len("output", output.len())?;
+    if shape.is_empty() {
+        return Ok(());
+    }
     let (rows, cols) = (shape.rows(), shape.cols());
     for c in 0..cols {
         let column = Strided { offset: c, stride: cols, len: rows };
@@ -144,9 +164,11 @@ pub mod emu {
         coalesce_kernels::copy::copy_dims(len as u64, 1)
     }
 
-    /// [`super::copy`] on the emulator.
+    /// [`super::copy`] on the emulator (empty slices launch nothing).
     pub fn launch(src: &[f32], dst: &mut [f32]) -> Result<()> {
-        check_same_len(src.len(), dst.len())?;
+        if !check_same_len(src.len(), dst.len())? {
+            return Ok(());
+        }
         let (s, d, len) = (SyncPtr::new(src), SyncMutPtr::new(dst), src.len() as u64);
         // SAFETY: equal lengths; `&` and `&mut` slices cannot alias.
         emu::launch(dims(src.len()), |ctx| unsafe { coalesce_kernels::copy::copy(ctx, s.get(), d.get(), len) })?;
@@ -154,9 +176,12 @@ pub mod emu {
     }
 
     /// [`launch`] with the memory counters, on 256-byte aligned copies of the
-    /// buffers: see [`crate::transpose::emu::launch_checked`].
+    /// buffers: see [`crate::transpose::emu::launch_checked`]. Empty slices
+    /// launch nothing: an empty report.
     pub fn launch_checked(src: &[f32], dst: &mut [f32]) -> Result<Report> {
-        check_same_len(src.len(), dst.len())?;
+        if !check_same_len(src.len(), dst.len())? {
+            return Ok(Report::default());
+        }
         let len = src.len() as u64;
         staged(dims(src.len()), [src], dst, |ctx, [s], d| {
             // SAFETY: equal lengths; the staged copies are distinct.
@@ -166,7 +191,9 @@ pub mod emu {
 
     /// [`super::copy_strided`] on the emulator.
     pub fn strided(src: &[f32], src_run: Strided, dst: &mut [f32], dst_run: Strided) -> Result<()> {
-        let dims = plan_strided(src_run, src.len(), dst_run, dst.len())?;
+        let Some(dims) = plan_strided(src_run, src.len(), dst_run, dst.len())? else {
+            return Ok(());
+        };
         let (s, d) = (SyncPtr::new(&src[src_run.offset..]), SyncMutPtr::new(&mut dst[dst_run.offset..]));
         let (ss, ds, len) = (src_run.stride as u64, dst_run.stride as u64, src_run.len as u32);
         // SAFETY: runs checked in bounds; distinct slices.

@@ -16,8 +16,8 @@
 //! one warp's request as a sample, which [`picture`] draws.
 //!
 //! ```
-//! # fn main() -> coalesce_host::Result<()> {
-//! use coalesce_host::{MatrixShape, emu::Op, transpose::{Variant, emu}};
+//! use coalesce::{MatrixShape, emu::Op, transpose::{Variant, emu}};
+//! # fn main() -> coalesce::Result<()> {
 //! let shape = MatrixShape::new(64, 64)?;
 //! let input = vec![1.0f32; shape.len()];
 //! let mut output = vec![0.0f32; shape.len()];

@@ -20,7 +20,11 @@ pub enum Error {
     #[error("{buffer} holds {actual} elements but a {shape} matrix needs {expected}")]
     LengthMismatch { buffer: &'static str, shape: String, expected: usize, actual: usize },
 
-    /// A dimension is zero: there is nothing to launch.
+    /// A size is zero where nothing sensible can be made of it: a
+    /// `Pipeline` of no streams or of empty batches, a host registration
+    /// or a stream-ordered allocation of nothing. Empty matrices and slices
+    /// are not errors: every launcher checks their buffers, then launches
+    /// nothing.
     #[error("shape {rows}x{cols} has a zero dimension; every dimension must be at least 1")]
     ZeroDimension { rows: usize, cols: usize },
 

@@ -7,10 +7,9 @@
 //! kernels. What the launchers check (lengths, grids) is checked at capture.
 //!
 //! ```no_run
-//! # fn main() -> coalesce_host::Result<()> {
-//! # let ptx = "";
-//! use coalesce_host::{Gpu, graph, nested_sin};
-//! let gpu = Gpu::load(ptx)?;
+//! use coalesce::prelude::*;
+//! # fn main() -> coalesce::Result<()> {
+//! let gpu = coalesce::init()?;
 //! let stream = gpu.nonblocking_stream()?; // capture needs one (see below)
 //! let x = gpu.upload(&vec![0.5f32; 1024])?;
 //! let mut y = gpu.alloc::<f32>(1024)?;

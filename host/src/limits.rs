@@ -61,18 +61,23 @@ impl GridLimits {
 
 /// Checks both buffers against a `shape` matrix and `entry`'s launch `dims`
 /// against `limits`: the plan of every `(input, output, rows, cols)` kernel,
-/// on the GPU and on the emulator.
+/// on the GPU and on the emulator. `None` for an empty matrix, once its
+/// buffers match: there is nothing to launch (CUDA refuses a grid of zero
+/// blocks), so no launch limit applies.
 pub(crate) fn plan_matrix(
     entry: &'static str,
     dims: LaunchDims,
     shape: crate::MatrixShape,
     (input_len, output_len): (usize, usize),
     limits: &GridLimits,
-) -> Result<LaunchDims> {
+) -> Result<Option<LaunchDims>> {
     shape.check_len("input", input_len)?;
     shape.check_len("output", output_len)?;
+    if shape.is_empty() {
+        return Ok(None);
+    }
     limits.check(entry, &shape, dims)?;
-    Ok(dims)
+    Ok(Some(dims))
 }
 
 /// DRAM bandwidth in GB/s from the memory clock (kHz, as

@@ -42,10 +42,11 @@ impl Gpu {
 /// else can free or move it under a DMA.
 ///
 /// ```no_run
-/// # fn main() -> coalesce_host::Result<()> {
-/// # let gpu = coalesce_host::Gpu::load("")?;
+/// use coalesce::memory::Registered;
+/// # fn main() -> coalesce::Result<()> {
+/// let gpu = coalesce::init()?;
 /// let mut data = vec![1.0f32; 1 << 20];
-/// let pinned = coalesce_host::memory::Registered::new(&gpu, &mut data)?;
+/// let pinned = Registered::new(&gpu, &mut data)?;
 /// let on_device = gpu.upload(pinned.as_slice())?; // DMA straight from `data`
 /// # Ok(()) }
 /// ```

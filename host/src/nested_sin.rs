@@ -1,11 +1,12 @@
 //! Typed launchers for the nested sine, `y = sin(sin(sin(sin(x))))` (see
 //! `coalesce_kernels::nested_sin` for the versions and what each costs).
 //!
-//! ```no_run
-//! # fn main() -> coalesce_host::Result<()> {
-//! # let ptx = "";
-//! use coalesce_host::{Gpu, nested_sin};
-//! let gpu = Gpu::load(ptx)?;
+// GPU examples compile only with the `cuda` feature (`coalesce::init`).
+#![cfg_attr(feature = "cuda", doc = "```no_run")]
+#![cfg_attr(not(feature = "cuda"), doc = "```ignore")]
+//! use coalesce::prelude::*;
+//! # fn main() -> coalesce::Result<()> {
+//! let gpu = coalesce::init()?;
 //! let stream = gpu.stream()?;
 //! let x = gpu.upload(&vec![0.5f32; 1 << 20])?;
 //! let mut y = gpu.alloc::<f32>(1 << 20)?;
@@ -186,8 +187,8 @@ pub mod emu {
     /// an empty input. [`launches_checked`] keeps one report per launch.
     ///
     /// ```
-    /// # fn main() -> coalesce_host::Result<()> {
-    /// use coalesce_host::{emu::Op, nested_sin::{Variant, emu}};
+    /// use coalesce::{emu::Op, nested_sin::{Variant, emu}};
+    /// # fn main() -> coalesce::Result<()> {
     /// let input = vec![0.5f32; 4096];
     /// let mut output = vec![0.0f32; 4096];
     /// let report = emu::launch_checked(Variant::Fast, &input, &mut output)?;

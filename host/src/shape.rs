@@ -3,8 +3,13 @@
 use crate::{Error, Result};
 use std::fmt;
 
-/// A `rows x cols` row-major matrix of at least one element, whose dimensions
-/// fit the kernels' `u32` parameters.
+/// A `rows x cols` row-major matrix whose dimensions fit the kernels' `u32`
+/// parameters.
+///
+/// Either dimension may be 0, as in BLAS and PyTorch: every launcher takes
+/// an empty matrix as a successful no-op (it checks the buffers' lengths,
+/// then launches nothing and touches neither buffer), since CUDA refuses a
+/// launch of zero blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MatrixShape {
     rows: u32,
@@ -12,12 +17,10 @@ pub struct MatrixShape {
 }
 
 impl MatrixShape {
-    /// Checks that both dimensions are nonzero, fit in `u32`, and that the
-    /// element count fits in memory's address space.
+    /// Checks that both dimensions fit in `u32` and that the element count
+    /// fits in memory's address space ([`Error::ShapeTooLarge`]). Zero
+    /// dimensions are allowed: see [`MatrixShape::is_empty`].
     pub fn new(rows: usize, cols: usize) -> Result<Self> {
-        if rows == 0 || cols == 0 {
-            return Err(Error::ZeroDimension { rows, cols });
-        }
         let (r, c) = Self::fits(rows, cols)?;
         Ok(MatrixShape { rows: r, cols: c })
     }
@@ -45,9 +48,10 @@ impl MatrixShape {
     pub fn len(self) -> usize {
         self.rows() * self.cols()
     }
-    /// Never true: a shape has at least one element.
+    /// Whether the matrix has no elements (a dimension is 0): launchers
+    /// check the buffers, then do nothing.
     pub fn is_empty(self) -> bool {
-        false
+        self.len() == 0
     }
     /// The shape with rows and columns swapped.
     pub fn t(self) -> Self {

@@ -11,11 +11,12 @@
 //! [`with_strategy`] and [`launch`] force a strategy or one instantiation,
 //! for tests and benches.
 //!
-//! ```no_run
-//! # fn main() -> coalesce_host::Result<()> {
-//! # let ptx = "";
-//! use coalesce_host::{Gpu, MatrixShape, softmax};
-//! let gpu = Gpu::load(ptx)?;
+// GPU examples compile only with the `cuda` feature (`coalesce::init`).
+#![cfg_attr(feature = "cuda", doc = "```no_run")]
+#![cfg_attr(not(feature = "cuda"), doc = "```ignore")]
+//! use coalesce::prelude::*;
+//! # fn main() -> coalesce::Result<()> {
+//! let gpu = coalesce::init()?;
 //! let stream = gpu.stream()?;
 //! let shape = MatrixShape::new(4096, 1000)?;
 //! let logits = gpu.upload(&vec![0.5f32; shape.len()])?;
@@ -37,16 +38,19 @@ use crate::{Stream, gpu::launch_matrix};
 #[cfg(feature = "cuda")]
 use cust::memory::DeviceSlice;
 
-/// Checks buffer lengths, the row length against the kernel and the launch
-/// against `limits`; returns the launch geometry. Shared by the GPU and
-/// emulator launchers.
+/// Checks buffer lengths, the launch against `limits` and the row length
+/// against the kernel; returns the launch geometry, or `None` for an empty
+/// matrix (nothing to launch). Shared by the GPU and emulator launchers.
+///
+/// A row too long for the kernel is an error even with no rows: the kernel
+/// was asked for a matrix it cannot take.
 fn plan(
     kernel: Kernel,
     shape: MatrixShape,
     input_len: usize,
     output_len: usize,
     limits: &GridLimits,
-) -> Result<LaunchDims> {
+) -> Result<Option<LaunchDims>> {
     let dims = kernel.launch_dims(shape.rows_u32(), shape.cols_u32());
     let dims = plan_matrix(kernel.entry_point(), dims, shape, (input_len, output_len), limits)?;
     if shape.cols_u32() > kernel.max_cols() {
@@ -63,10 +67,11 @@ fn too_long(strategy: Strategy) -> &'static str {
     }
 }
 
-/// The kernel `strategy` uses for `shape`'s rows, or
-/// [`Error::ShapeTooLarge`] if they are too long for it.
+/// The kernel `strategy` uses for `shape`'s rows (for rows of 0 columns,
+/// the one it uses for 1), or [`Error::ShapeTooLarge`] if they are too long
+/// for it.
 pub fn kernel_for(strategy: Strategy, shape: MatrixShape) -> Result<Kernel> {
-    strategy.kernel(shape.cols_u32()).ok_or(Error::ShapeTooLarge {
+    strategy.kernel(shape.cols_u32().max(1)).ok_or(Error::ShapeTooLarge {
         rows: shape.rows(),
         cols: shape.cols(),
         why: too_long(strategy),
@@ -75,6 +80,8 @@ pub fn kernel_for(strategy: Strategy, shape: MatrixShape) -> Result<Kernel> {
 
 /// Row softmax of the `shape` matrix in `input` into `output`, with the
 /// strategy for its row length ([`Kernel::for_cols`]), queued on `stream`.
+/// An empty matrix (0 rows, or rows of 0 columns, as `torch.softmax` takes
+/// them) queues nothing and returns `Ok` once the buffers match it.
 ///
 /// Errors: [`Error::LengthMismatch`] if a buffer does not hold exactly
 /// `shape.len()` elements, [`Error::GridTooLarge`] past the device's grid
@@ -129,7 +136,9 @@ pub fn launch(
     output: &mut DeviceSlice<f32>,
     shape: MatrixShape,
 ) -> Result<()> {
-    let dims = plan(kernel, shape, input.len(), output.len(), &stream.gpu().grid_limits())?;
+    let Some(dims) = plan(kernel, shape, input.len(), output.len(), &stream.gpu().grid_limits())? else {
+        return Ok(());
+    };
     launch_matrix(stream, kernel.entry_point(), dims, input, output, shape)
 }
 
@@ -191,9 +200,11 @@ pub mod emu {
         launch(kernel_for(strategy, shape)?, input, output, shape)
     }
 
-    /// [`super::launch`] on the emulator.
+    /// [`super::launch`] on the emulator (an empty matrix launches nothing).
     pub fn launch(kernel: Kernel, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<()> {
-        let dims = plan(kernel, shape, input.len(), output.len(), &GridLimits::CUDA)?;
+        let Some(dims) = plan(kernel, shape, input.len(), output.len(), &GridLimits::CUDA)? else {
+            return Ok(());
+        };
         let (inp, out) = (SyncPtr::new(input), SyncMutPtr::new(output));
         let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
         // SAFETY: lengths and cols checked by `plan`; `&` and `&mut` slices
@@ -208,10 +219,11 @@ pub mod emu {
     /// past that as `input` and `output` are off 16-byte alignment (a view
     /// one float into a buffer stays one float off), so the kernel takes the
     /// same vector or scalar path and counts the sectors a GPU would touch.
+    /// An empty matrix launches nothing: an empty report.
     ///
     /// ```
-    /// # fn main() -> coalesce_host::Result<()> {
-    /// use coalesce_host::{MatrixShape, emu::Op, softmax::{Kernel, emu}};
+    /// use coalesce::{MatrixShape, emu::Op, softmax::{Kernel, emu}};
+    /// # fn main() -> coalesce::Result<()> {
     /// let shape = MatrixShape::new(4, 128)?;
     /// let input = vec![0.5f32; shape.len()];
     /// let mut output = vec![0.0f32; shape.len()];
@@ -222,7 +234,9 @@ pub mod emu {
     /// # Ok(()) }
     /// ```
     pub fn launch_checked(kernel: Kernel, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<Report> {
-        let dims = plan(kernel, shape, input.len(), output.len(), &GridLimits::CUDA)?;
+        let Some(dims) = plan(kernel, shape, input.len(), output.len(), &GridLimits::CUDA)? else {
+            return Ok(Report::default());
+        };
         let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
         let at = (misalignment(input), misalignment(output));
         staged_at(dims, [(input, at.0)], (output, at.1), |ctx, [inp], out| {

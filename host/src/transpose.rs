@@ -1,10 +1,11 @@
 //! Typed launchers for the transpose kernels (see `coalesce_kernels::transpose`).
 //!
-//! ```no_run
-//! # fn main() -> coalesce_host::Result<()> {
-//! # let ptx = "";
-//! use coalesce_host::{Gpu, MatrixShape, transpose};
-//! let gpu = Gpu::load(ptx)?;
+// GPU examples compile only with the `cuda` feature (`coalesce::init`).
+#![cfg_attr(feature = "cuda", doc = "```no_run")]
+#![cfg_attr(not(feature = "cuda"), doc = "```ignore")]
+//! use coalesce::prelude::*;
+//! # fn main() -> coalesce::Result<()> {
+//! let gpu = coalesce::init()?;
 //! let stream = gpu.stream()?;
 //! let shape = MatrixShape::new(1000, 3000)?;
 //! let input = gpu.upload(&vec![1.0f32; shape.len()])?;
@@ -24,20 +25,22 @@ use crate::{Stream, gpu::launch_matrix};
 use cust::memory::DeviceSlice;
 
 /// Checks buffer lengths against `shape` and the launch against `limits`;
-/// returns the launch geometry. Shared by the GPU and emulator launchers.
+/// returns the launch geometry, or `None` for an empty matrix (nothing to
+/// launch). Shared by the GPU and emulator launchers.
 pub(crate) fn plan(
     variant: Variant,
     shape: MatrixShape,
     input_len: usize,
     output_len: usize,
     limits: &GridLimits,
-) -> Result<LaunchDims> {
+) -> Result<Option<LaunchDims>> {
     let dims = variant.launch_dims(shape.rows_u32(), shape.cols_u32());
     plan_matrix(variant.entry_point(), dims, shape, (input_len, output_len), limits)
 }
 
 /// Transposes the `shape` matrix in `input` into `output` (`shape.t()`),
-/// with the given version, queued on `stream`.
+/// with the given version, queued on `stream`. An empty matrix (0 rows or 0
+/// columns) queues nothing and returns `Ok` once the buffers match it.
 ///
 /// Errors: [`crate::Error::LengthMismatch`] if a buffer does not hold exactly
 /// `shape.len()` elements, [`crate::Error::GridTooLarge`] if the shape needs
@@ -51,7 +54,9 @@ pub fn launch(
     output: &mut DeviceSlice<f32>,
     shape: MatrixShape,
 ) -> Result<()> {
-    let dims = plan(variant, shape, input.len(), output.len(), &stream.gpu().grid_limits())?;
+    let Some(dims) = plan(variant, shape, input.len(), output.len(), &stream.gpu().grid_limits())? else {
+        return Ok(());
+    };
     launch_matrix(stream, variant.entry_point(), dims, input, output, shape)
 }
 
@@ -71,9 +76,11 @@ pub mod emu {
     use crate::{GridLimits, MatrixShape, Result};
     use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
 
-    /// [`super::launch`] on the emulator.
+    /// [`super::launch`] on the emulator (an empty matrix launches nothing).
     pub fn launch(variant: Variant, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<()> {
-        let dims = plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)?;
+        let Some(dims) = plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)? else {
+            return Ok(());
+        };
         let (inp, out) = (SyncPtr::new(input), SyncMutPtr::new(output));
         let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
         // SAFETY: lengths checked by `plan`; `&` and `&mut` slices cannot alias.
@@ -84,11 +91,12 @@ pub mod emu {
     /// [`launch`] with the memory counters: returns the [`Report`] (the
     /// checker's findings are in it, not an error). The buffers are staged in
     /// 256-byte aligned copies, as `cuMemAlloc` aligns device buffers, so the
-    /// sectors are those a GPU's request would touch.
+    /// sectors are those a GPU's request would touch. An empty matrix
+    /// launches nothing: an empty report.
     ///
     /// ```
-    /// # fn main() -> coalesce_host::Result<()> {
-    /// use coalesce_host::{MatrixShape, emu::Op, transpose::{Variant, emu}};
+    /// use coalesce::{MatrixShape, emu::Op, transpose::{Variant, emu}};
+    /// # fn main() -> coalesce::Result<()> {
     /// let shape = MatrixShape::new(64, 64)?;
     /// let input = vec![1.0f32; shape.len()];
     /// let mut output = vec![0.0f32; shape.len()];
@@ -99,7 +107,9 @@ pub mod emu {
     /// # Ok(()) }
     /// ```
     pub fn launch_checked(variant: Variant, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<Report> {
-        let dims = plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)?;
+        let Some(dims) = plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)? else {
+            return Ok(Report::default());
+        };
         let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
         staged(dims, [input], output, |ctx, [inp], out| {
             // SAFETY: lengths checked by `plan`; the staged copies are distinct.

@@ -24,18 +24,20 @@
 //! | `.t().t()` | 1000x3000 | `(3000, 1)` | borrows `buf` again |
 //!
 //! As in PyTorch, a matrix with one row or one column is contiguous either
-//! way (the stride of a dimension of size 1 is never used), so its
-//! transpose materialises without a kernel.
+//! way (the stride of a dimension of size 1 is never used), and so is an
+//! empty one (0 rows or 0 columns: no stride is ever used), so their
+//! transposes materialise without a kernel.
 //!
 //! The layout arithmetic is [`StridedLayout`], which needs no GPU; [`emu`]
 //! materialises a view of a host slice on the CPU emulator, by the same
 //! decisions and the same kernel body as the GPU path.
 //!
-//! ```no_run
-//! # fn main() -> coalesce_host::Result<()> {
-//! # let ptx = "";
-//! use coalesce_host::{Gpu, MatrixShape, MatrixView, transpose};
-//! let gpu = Gpu::load(ptx)?;
+// GPU examples compile only with the `cuda` feature (`coalesce::init`).
+#![cfg_attr(feature = "cuda", doc = "```no_run")]
+#![cfg_attr(not(feature = "cuda"), doc = "```ignore")]
+//! use coalesce::prelude::*;
+//! # fn main() -> coalesce::Result<()> {
+//! let gpu = coalesce::init()?;
 //! let stream = gpu.stream()?;
 //! let shape = MatrixShape::new(1000, 3000)?;
 //! let data = gpu.upload(&vec![1.0f32; shape.len()])?;
@@ -106,10 +108,12 @@ impl StridedLayout {
 
     /// Whether the elements lie in memory in row-major order, so that the
     /// buffer can be used as a row-major matrix as it is. True for a
-    /// row-major view and for any view with one row or one column (as in
-    /// PyTorch, the stride of a dimension of size 1 does not matter).
+    /// row-major view, for any view with one row or one column (as in
+    /// PyTorch, the stride of a dimension of size 1 does not matter), and
+    /// for an empty view (no element, no stride used: PyTorch's
+    /// `is_contiguous()` is true for every empty tensor).
     pub fn is_contiguous(self) -> bool {
-        self.is_row_major() || self.shape.rows() == 1 || self.shape.cols() == 1
+        self.is_row_major() || self.shape.rows() <= 1 || self.shape.cols() <= 1
     }
 
     /// The row-major matrix the buffer holds: [`StridedLayout::shape`] for a
@@ -331,7 +335,7 @@ pub mod emu {
 mod tests {
     use super::*;
 
-    const SHAPES: [(usize, usize); 6] = [(1, 1), (1, 7), (7, 1), (2, 3), (5, 5), (33, 65)];
+    const SHAPES: [(usize, usize); 9] = [(1, 1), (1, 7), (7, 1), (2, 3), (5, 5), (33, 65), (0, 0), (0, 4), (4, 0)];
 
     fn shape(rows: usize, cols: usize) -> MatrixShape {
         MatrixShape::new(rows, cols).unwrap()
@@ -383,8 +387,8 @@ mod tests {
     }
 
     #[test]
-    fn vectors_are_contiguous_either_way() {
-        for (rows, cols) in [(1, 1), (1, 9), (9, 1)] {
+    fn vectors_and_empty_matrices_are_contiguous_either_way() {
+        for (rows, cols) in [(1, 1), (1, 9), (9, 1), (0, 0), (0, 9), (9, 0)] {
             let l = StridedLayout::row_major(shape(rows, cols));
             assert!(l.t().is_contiguous(), "{l:?}");
             assert_eq!(l.t().plan(), Plan::Copy);

@@ -133,3 +133,28 @@ pub fn short_output_is_an_error(
     let e = launch(&input, &mut short).unwrap_err();
     assert!(matches!(e, Error::LengthMismatch { buffer: "output", .. }), "{e}");
 }
+
+/// Empty matrices, `(rows, cols)`: no rows, no columns, neither. Every
+/// launcher takes them as a successful no-op, as BLAS and PyTorch do.
+pub const EMPTY_SHAPES: [(usize, usize); 3] = [(0, 0), (0, 7), (7, 0)];
+
+/// Runs `launch` on empty windows in the middle of two poisoned device
+/// buffers, then on two zero-length allocations, and asserts that it returns
+/// `Ok` and leaves both buffers as they were: an empty problem launches
+/// nothing (CUDA would refuse a grid of zero blocks).
+pub fn empty_is_a_no_op(
+    stream: &Stream<'_>,
+    what: &str,
+    launch: impl Fn(&DeviceSlice<f32>, &mut DeviceSlice<f32>) -> coalesce::Result<()>,
+) {
+    let gpu = stream.gpu();
+    let (input, output) = (gpu.upload(&poison(64)).unwrap(), gpu.upload(&poison(64)).unwrap());
+    launch(&input.index(32..32), &mut output.index(32..32)).unwrap_or_else(|e| panic!("{what} in windows: {e}"));
+    let (none_in, mut none_out) = (gpu.alloc::<f32>(0).unwrap(), gpu.alloc::<f32>(0).unwrap());
+    launch(&none_in, &mut none_out).unwrap_or_else(|e| panic!("{what} on zero-length buffers: {e}"));
+    stream.synchronize().unwrap();
+    for (name, buffer) in [("input", &input), ("output", &output)] {
+        let touched = download(buffer).iter().position(|x| x.to_bits() != POISON_BITS);
+        assert_eq!(touched, None, "{what}: the {name} buffer was written");
+    }
+}

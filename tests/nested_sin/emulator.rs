@@ -5,6 +5,7 @@
 use crate::common::*;
 use crate::reference::*;
 use coalesce::Error;
+use coalesce::emu::Report;
 use coalesce::nested_sin::{self, Variant};
 
 #[test]
@@ -49,6 +50,10 @@ fn mismatched_lengths_are_errors_and_empty_is_a_no_op() {
         assert!(matches!(e, Error::LengthMismatch { buffer: "output", expected: 10, actual: 9, .. }), "{e}");
         nested_sin::emu::launch(variant, &[], &mut []).unwrap();
         nested_sin::emu::launch_in_place(variant, &mut []).unwrap();
+        assert_eq!(nested_sin::emu::launch_checked(variant, &[], &mut []).unwrap(), Report::default());
+        assert!(nested_sin::emu::launches_checked(variant, &[], &mut []).unwrap().is_empty());
+        let e = nested_sin::emu::launch_checked(variant, &[], &mut [0.0]).unwrap_err();
+        assert!(matches!(e, Error::LengthMismatch { buffer: "output", expected: 0, actual: 1, .. }), "{e}");
     }
 }
 

@@ -94,3 +94,22 @@ fn gpu_unfused_as_a_graph_and_in_place() {
         }
     }
 }
+
+/// Arrays of no elements launch nothing, in and out of place, on empty
+/// windows of real buffers and on zero-length allocations.
+#[test]
+fn gpu_empty_is_a_no_op() {
+    let Some(gpu) = gpu_or_skip("gpu nested_sin empty") else { return };
+    let stream = gpu.stream().unwrap();
+    for variant in Variant::ALL {
+        empty_is_a_no_op(&stream, variant.name(), |x, y| nested_sin::launch(&stream, variant, x, y));
+        empty_is_a_no_op(&stream, &format!("{} in place", variant.name()), |_, y| {
+            nested_sin::launch_in_place(&stream, variant, y)
+        });
+    }
+    empty_is_a_no_op(&stream, "sin", |x, y| nested_sin::sin(&stream, x, y));
+    empty_is_a_no_op(&stream, "sin in place", |_, y| nested_sin::sin_in_place(&stream, y));
+    let (one, mut none) = (gpu.alloc::<f32>(1).unwrap(), gpu.alloc::<f32>(0).unwrap());
+    let e = nested_sin::fused(&stream, &one, &mut none).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { buffer: "output", expected: 1, actual: 0, .. }), "{e}");
+}

@@ -17,7 +17,7 @@
 //! - `accuracy.rs`: the bounds against f64, on the CPU (the port), on the
 //!   emulator (`poly`) and on the GPU (the `ACCURACY` lines);
 //! - `gpu.rs`: every version on the GPU at odd lengths and offsets, in
-//!   place, and the unfused launches as a CUDA graph.
+//!   place, the unfused launches as a CUDA graph, and empty arrays.
 
 #[path = "../common/mod.rs"]
 mod common;

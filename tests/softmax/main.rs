@@ -14,12 +14,14 @@
 //! - `launch.rs`: which kernel a row length gets, the launch geometry, the
 //!   register file at 1024 threads, and what the launchers refuse;
 //! - `gpu.rs`: every kernel on the GPU, the benchmark shapes' `accuracy:`
-//!   lines, and the probe that `ncu` runs.
+//!   lines, and the probe that `ncu` runs;
+//! - `empty.rs`: empty matrices are no-ops, on the emulator and the GPU.
 
 #[path = "../common/mod.rs"]
 mod common;
 mod checker;
 mod emulator;
+mod empty;
 mod gpu;
 mod launch;
 mod reference;
