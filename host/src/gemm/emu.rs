@@ -121,9 +121,9 @@ fn tma(
 /// buffers, so the sectors are those a GPU's request would touch.
 ///
 /// ```
-/// # fn main() -> coalesce_host::Result<()> {
-/// use coalesce_host::emu::Op;
-/// use coalesce_host::gemm::{AlphaBeta, GemmShape, Variant, emu};
+/// # fn main() -> coalesce::Result<()> {
+/// use coalesce::emu::Op;
+/// use coalesce::gemm::{AlphaBeta, GemmShape, Variant, emu};
 /// let shape = GemmShape::new(32, 32, 32)?;
 /// let (a, b) = (vec![1.0f32; shape.a().len()], vec![1.0f32; shape.b().len()]);
 /// let mut c = vec![0.0f32; shape.c().len()];

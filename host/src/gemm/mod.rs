@@ -1,12 +1,12 @@
 //! Typed launchers for the GEMM ladder (see `coalesce_kernels::gemm`):
 //! `C = alpha * A * B + beta * C`, f32, row-major, any `M, N, K`.
 //!
-//! ```no_run
-//! # fn main() -> coalesce_host::Result<()> {
-//! # let ptx = "";
-//! use coalesce_host::gemm::{self, AlphaBeta, GemmShape};
-//! use coalesce_host::Gpu;
-//! let gpu = Gpu::load(ptx)?;
+// GPU examples compile only with the `cuda` feature (`coalesce::init`).
+#![cfg_attr(feature = "cuda", doc = "```no_run")]
+#![cfg_attr(not(feature = "cuda"), doc = "```ignore")]
+//! use coalesce::prelude::*;
+//! # fn main() -> coalesce::Result<()> {
+//! let gpu = coalesce::init()?;
 //! let stream = gpu.stream()?;
 //! let shape = GemmShape::new(1000, 3000, 777)?; // M, N, K
 //! let a = gpu.upload(&vec![1.0f32; shape.a().len()])?;

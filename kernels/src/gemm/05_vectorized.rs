@@ -24,8 +24,8 @@
 //! The vector paths need `K % 4 == 0`, `N % 4 == 0` and aligned buffers;
 //! otherwise, and on edge tiles, loads are scalar with bounds checks.
 
-use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b};
 use super::blocktile_2d::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN};
+use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b};
 use super::{F4, Problem, aligned16, store_c_at, store_c4_at};
 use crate::ThreadCtx;
 use crate::math::fma;
@@ -33,7 +33,13 @@ use crate::math::fma;
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry { precision: Precision::Fp32, tile: (BT2_BM, BT2_BN), block: Dim3::xy(BT2_THREADS, 1), shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN, tma: false };
+pub const GEOMETRY: Geometry = Geometry {
+    precision: Precision::Fp32,
+    tile: (BT2_BM, BT2_BN),
+    block: Dim3::xy(BT2_THREADS, 1),
+    shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN,
+    tma: false,
+};
 
 /// `C = alpha * A * B + beta * C` with step 4's tiles and 16-byte accesses.
 ///

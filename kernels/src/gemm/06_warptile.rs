@@ -30,7 +30,13 @@ use crate::mem::{Global, GlobalMut, Shared};
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry { precision: Precision::Fp32, tile: (WT.bm, WT.bn), block: Dim3::xy(WT.threads(), 1), shared_floats: WT.shared_floats(), tma: false };
+pub const GEOMETRY: Geometry = Geometry {
+    precision: Precision::Fp32,
+    tile: (WT.bm, WT.bn),
+    block: Dim3::xy(WT.threads(), 1),
+    shared_floats: WT.shared_floats(),
+    tma: false,
+};
 
 /// Geometry of a warp-tiled kernel (steps 6 and 7).
 ///

@@ -26,7 +26,8 @@ use crate::ThreadCtx;
 use crate::vector::F4;
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry { tile: WIDE_TILE, block: VEC4_BLOCK, shared_floats: WIDE_TILE * (WIDE_TILE + 1), over_output: false };
+pub const GEOMETRY: Geometry =
+    Geometry { tile: WIDE_TILE, block: VEC4_BLOCK, shared_floats: WIDE_TILE * (WIDE_TILE + 1), over_output: false };
 
 /// 16 threads of 4 floats span a tile row; 16 rows of threads.
 pub const VEC4_BLOCK: crate::Dim3 = crate::Dim3::xy(16, 16);
