@@ -35,7 +35,7 @@ pub use coalesce_kernels as kernels;
 /// Every kernel as PTX, one module per GPU architecture (`sm_80`, `sm_90`,
 /// `sm_90a`: the one module with the kernels that need it, such as `wgmma`),
 /// lowest first: the modules shipped in `ptx/`, or rebuilt from `kernels/`
-/// by `build.rs` (`COALESCE_PTX` picks which: docs/ptx.md).
+/// by the build script, `build/` (`COALESCE_PTX` picks which: docs/ptx.md).
 #[cfg(feature = "cuda")]
 pub const MODULES: &[coalesce_host::Ptx] = include!(concat!(env!("OUT_DIR"), "/modules.rs"));
 
