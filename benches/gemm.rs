@@ -16,7 +16,7 @@
 //! load path, and `K % 4 != 0` or `N % 4 != 0` takes it for every tile,
 //! since 16-byte loads would be misaligned), a deep and a shallow product,
 //! and 1024^3, which gives 32 blocks for an H100's 132 SMs.
-//! `scripts/gpu/torch_gemm_shapes.py` times PyTorch at the shapes this group
+//! `scripts/gpu/peers gemm-shapes` times PyTorch at the shapes this group
 //! names in its output.
 
 mod common;

@@ -17,7 +17,7 @@ use common::{GpuTime, gpu_criterion, poisoned_run};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use std::time::Duration;
 
-/// The three shapes torch_peers.py measures, then rows of 128,
+/// The three shapes `scripts/gpu/peers report` measures, then rows of 128,
 /// 1000 and 50000 columns.
 const SHAPES: [(usize, usize); 6] =
     [(65536, 1024), (16384, 4096), (4096, 32768), (262144, 128), (32768, 1000), (1024, 50000)];

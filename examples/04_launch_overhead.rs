@@ -20,7 +20,7 @@
 //! (CUDA events around a batch). Last, the same 10 000 launches captured once
 //! as a CUDA graph and replayed with one `cuGraphLaunch`: the cost per node.
 //! Every buffer is checked afterwards (each launch incremented every element
-//! once). PyTorch's tiny-op launch is `scripts/gpu/torch_launch.py`, run
+//! once). PyTorch's tiny-op launch is `scripts/gpu/peers launch`, run
 //! beside this example by `scripts/gpu/run.sh`.
 
 mod common;

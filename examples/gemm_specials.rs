@@ -7,7 +7,7 @@
 //!
 //! `cargo run --release --example gemm_specials -- DIR` also writes each
 //! case's inputs and references to `DIR` for
-//! `scripts/gpu/torch_gemm_specials.py`, which adds cuBLAS SGEMM's column.
+//! `scripts/gpu/peers gemm-specials`, which adds cuBLAS SGEMM's column.
 
 use coalesce::gemm::{self, AlphaBeta, GemmShape, Variant};
 use rand::rngs::StdRng;

@@ -10,7 +10,7 @@
 //! `SIZES` (default `4096,8192`) are square `M = N = K`; `REPS` (default 30)
 //! timed launches after 5 untimed; `DUMP_DIR`, when given, receives `A`, `B`
 //! and each step's `C` as raw little-endian f32 (`a_4096.bin`,
-//! `c_wgmma_4096.bin`, ...), which `scripts/gpu/torch_gemm_tc.py` compares
+//! `c_wgmma_4096.bin`, ...), which `scripts/gpu/peers gemm-tc` compares
 //! with cuBLAS against an f64 product on the GPU; `STEPS` (default
 //! `double_buffered,tf32,wgmma,wgmma_3xtf32,wgmma_promoted,wgmma_tma,wgmma_tma_3xtf32`) names the
 //! steps. Prints one line per step and size: median, min and max ms,

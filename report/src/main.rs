@@ -45,7 +45,7 @@ struct Args {
     /// Folder for report.json and roofline.svg.
     #[arg(long, default_value = "report")]
     out: PathBuf,
-    /// torch_peers.json from scripts/gpu/torch_peers.py on the same GPU:
+    /// torch_peers.json from scripts/gpu/peers report on the same GPU:
     /// adds PyTorch columns, ratios and points.
     #[arg(long)]
     peers: Option<PathBuf>,

@@ -13,7 +13,7 @@ machine, up to its first blank line: commit, date, nvidia-smi, CPU, nvcc;
 then tests/nested_sin/ with --nocapture: the ACCURACY lines and
 ACCURACY_JSON), criterion_medians.json (scripts/gpu/criterion_medians.py over
 criterion's folder), bench.log (criterion's output of benches/nested_sin.rs),
-torch_peers.json (scripts/gpu/torch_nested_sin.py), end_to_end.json
+torch_peers.json (scripts/gpu/peers nested-sin), end_to_end.json
 (examples/nested_sin_end_to_end.rs --json), ncu.txt (ncu over that example's
 --profile: each kernel once at 2^28), sanitizer.log (compute-sanitizer
 memcheck and racecheck over the GPU tests) and ptxas.txt (`ptxas -v` of the
@@ -145,7 +145,7 @@ w(f"GPU: **{e2e['gpu']}** ({e2e['sms']} SMs), PTX for {ptx_arch}, commit `{commi
   f"Kernel times are criterion's median over {'/'.join(map(str, samples))} samples of CUDA-event GPU time "
   "(`benches/nested_sin.rs`); GB/s counts the 8 bytes per element a fused kernel must move (read + write), in decimal "
   f"units; 2^28 f32 is 1 GiB each way, far past the {L2_MB} MB L2. PyTorch figures come from "
-  f"`scripts/gpu/torch_nested_sin.py`, run in the same device call.\n")
+  f"`scripts/gpu/peers nested-sin`, run in the same device call.\n")
 w("Reproduce:\n")
 w("```sh")
 w("scripts/gpu/build.sh                     # here: release binaries and the PTX -> .gpu/")

@@ -78,7 +78,7 @@ rel = run.relative_to(root)
 excerpt_block = f"""{EXCERPT[0]}
 On an {gpu} ({date}, commit `{commit}`;
 medians of CUDA-event timings after warm-up; `--peers` with
-`scripts/gpu/torch_peers.py` run in the same device call; transposes shown
+`scripts/gpu/peers report` run in the same device call; transposes shown
 at 8192^2 only, the full table is in
 [{rel}/report.txt]({rel}/report.txt)):
 

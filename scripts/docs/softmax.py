@@ -12,7 +12,7 @@ per part of the call), tests.log (tests/softmax/ on the GPU with
 --nocapture: the `accuracy:` lines, `(dispatch)` marking the kernel the
 dispatch picks), bench.log (criterion's output of benches/softmax.rs),
 criterion_medians.json (scripts/gpu/criterion_medians.py over criterion's
-folder), torch_softmax.json (scripts/gpu/torch_softmax.py), ncu.txt (ncu over
+folder), torch_softmax.json (scripts/gpu/peers softmax), ncu.txt (ncu over
 the `gpu_ncu_probe` test, which names each launch's shape), sanitizer.log
 (compute-sanitizer memcheck and racecheck over the GPU tests) and ptxas.txt
 (`ptxas -v` of the PTX that ran). Every number in the page comes from those
@@ -138,7 +138,7 @@ w(f"GPU: **{torch['gpu']}** ({torch['sms']} SMs), PTX for {ptx_arch}, commit `{c
   f"{min(c(s, 'dispatch')['bytes'] for s in SHAPES) / 1e6:,.0f} MB, past the {L2_MB} MB L2. The roof is `cuMemcpyDtoD` "
   "of the same bytes in the same criterion group; our own copy kernel is shown beside it. "
   f"PyTorch {torch['torch']} is `torch.softmax(a, dim=-1)` timed in the same device call by "
-  "`scripts/gpu/torch_softmax.py` (median of CUDA-event timings after warm-up).\n")
+  "`scripts/gpu/peers softmax` (median of CUDA-event timings after warm-up).\n")
 w("Reproduce:\n")
 w("```sh\n"
   "scripts/gpu/build.sh                  # here: release binaries and the PTX -> .gpu/\n"

@@ -2,8 +2,8 @@
 # Build here, run there. Step 1 of 2, on the CPU machine (which has Rust):
 # builds the report binary, every test binary and every bench binary in
 # release mode, and consumer/ (a dependent, on stable Rust), strips them,
-# and copies them with the PTX and the PyTorch peer script (with the timing
-# module it imports) into .gpu/ (git-ignored), which the device call carries.
+# and copies them with the PTX and the PyTorch peers (scripts/gpu/peers) into
+# .gpu/ (git-ignored), which the device call carries.
 #
 #   scripts/gpu/build.sh          # then, on the GPU machine:
 #   bash scripts/gpu/run.sh       # with carry [".gpu"]; logs land in $OUT
@@ -37,7 +37,7 @@ for line in sys.stdin:
     strip --strip-all ".gpu/bin/$kind-$name"
     echo "$kind $name" >>.gpu/manifest
 done
-cp scripts/gpu/torch_peers.py scripts/gpu/torch_timing.py .gpu/
+cp -r scripts/gpu/peers .gpu/ && rm -rf .gpu/peers/__pycache__
 # The PTX the binaries embed: the builds above refresh ptx/ when kernels/
 # changed. kernels.ptx is the sm_90 module, by the name docs/ uses.
 cp ptx/*.ptx .gpu/ && cp ptx/sm_90.ptx .gpu/kernels.ptx

@@ -11,7 +11,7 @@
 #   ptxas.txt              ptxas -v of the GEMM kernels in the module an H100 loads
 #   tc.log                 examples/gemm_tensor_cores at 4096^3 and 8192^3 (CUDA-event
 #                          medians of steps 7-11, outputs dumped), then
-#                          scripts/gpu/torch_gemm_tc.py's lines: cuBLAS SGEMM and TF32
+#                          `scripts/gpu/peers gemm-tc`'s lines: cuBLAS SGEMM and TF32
 #                          through PyTorch, and every dumped output's error against
 #                          the f64 product on the same inputs
 #   bench.log              criterion's gemm groups (every step at 4096^3 and 8192^3,
@@ -46,13 +46,13 @@ ptxas -arch="$arch" -v "$module" -o /dev/null 2>&1 | grep -A3 "entry function 'g
 mkdir -p /tmp/dump
 timeout 180 "$B/example-gemm_tensor_cores" 4096,8192 30 /tmp/dump >"$OUT/tc.log" 2>&1
 note "tensor-core timings: $(status $?)"
-OUT=/tmp timeout 200 python3 scripts/gpu/torch_gemm_tc.py /tmp/dump >>"$OUT/tc.log" 2>&1
+timeout 200 python3 scripts/gpu/peers gemm-tc --out /tmp /tmp/dump >>"$OUT/tc.log" 2>&1
 note "cuBLAS and errors: $(status $?)"
 rm -rf /tmp/dump
 
 CRITERION_HOME=/tmp/criterion timeout 240 "$B/bench-gemm" --bench >"$OUT/bench.log" 2>&1
 note "bench: $(status $?)"
-timeout 90 python3 scripts/gpu/torch_gemm_shapes.py "$OUT/bench.log" >/tmp/torch_shapes.txt 2>&1
+timeout 90 python3 scripts/gpu/peers gemm-shapes "$OUT/bench.log" >/tmp/torch_shapes.txt 2>&1
 cat /tmp/torch_shapes.txt >>"$OUT/bench.log"
 python3 scripts/gpu/criterion_medians.py /tmp/criterion >"$OUT/criterion_medians.json"
 

@@ -1,13 +1,13 @@
 # Sourced by the per-page GPU scripts (softmax.sh, nested_sin.sh, gemm.sh),
 # from the repository root: $OUT made, the binaries that build.sh packed
-# unpacked into $B, Python given scripts/gpu's shared timing; status lines, and
-# the sanitizer pass over one test binary's GPU tests.
+# unpacked into $B, Python unbuffered (its lines interleave with ours); status
+# lines, and the sanitizer pass over one test binary's GPU tests.
 
 export OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 B=.gpu/bin
 [[ -d $B || ! -f .gpu/bin.tgz ]] || tar -C .gpu -xzf .gpu/bin.tgz
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/scripts/gpu${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONUNBUFFERED=1
 
 status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
 

@@ -13,7 +13,7 @@
 #   bench.log              criterion's nested_sin groups (benches/nested_sin.rs)
 #   criterion_medians.json scripts/gpu/criterion_medians.py over criterion's folder
 #   end_to_end.json        example-nested_sin_end_to_end --json (H2D + kernel + D2H vs every CPU core)
-#   torch_peers.json       scripts/gpu/torch_nested_sin.py: four torch.sin, torch.compile, CUDA graph
+#   torch_peers.json       scripts/gpu/peers nested-sin: four torch.sin, torch.compile, CUDA graph
 #   sanitizer.log          compute-sanitizer memcheck, then racecheck, over the GPU tests
 #   ncu.txt                ncu over example-nested_sin_end_to_end --profile: each kernel once at 2^28
 # The end-to-end table, PyTorch's lines and a status line per part go to the console.
@@ -60,7 +60,7 @@ timeout 60 "$B/example-nested_sin_end_to_end" --json "$OUT/end_to_end.json" 2>&1
 note "end to end: $(status $?)"
 
 # PyTorch in the same call: writes $OUT/torch_peers.json, prints its lines.
-timeout 100 python3 scripts/gpu/torch_nested_sin.py 2>&1
+timeout 100 python3 scripts/gpu/peers nested-sin 2>&1
 note "torch: $(status $?)"
 
 # The GPU tests (their names hold "gpu") under each tool; COALESCE_SANITIZER=1

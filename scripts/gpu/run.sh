@@ -84,15 +84,15 @@ done
 
 # 3. The main report (the README's first command), with PyTorch's figures
 #    from this same call merged in (torch first, so --peers can use them).
-if want torch && [[ -f .gpu/torch_peers.py ]]; then
-    PYTHONUNBUFFERED=1 OUT="$OUT" timeout 300 python3 .gpu/torch_peers.py >"$OUT/torch.txt" 2>&1
+if want torch && [[ -f .gpu/peers/__main__.py ]]; then
+    PYTHONUNBUFFERED=1 OUT="$OUT" timeout 300 python3 .gpu/peers report >"$OUT/torch.txt" 2>&1
     note "torch peers: $(status $?)"
 fi
 if want report && [[ -x $B/bin-coalesce ]]; then
     peers=(); [[ -f $OUT/torch_peers.json ]] && peers=(--peers "$OUT/torch_peers.json")
     "$B/bin-coalesce" --shapes 8192,16384,4096,8192x2048 --reps 50 --out "$OUT/report" "${peers[@]}" 2>&1 | tee "$OUT/report.txt"
     note "report: $(status "${PIPESTATUS[0]}")"
-    [[ -f $OUT/torch.txt ]] && { echo -e "\n### PyTorch (scripts/gpu/torch_peers.py), same call"; cat "$OUT/torch.txt"; } >>"$OUT/report.txt"
+    [[ -f $OUT/torch.txt ]] && { echo -e "\n### PyTorch (scripts/gpu/peers report), same call"; cat "$OUT/torch.txt"; } >>"$OUT/report.txt"
     rm -f "$OUT/torch.txt"
 fi
 
@@ -111,7 +111,7 @@ want examples && for e in "$B"/example-${EXAMPLES:-*}; do
     timeout 300 "$e" >>"$OUT/report.txt" 2>&1
     note "$(basename "$e"): $(status $?)"
     # PyTorch's launch cost beside ours, in the same call.
-    [[ $e == *04_launch_overhead ]] && python3 scripts/gpu/torch_launch.py >>"$OUT/report.txt" 2>&1
+    [[ $e == *04_launch_overhead ]] && python3 scripts/gpu/peers launch >>"$OUT/report.txt" 2>&1
 done
 
 # 3c. Criterion benches on GPU time (CUDA events); criterion's files in /tmp.
@@ -121,7 +121,7 @@ want bench && for b in "$B"/bench-${BENCHES:-*}; do
     CRITERION_HOME=/tmp/criterion "$b" --bench ${BENCH_FILTER:-} >>"$OUT/bench.log" 2>&1
     note "bench $(basename "$b"): $(status $?)"
     # PyTorch at the same awkward GEMM shapes, in the same call.
-    [[ $b == *bench-gemm ]] && python3 scripts/gpu/torch_gemm_shapes.py "$OUT/bench.log" >/tmp/torch_shapes.txt 2>&1 && cat /tmp/torch_shapes.txt >>"$OUT/bench.log"
+    [[ $b == *bench-gemm ]] && python3 scripts/gpu/peers gemm-shapes "$OUT/bench.log" >/tmp/torch_shapes.txt 2>&1 && cat /tmp/torch_shapes.txt >>"$OUT/bench.log"
 done
 
 # 4. ncu counters of the transpose kernels: shared-memory bank conflicts and

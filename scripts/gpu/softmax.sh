@@ -12,7 +12,7 @@
 #   ptxas.txt              ptxas -v of the sm_90 module (every kernel's registers and stack)
 #   bench.log              criterion's softmax groups (benches/softmax.rs)
 #   criterion_medians.json scripts/gpu/criterion_medians.py over criterion's folder
-#   torch_softmax.json     scripts/gpu/torch_softmax.py: torch.softmax at the bench's shapes
+#   torch_softmax.json     scripts/gpu/peers softmax: torch.softmax at the bench's shapes
 #   sanitizer.log          compute-sanitizer memcheck, then racecheck, over the GPU tests
 #   ncu.txt                ncu over the gpu_ncu_probe test: one launch per kernel and shape
 # PyTorch's table and a summary go to the console.
@@ -49,7 +49,7 @@ note "bench: $(status $?)"
 python3 scripts/gpu/criterion_medians.py "$CRIT" >"$OUT/criterion_medians.json"
 
 # PyTorch in the same call: writes $OUT/torch_softmax.json, prints its table.
-timeout 90 python3 scripts/gpu/torch_softmax.py 2>&1
+timeout 90 python3 scripts/gpu/peers softmax 2>&1
 note "torch: $(status $?)"
 
 # The GPU tests (their names hold "gpu") under each tool, at the odd shapes:

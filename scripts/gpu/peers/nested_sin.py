@@ -1,0 +1,66 @@
+"""`nested-sin`: PyTorch's nested sine on the same GPU, in the same call, for
+the ratios of docs/nested_sin.md: the copy roof, four torch.sin and
+torch.compile at 2^28, and at 1024 elements on CUDA events, on the host clock
+and as a CUDA graph. Prints a line each, writes OUT/torch_peers.json (the
+report's `--peers` file name, so that the report of the same run reads it).
+Medians of CUDA-event timings after warm-up, fp32."""
+import json
+import os
+
+import torch
+
+from .timing import bench, compile_timed, wall_us
+
+
+def ns(x):
+    return torch.sin(torch.sin(torch.sin(torch.sin(x))))
+
+
+def run(out):
+    dev = torch.device("cuda")
+    res = {}
+    p = torch.cuda.get_device_properties(0)
+    res["gpu"] = p.name; res["sms"] = p.multi_processor_count; res["torch"] = torch.__version__
+    print("GPU", p.name, p.multi_processor_count, "SMs, torch", torch.__version__, flush=True)
+
+    n = 1 << 28
+    x = (torch.rand(n, device=dev) * 2e4 - 1e4); y = torch.empty_like(x)
+    ms = bench(lambda: y.copy_(x))
+    res["copy_ms"] = ms; res["copy_GBs"] = 2 * n * 4 / ms / 1e6
+    print(f"copy 2^28 f32: {ms:.4f} ms {res['copy_GBs']:.0f} GB/s", flush=True)
+    del y
+    ms_u = bench(lambda: ns(x))
+    res["torch_nested_sin_unfused_ms"] = ms_u
+    print(f"nested sin, four torch.sin, 2^28: {ms_u:.4f} ms (eff {2*n*4/ms_u/1e6:.0f} GB/s)", flush=True)
+    try:
+        cns, ct = compile_timed(ns, x)
+        ms_c = bench(lambda: cns(x))
+        res["torch_nested_sin_compiled_ms"] = ms_c; res["compile_s"] = ct
+        print(f"nested sin, torch.compile, 2^28: {ms_c:.4f} ms (eff {2*n*4/ms_c/1e6:.0f} GB/s; compile {ct:.1f} s)", flush=True)
+        ok = torch.equal(cns(x[:1 << 20]), ns(x[:1 << 20]))
+        res["compiled_bit_equal_to_eager"] = ok
+        print(f"torch.compile result bit-equal to four torch.sin on 2^20: {ok}", flush=True)
+    except Exception as ex:
+        print("torch.compile failed:", ex, flush=True)
+    del x
+    s = torch.rand(1024, device=dev) * 2e4 - 1e4
+    res["torch_nested_sin_1k_us"] = bench(lambda: ns(s), iters=200) * 1000
+    print(f"nested sin 1024, four torch.sin, CUDA events: {res['torch_nested_sin_1k_us']:.2f} us", flush=True)
+    res["torch_nested_sin_1k_wall_us"] = wall_us(lambda: ns(s))
+    print(f"nested sin 1024, four torch.sin + synchronize, host clock: {res['torch_nested_sin_1k_wall_us']:.2f} us", flush=True)
+    try:
+        # Warm-up on a side stream, as CUDA graph capture asks, then capture.
+        r = ns(s)
+        st = torch.cuda.Stream(); st.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(st):
+            for _ in range(3): r = ns(s)
+        torch.cuda.current_stream().wait_stream(st)
+        g = torch.cuda.CUDAGraph()
+        # r holds the graph's output tensor for as long as the graph replays.
+        with torch.cuda.graph(g): r = ns(s)
+        res["torch_nested_sin_1k_graph_us"] = bench(lambda: g.replay(), iters=200) * 1000
+        res["torch_nested_sin_1k_graph_wall_us"] = wall_us(lambda: g.replay())
+        print(f"nested sin 1024 as a CUDA graph: events {res['torch_nested_sin_1k_graph_us']:.2f} us, host clock {res['torch_nested_sin_1k_graph_wall_us']:.2f} us", flush=True)
+    except Exception as ex:
+        print("CUDA graph failed:", ex, flush=True)
+    json.dump(res, open(os.path.join(out, "torch_peers.json"), "w"), indent=1)

@@ -1,0 +1,117 @@
+"""`report`: PyTorch on the same GPU, for the report's side-by-side ratios
+(its `--peers`): copy roof, transposes, softmax, nested sine (eager and
+torch.compile), SGEMM and TF32 GEMM, host-device copies, a streamed
+pipeline, the tiny-op launch cost and a Python-loop transpose. Prints a
+line each, writes OUT/torch_peers.json. Every figure is the median of
+CUDA-event timings after warm-up, fp32, TF32 off unless named."""
+import json
+import os
+import time
+
+import torch
+
+from .timing import bench, compile_timed, copy_roof_ms, launch_round_us
+
+
+def ns(x):
+    return torch.sin(torch.sin(torch.sin(torch.sin(x))))
+
+
+def run(out):
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.device("cuda")
+    res = {}
+    p = torch.cuda.get_device_properties(0)
+    res["gpu"] = p.name; res["sms"] = p.multi_processor_count
+    print("GPU", p.name, p.multi_processor_count, "SMs", flush=True)
+
+    n = 1 << 28
+    ms = copy_roof_ms(n)
+    res["copy_GBs"] = 2 * n * 4 / ms / 1e6
+    print(f"copy 1GiB: {ms:.3f} ms {res['copy_GBs']:.0f} GB/s", flush=True)
+    for N in (4096, 8192, 16384):
+        a = torch.randn(N, N, device=dev); b = torch.empty_like(a)
+        ms = bench(lambda: b.copy_(a.t()))
+        g = 2 * N * N * 4 / ms / 1e6
+        res[f"torch_transpose_{N}_GBs"] = g
+        print(f"torch transpose {N}: {ms:.3f} ms {g:.0f} GB/s", flush=True)
+        del a, b
+    for (R, C) in ((65536, 1024), (16384, 4096), (4096, 32768)):
+        a = torch.randn(R, C, device=dev)
+        ms = bench(lambda: torch.softmax(a, dim=-1))
+        g = 2 * R * C * 4 / ms / 1e6
+        res[f"torch_softmax_{R}x{C}_GBs"] = g
+        print(f"torch softmax {R}x{C}: {ms:.3f} ms {g:.0f} GB/s", flush=True)
+        del a
+    a = torch.randn(1 << 28, device=dev)
+    ms_u = bench(lambda: ns(a))
+    res["torch_nested_sin_unfused_ms"] = ms_u
+    print(f"nested sin unfused 2^28: {ms_u:.3f} ms eff {2*a.numel()*4/ms_u/1e6:.0f} GB/s", flush=True)
+    try:
+        cns, ct = compile_timed(ns, a)
+        ms_c = bench(lambda: cns(a))
+        res["torch_nested_sin_compiled_ms"] = ms_c
+        print(f"nested sin compiled: {ms_c:.3f} ms eff {2*a.numel()*4/ms_c/1e6:.0f} GB/s (compile {ct:.1f}s)", flush=True)
+    except Exception as ex:
+        print("compile failed", ex, flush=True)
+    s = torch.randn(1 << 10, device=dev)
+    res["torch_nested_sin_1k_us"] = bench(lambda: ns(s), iters=200) * 1000
+    print(f"nested sin 1k elems: {res['torch_nested_sin_1k_us']:.1f} us", flush=True)
+    del a
+    for N in (4096, 8192):
+        A = torch.randn(N, N, device=dev); B = torch.randn(N, N, device=dev)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        ms = bench(lambda: A @ B, iters=10)
+        res[f"torch_sgemm_{N}_TFLOPs"] = 2 * N**3 / ms / 1e9
+        torch.backends.cuda.matmul.allow_tf32 = True
+        ms2 = bench(lambda: A @ B, iters=10)
+        res[f"torch_tf32gemm_{N}_TFLOPs"] = 2 * N**3 / ms2 / 1e9
+        torch.backends.cuda.matmul.allow_tf32 = False
+        print(f"gemm {N}: fp32 {res[f'torch_sgemm_{N}_TFLOPs']:.1f} TFLOP/s, tf32 {res[f'torch_tf32gemm_{N}_TFLOPs']:.1f}", flush=True)
+        del A, B
+    n = 1 << 26
+    hp = torch.randn(n).pin_memory(); hg = torch.randn(n); d = torch.empty(n, device=dev)
+    for name, h in (("pinned", hp), ("pageable", hg)):
+        ms = bench(lambda: d.copy_(h, non_blocking=True), iters=10)
+        res[f"h2d_{name}_GBs"] = n * 4 / ms / 1e6
+        ms = bench(lambda: h.copy_(d, non_blocking=(name == "pinned")), iters=10)
+        res[f"d2h_{name}_GBs"] = n * 4 / ms / 1e6
+        print(f"{name}: H2D {res[f'h2d_{name}_GBs']:.1f} GB/s, D2H {res[f'd2h_{name}_GBs']:.1f} GB/s", flush=True)
+    t_seq, t_par = pipeline(dev)
+    res["pipeline_seq_ms"] = t_seq * 1e3; res["pipeline_streams_ms"] = t_par * 1e3
+    print(f"pipeline seq {t_seq*1e3:.1f} ms, streamed {t_par*1e3:.1f} ms, speedup {t_seq/t_par:.2f}x", flush=True)
+    z = torch.zeros(1, device=dev)
+    res["torch_launch_us"] = launch_round_us(z)
+    print(f"torch tiny-op launch: {res['torch_launch_us']:.2f} us/op", flush=True)
+    N = 4096
+    a = torch.randn(N, N, device=dev); r = torch.empty_like(a)
+
+    def loop_transpose():
+        for i in range(N): r[i, :] = a[:, i]
+    ms = bench(loop_transpose, iters=3, warm=1)
+    res["torch_loop_transpose_4096_ms"] = ms
+    print(f"loop transpose 4096: {ms:.1f} ms", flush=True)
+    json.dump(res, open(os.path.join(out, "torch_peers.json"), "w"), indent=1)
+
+
+def pipeline(dev, iters=16, size=2048):
+    """Upload, square and download `iters` pinned `size`^2 matrices one after
+    another on the current stream, then each on a stream of its own: the
+    host-clock seconds of each, after one untimed run of both."""
+    inp = [torch.randn(size, size).pin_memory() for _ in range(iters)]
+
+    def seq():
+        for i in range(iters):
+            g = inp[i].to(dev, non_blocking=False); c = g @ g; inp[i].copy_(c, non_blocking=False)
+    streams = [torch.cuda.Stream() for _ in range(iters)]
+
+    def par():
+        for i in range(iters):
+            with torch.cuda.stream(streams[i]):
+                g = inp[i].to(dev, non_blocking=True); c = g @ g; inp[i].copy_(c, non_blocking=True)
+        torch.cuda.synchronize()
+    for f in (seq, par): f()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter(); seq(); torch.cuda.synchronize(); t_seq = time.perf_counter() - t0
+    t0 = time.perf_counter(); par(); torch.cuda.synchronize(); t_par = time.perf_counter() - t0
+    return t_seq, t_par
