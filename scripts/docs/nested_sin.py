@@ -17,7 +17,8 @@ torch_peers.json (scripts/gpu/peers nested-sin), end_to_end.json
 (examples/nested_sin_end_to_end.rs --json), ncu.txt (ncu over that example's
 --profile: each kernel once at 2^28), sanitizer.log (compute-sanitizer
 memcheck and racecheck over the GPU tests) and ptxas.txt (`ptxas -v` of the
-PTX that ran). Where the run folder also holds report/report.json and
+PTX that ran; read from the first run only: ptxas compiles offline, so the
+same PTX gives every GPU's run the same file, and the others need none). Where the run folder also holds report/report.json and
 report.txt (scripts/gpu/streaming.sh: the report binary in the same call),
 the page gives each row's share of the GPU's specified DRAM bandwidth too.
 Every number in the page comes from those files."""

@@ -7,8 +7,10 @@ The steps (order, names, files, ideas) come from docs/registry.json. The run
 folder holds what scripts/gpu/run.sh brought back: report.json (median of N
 CUDA-event timings per kernel and shape), criterion_medians.json
 (scripts/gpu/criterion_medians.py over criterion.tgz), ncu.txt (counters at
-8192x8192), torch_peers.json (PyTorch, same call), machine.txt. Every number
-in the page comes from those files."""
+8192x8192), torch_peers.json (PyTorch, same call), tests.log (the machine up
+to its first `###` line: commit, nvidia-smi, nvcc; then every test binary's
+output) and counters.json (the emulator's counters, which docs/softmax.md
+reads from here too). Every number in the page comes from those files."""
 import json, pathlib, re, sys
 from common import counters_table, emulator_counters, parse_ncu, pictures, step_sections, not_measured, steps
 
@@ -17,7 +19,7 @@ STEPS = steps("transpose", run)
 report = json.loads((run / "report.json").read_text())
 torch = json.loads((run / "torch_peers.json").read_text())
 crit = json.loads((run / "criterion_medians.json").read_text())
-machine = (run / "machine.txt").read_text().strip()
+machine = (run / "tests.log").read_text().split("\n###", 1)[0].strip()  # the lines before the first test binary's
 commit = next(l.split()[1] for l in machine.splitlines() if l.startswith("commit "))
 NAMES = [s["name"] for s in STEPS]
 
