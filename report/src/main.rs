@@ -152,10 +152,11 @@ fn main() -> ExitCode {
             Ok(gpu) => gpu,
             Err(Error::NoDevice { reason }) => {
                 eprintln!(
-                    "error: no CUDA device available ({reason}).\n\
+                    "error: no CUDA device available ({}).\n\
                      This report times kernels on an NVIDIA GPU; run it on a machine with one and its driver.\n\
                      Without a GPU: `cargo run --release -- --emulate` runs every kernel on the CPU emulator,\n\
-                     and `cargo test --workspace` tests them all."
+                     and `cargo test --workspace` tests them all.",
+                    unquoted(&reason)
                 );
                 return ExitCode::from(2);
             }
@@ -174,6 +175,13 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The driver's message without the quotes cust's `Display` of a driver
+/// error puts around it (it writes the driver's C string with `{:?}`).
+#[cfg(feature = "cuda")]
+fn unquoted(reason: &str) -> &str {
+    reason.strip_prefix('"').and_then(|r| r.strip_suffix('"')).unwrap_or(reason)
 }
 
 #[cfg(feature = "cuda")]

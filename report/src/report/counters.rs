@@ -148,11 +148,13 @@ pub fn table(all: &[Counted]) -> Result<String> {
         "Memory counters of one launch per kernel, counted by the CPU emulator\n\
          (32-byte sectors per global request; shared-memory wavefronts per request,\n\
          Hopper's 32 banks of 4 bytes; a request is one warp executing one load or store;\n\
-         `used` is the share of the moved sectors' bytes that the threads asked for)\n"
+         `asked/moved` is the global bytes the threads asked for over the bytes of the sectors\n\
+         moved: under 100% the sectors carry bytes no thread asked for, over 100% threads of\n\
+         a warp ask for the same bytes and one sector serves them all)\n"
     )?;
     writeln!(
         s,
-        "{:<11}{:<16}{:<14}{:>20}{:>20}{:>18}{:>18}{:>6}{:>26}",
+        "{:<11}{:<17}{:<14}{:>20}{:>20}{:>18}{:>18}{:>12}{:>26}",
         "op",
         "kernel",
         "shape",
@@ -160,7 +162,7 @@ pub fn table(all: &[Counted]) -> Result<String> {
         "global st sect/req",
         "shared st wf/req",
         "shared ld wf/req",
-        "used",
+        "asked/moved",
         "cp.async sect/req, wf/req"
     )?;
     for k in all {
@@ -170,7 +172,7 @@ pub fn table(all: &[Counted]) -> Result<String> {
             if t.requests == 0 { "-".to_string() } else { format!("{:.2} ({})", t.per_request(), width(c, op)) }
         };
         let (ld, st, cp) = (c.total(Op::GlobalLoad), c.total(Op::GlobalStore), c.total(Op::CopyAsyncLoad));
-        let used = (ld.bytes + st.bytes + cp.bytes) as f64
+        let asked_over_moved = (ld.bytes + st.bytes + cp.bytes) as f64
             / (32 * (ld.transactions + st.transactions + cp.transactions)).max(1) as f64;
         let copies = match (cp.requests, c.total(Op::CopyAsyncStore)) {
             (0, _) => "-".to_string(),
@@ -178,7 +180,7 @@ pub fn table(all: &[Counted]) -> Result<String> {
         };
         writeln!(
             s,
-            "{:<11}{:<16}{:<14}{:>20}{:>20}{:>18}{:>18}{:>5.0}%{:>26}",
+            "{:<11}{:<17}{:<14}{:>20}{:>20}{:>18}{:>18}{:>11.0}%{:>26}",
             k.op,
             k.kernel,
             k.shape,
@@ -186,15 +188,15 @@ pub fn table(all: &[Counted]) -> Result<String> {
             cell(Op::GlobalStore),
             cell(Op::SharedStore),
             cell(Op::SharedLoad),
-            100.0 * used,
+            100.0 * asked_over_moved,
             copies
         )?;
     }
     writeln!(s, "\n(in brackets: bytes each thread moves per access)\n\nPer source line:\n")?;
     writeln!(
         s,
-        "{:<28}{:<28}{:<11}{:>6}{:>10}{:>20}{:>9}{:>7}",
-        "kernel", "line", "access", "bytes", "requests", "per request", "ideal", "used"
+        "{:<28}{:<28}{:<11}{:>6}{:>10}{:>20}{:>9}{:>12}",
+        "kernel", "line", "access", "bytes", "requests", "per request", "ideal", "asked/moved"
     )?;
     for k in all {
         let name = format!("{} {}", k.op, k.kernel);
@@ -248,13 +250,13 @@ fn width(c: &kernels::emu::Counters, op: Op) -> String {
 
 fn line(s: &mut String, kernel: &str, site: &SiteCounters) -> Result<()> {
     let t: &Tally = &site.tally;
-    let used = match site.op.space() {
+    let asked_over_moved = match site.op.space() {
         kernels::Space::Global => format!("{:.0}%", 100.0 * t.bytes as f64 / (32 * t.transactions).max(1) as f64),
         kernels::Space::Shared => String::new(),
     };
     writeln!(
         s,
-        "{kernel:<28}{:<28}{:<11}{:>6}{:>10}{:>20}{:>9.2}{used:>7}",
+        "{kernel:<28}{:<28}{:<11}{:>6}{:>10}{:>20}{:>9.2}{asked_over_moved:>12}",
         format!("{}:{}:{}", site.site.file_name(), site.site.line, site.site.column),
         site.op.name(),
         site.width,
