@@ -77,7 +77,13 @@ struct Args {
 }
 
 fn parse_shape(s: &str) -> Result<(usize, usize), String> {
-    let dim = |d: &str| d.trim().parse::<usize>().map_err(|e| format!("{d:?}: {e}"));
+    // A report times work: an empty matrix, a no-op for the launchers, has
+    // no bandwidth to report.
+    let dim = |d: &str| match d.trim().parse::<usize>() {
+        Ok(0) => Err(format!("{d:?}: a timed shape needs at least one row and one column")),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{d:?}: {e}")),
+    };
     match s.split_once(['x', 'X']) {
         Some((r, c)) => Ok((dim(r)?, dim(c)?)),
         None => dim(s).map(|n| (n, n)),
@@ -156,7 +162,7 @@ fn main() -> ExitCode {
                      This report times kernels on an NVIDIA GPU; run it on a machine with one and its driver.\n\
                      Without a GPU: `cargo run --release -- --emulate` runs every kernel on the CPU emulator,\n\
                      and `cargo test --workspace` tests them all.",
-                    unquoted(&reason)
+                    reason
                 );
                 return ExitCode::from(2);
             }
@@ -175,13 +181,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// The driver's message without the quotes cust's `Display` of a driver
-/// error puts around it (it writes the driver's C string with `{:?}`).
-#[cfg(feature = "cuda")]
-fn unquoted(reason: &str) -> &str {
-    reason.strip_prefix('"').and_then(|r| r.strip_suffix('"')).unwrap_or(reason)
 }
 
 #[cfg(feature = "cuda")]

@@ -77,7 +77,9 @@ fn means_no_device(e: CudaError) -> bool {
 fn init_driver() -> Result<u32> {
     let no_device = |e: CudaError| {
         if means_no_device(e) {
-            Error::NoDevice { reason: e.to_string() }
+            // cust's `Display` writes the driver's message with `{:?}`:
+            // the reason is the message itself, without its quotes.
+            Error::NoDevice { reason: e.to_string().trim_matches('"').to_string() }
         } else {
             Error::Cuda { op: "cuInit", source: e }
         }
