@@ -44,7 +44,7 @@ fn sm_90a_kernels_are_in_the_sm_90a_module_only() {
 /// and only that module has its `.entry`.
 #[test]
 fn the_tf32_roof_probe_is_in_the_sm_90a_module_only() {
-    let step = coalesce::kernels::registry::steps().find(|s| s.name == "tf32_peak").unwrap();
+    let step = coalesce::kernels::ops::steps().find(|s| s.name == "tf32_peak").unwrap();
     assert_eq!((step.op, step.entry, step.needs), ("probe", "probe_tf32_peak", Some("sm_90a")));
     for m in coalesce::MODULES {
         let has = entries(m.text).contains(&step.entry);

@@ -3,7 +3,8 @@
 //! PTX modules and the doc pages. `COALESCE_BLESS=1 cargo test --test
 //! registry` rewrites `docs/registry.json` after a registry change.
 
-use coalesce::kernels::registry::{OPS, Step, steps};
+use coalesce::kernels::ops::{OPS, steps};
+use coalesce::kernels::registry::Step;
 use serde_json::{Value, json};
 use std::path::Path;
 

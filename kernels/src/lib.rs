@@ -95,6 +95,7 @@ pub mod copy;
 pub mod gemm;
 pub mod math;
 pub mod nested_sin;
+pub mod ops;
 pub mod probe;
 pub mod registry;
 pub mod softmax;
@@ -105,16 +106,16 @@ pub mod vector;
 /// block, from the [`registry`] (each step's geometry says): a host must opt
 /// each in (`cuFuncSetAttribute` with
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`) before launching it so.
-pub const OPT_IN_SHARED: &[&str] = &registry::OPT_IN_SHARED;
+pub const OPT_IN_SHARED: &[&str] = &ops::OPT_IN_SHARED;
 
 /// Every `.entry` kernel of every PTX module, from the [`registry`].
 pub fn entry_points() -> impl Iterator<Item = &'static str> {
-    registry::steps().map(|s| s.entry)
+    ops::steps().map(|s| s.entry)
 }
 
 /// The `.entry` kernels of the module built for `module` (`"sm_80"`,
 /// `"sm_90"`, `"sm_90a"`): every kernel but those that need another
 /// architecture ([`registry::Step::needs`]).
 pub fn entry_points_in(module: &str) -> impl Iterator<Item = &'static str> {
-    registry::steps().filter(move |s| s.in_module(module)).map(|s| s.entry)
+    ops::steps().filter(move |s| s.in_module(module)).map(|s| s.entry)
 }

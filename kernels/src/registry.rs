@@ -34,9 +34,10 @@
 //! alone, and a host whose loaded module is another refuses its launch with
 //! a clear error instead of a failed launch.
 //!
-//! [`OPS`] gathers every op's table. `docs/registry.json` is that table as
-//! JSON (the doc scripts read it), and `tests/registry.rs` checks it against
-//! the PTX, the files and the docs.
+//! This module is the vocabulary every op uses; the list of the ops is
+//! [`crate::ops`], which uses every op, so that no op depends on the list.
+//! `docs/registry.json` is that list as JSON (the doc scripts read it), and
+//! `tests/registry.rs` checks it against the PTX, the files and the docs.
 
 /// One kernel, as the registry lists it.
 #[derive(Clone, Copy, Debug)]
@@ -115,54 +116,6 @@ impl Step {
     pub fn in_module(&self, module: &str) -> bool {
         self.needs.is_none_or(|n| n == module)
     }
-}
-
-/// Every op's [`Step`] table, in the order the docs teach them.
-pub const OPS: &[(&str, &[Step])] = &[
-    ("copy", crate::copy::STEPS),
-    ("probe", crate::probe::STEPS),
-    ("transpose", &crate::transpose::Variant::STEPS),
-    ("nested_sin", &crate::nested_sin::Variant::STEPS),
-    ("softmax", &crate::softmax::Kernel::STEPS),
-    ("gemm", &crate::gemm::Variant::STEPS),
-    ("gemm_pack", crate::gemm::pack::PACK_STEPS),
-    ("gemm_fixup", crate::gemm::fixup::FIXUP_STEPS),
-];
-
-/// How many kernels opt in to more than 48 KiB of shared memory.
-const OPT_IN_COUNT: usize = {
-    let (mut n, mut op) = (0, 0);
-    while op < OPS.len() {
-        let mut i = 0;
-        while i < OPS[op].1.len() {
-            n += OPS[op].1[i].opt_in_shared as usize;
-            i += 1;
-        }
-        op += 1;
-    }
-    n
-};
-
-/// The `.entry` names of the kernels that opt in, in [`OPS`] order.
-pub(crate) const OPT_IN_SHARED: [&str; OPT_IN_COUNT] = {
-    let (mut out, mut n, mut op) = ([""; OPT_IN_COUNT], 0, 0);
-    while op < OPS.len() {
-        let mut i = 0;
-        while i < OPS[op].1.len() {
-            if OPS[op].1[i].opt_in_shared {
-                out[n] = OPS[op].1[i].entry;
-                n += 1;
-            }
-            i += 1;
-        }
-        op += 1;
-    }
-    out
-};
-
-/// Every kernel of every op, in [`OPS`] order.
-pub fn steps() -> impl Iterator<Item = &'static Step> {
-    OPS.iter().flat_map(|(_, steps)| steps.iter())
 }
 
 /// The `.entry` names of a [`Step`] table, as a constant array.

@@ -56,7 +56,7 @@ impl Gpu {
         // A kernel that only one architecture's module has (`wgmma`:
         // sm_90a) is absent from the others: its launcher then says so
         // ([`Error::ArchitectureRequired`]).
-        for step in coalesce_kernels::registry::steps() {
+        for step in coalesce_kernels::ops::steps() {
             let name = step.entry;
             // Not even asked for where the registry says the module lacks it
             // (a failed cuModuleGetFunction is an error to compute-sanitizer).
@@ -104,7 +104,7 @@ impl Gpu {
         if let Some(f) = self.functions.get(name) {
             return Ok(f.0);
         }
-        let needs = coalesce_kernels::registry::steps().find(|s| s.entry == name).and_then(|s| s.needs);
+        let needs = coalesce_kernels::ops::steps().find(|s| s.entry == name).and_then(|s| s.needs);
         let (major, minor) = self.compute_capability();
         Err(match needs {
             Some(needs) => Error::ArchitectureRequired {

@@ -51,11 +51,9 @@
 //! 8-deep step is rounded into `D` toward zero, see `emu/wgmma.rs`), so
 //! `tests/gemm/tensor_cores.rs` shows step 10's drift and this step's fix without a GPU.
 
-use super::Problem;
-use super::warpgroup::{
-    ACC_N128, ROW_BYTES, StagedBlock, load4, products_3x, promote, store_fragment, store_split, swizzle_base, swizzled,
-};
-use crate::{Load, ThreadCtx};
+use super::warpgroup::{ROW_BYTES, k_major_128b, load4, store_split, swizzle_base, swizzled};
+use super::{Problem, aligned16, store_c_at};
+use crate::{Global, GlobalMut, Load, ThreadCtx};
 
 use super::{Dim3, Geometry, Precision};
 
@@ -96,7 +94,7 @@ const NA: usize = BM * BK / 4 / THREADS;
 /// 4x4 blocks of the `B` tile per thread.
 const NB: usize = BK * BN / 16 / THREADS;
 /// Accumulator registers per thread and set: the `m64n128` fragment.
-const ACC: usize = ACC_N128;
+const ACC: usize = 64;
 
 /// Bytes of shared memory per block: the buffers, and 1024 bytes to align
 /// them to the swizzle pattern's period.
@@ -104,7 +102,7 @@ pub const PR_SHARED_BYTES: u32 = (STAGES * STAGE_BYTES) as u32 + 1024;
 
 const _: () = assert!(NA * THREADS * 4 == BM * BK && NB == 1 && NB * THREADS * 16 == BK * BN);
 const _: () = assert!(STAGE_BYTES.is_multiple_of(1024) && A_LO.is_multiple_of(1024) && B_LO.is_multiple_of(1024));
-const _: () = assert!(ACC * 2 == BN && ROW_BYTES == BK * 4);
+const _: () = assert!(ACC * 2 == BN);
 
 /// `C = alpha * A * B + beta * C` to FP32 accuracy on the TF32 tensor cores
 /// (three products per term), the tensor cores' sums promoted into f32
@@ -134,24 +132,47 @@ const _: () = assert!(ACC * 2 == BN && ROW_BYTES == BK * 4);
 /// As [`super::naive`]; the GPU must run `sm_90a` code (compute capability 9.0).
 #[inline(always)]
 pub unsafe fn wgmma_promoted<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
-    let blk = StagedBlock::new(ctx, (a, b, c), p, (BM, BN, BK));
+    let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
     // SAFETY (both): forwarded.
-    if blk.interior {
-        unsafe { wgmma_promoted_with::<C, true>(ctx, blk) }
+    if interior(a.as_ptr(), b.as_ptr(), &p, ctx.block_idx()) {
+        unsafe { wgmma_promoted_with::<C, true>(ctx, a, b, c, p) }
     } else {
-        unsafe { wgmma_promoted_with::<C, false>(ctx, blk) }
+        unsafe { wgmma_promoted_with::<C, false>(ctx, a, b, c, p) }
     }
 }
 
-/// [`wgmma_promoted`]'s residue-first loads, split staging, partial sums
-/// and promotion; unconditional vector loads when `INTERIOR`.
+/// Whether every tile of block `blk` is whole and vector-readable: its `C`
+/// tile inside `C`, `K` a multiple of the tile depth, rows of `A` and `B`
+/// 16-byte aligned. Such a block loads with unconditional 16-byte loads
+/// (step 9's `interior` says why that matters).
+#[inline(always)]
+fn interior(a: *const f32, b: *const f32, p: &Problem, blk: crate::Dim3) -> bool {
+    let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
+    (blk.y as usize + 1) * BM <= m
+        && (blk.x as usize + 1) * BN <= n
+        && k.is_multiple_of(BK)
+        && n.is_multiple_of(4)
+        && aligned16(a, b, b)
+}
+
+/// [`wgmma_promoted`], with unconditional vector loads when `INTERIOR`.
 ///
 /// # Safety
-/// As [`wgmma_promoted`]; `INTERIOR` only when `blk.interior`.
+/// As [`wgmma_promoted`]; `INTERIOR` only when [`interior`] says so.
 #[inline(always)]
-unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(ctx: &C, blk: StagedBlock<'_, C>) {
-    let StagedBlock { a, b, c, p, tid, m0, n0, vec, .. } = blk;
-    let k = p.k as usize;
+unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(
+    ctx: &C,
+    a: Global<'_, C, f32>,
+    b: Global<'_, C, f32>,
+    c: GlobalMut<'_, C, f32>,
+    p: Problem,
+) {
+    let tid = ctx.thread_idx().x as usize;
+    let blk = ctx.block_idx();
+    let (n, k) = (p.n as usize, p.k as usize);
+    let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
+    let (ap, bp) = (a.as_ptr(), b.as_ptr());
+    let vec = (k.is_multiple_of(4) && aligned16(ap, ap, ap), n.is_multiple_of(4) && aligned16(bp, bp, bp));
 
     let (base, base_addr) = swizzle_base(ctx, PR_SHARED_BYTES);
     // SAFETY: buffer `s` < STAGES: inside the launch's shared memory.
@@ -225,11 +246,60 @@ unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(ctx: &C, blk: 
     unsafe { store_fragment(&c, &acc, &p, (m0, n0), tid) };
 }
 
+// This step keeps its own `interior`, `products_3x`, `promote` and
+// `store_fragment`, the same logic as `warpgroup.rs`'s that steps 9, 10, 12
+// and 13 share: built from the shared ones, this kernel ran 2.0-3.0% slower
+// in a same-run A/B on an H100 (docs/measurements/2026-11-24-h100-registry-ab),
+// over the ±1% a refactor may cost (docs/contributing.md).
+
+/// One 32-deep tile's 3xTF32 products into `part`, a new partial sum:
+/// per 8 of `K`, `A_lo B_hi`, `A_hi B_lo` and `A_hi B_hi` (the first with
+/// scale-d 0 on the tile's first step, which starts the sum), from the
+/// halves' tiles at the shared addresses `((A_hi, A_lo), (B_hi, B_lo))`
+/// (K-major rows of 128 bytes, the 128-byte swizzle).
+///
+/// # Safety
+/// As [`ThreadCtx::wgmma_m64n128k8_tf32`]: the four tiles written and
+/// fenced (or delivered by copies whose barrier the caller waited for).
+#[inline(always)]
+unsafe fn products_3x<C: ThreadCtx>(
+    ctx: &C,
+    part: &mut [f32; ACC],
+    ((a_hi, a_lo), (b_hi, b_lo)): ((u32, u32), (u32, u32)),
+) {
+    unroll!(kk < BK / 8, [0, 1, 2, 3], {
+        let step = (32 * kk) as u32;
+        let d = |addr: u32| k_major_128b(addr + step);
+        // SAFETY: the caller's contract.
+        unsafe {
+            ctx.wgmma_m64n128k8_tf32(part, d(a_lo), d(b_hi), kk != 0);
+            ctx.wgmma_m64n128k8_tf32(part, d(a_hi), d(b_lo), true);
+            ctx.wgmma_m64n128k8_tf32(part, d(a_hi), d(b_hi), true);
+        }
+    });
+}
+
+/// `acc += part`, element by element, in f32 rounded to nearest.
+#[inline(always)]
+fn promote(acc: &mut [f32; ACC], part: &[f32; ACC]) {
+    unroll!(
+        i < ACC,
+        [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+            29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
+            56, 57, 58, 59, 60, 61, 62, 63
+        ],
+        {
+            acc[i] += part[i];
+        }
+    );
+}
+
 /// Loads the tiles at `k0` of `A` (this thread's [`NA`] vectors) and `B`
 /// (its 4x4 block) into registers, mapped as the kernel's doc says: 16-byte
 /// loads where the tile is whole and rows are vector-aligned (`vec`: `(A,
 /// B)`), checked loads with zeros elsewhere; only 16-byte loads, without a
-/// branch, when `INTERIOR` (`StagedBlock::interior`).
+/// branch, when `INTERIOR` ([`interior`]).
 ///
 /// Every load is unconditional, so that a tile's loads fly together
 /// instead of each waiting behind its own bounds branch: 16-byte loads
@@ -249,7 +319,7 @@ unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(ctx: &C, blk: 
 ///
 /// # Safety
 /// `a` and `b` hold the `m * k` and `k * n` floats; `kend <= k`; `INTERIOR`
-/// only when `StagedBlock::interior` holds for this block.
+/// only when [`interior`] holds for this block.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn load_tiles<const INTERIOR: bool>(
@@ -305,4 +375,39 @@ unsafe fn load_tiles<const INTERIOR: bool>(
             x
         };
     });
+}
+
+/// Stores thread `tid`'s promoted sums (two warpgroups of 64 rows, the
+/// `m64n128` D layout) into the block's tile of `C` at `(m0, n0)`.
+///
+/// # Safety
+/// `c` holds the `m * n` floats.
+#[inline(always)]
+unsafe fn store_fragment<C: ThreadCtx>(
+    c: &GlobalMut<'_, C, f32>,
+    acc: &[f32; ACC],
+    p: &Problem,
+    (m0, n0): (usize, usize),
+    tid: usize,
+) {
+    let (m, n) = (p.m as usize, p.n as usize);
+    let (group, warp, lane) = (tid / 128, (tid % 128) / 32, tid % 32);
+    let row0 = m0 + 64 * group + 16 * warp + lane / 4;
+    let col0 = n0 + 2 * (lane % 4);
+    let fast = m0 + BM <= m && n0 + BN <= n;
+    unroll!(
+        i < ACC,
+        [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+            29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
+            56, 57, 58, 59, 60, 61, 62, 63
+        ],
+        {
+            let (r, cc) = (row0 + 8 * ((i / 2) % 2), col0 + 8 * (i / 4) + i % 2);
+            if fast || (r < m && cc < n) {
+                // SAFETY: inside C (interior block, or checked).
+                unsafe { store_c_at(*c, r * n + cc, acc[i], p.alpha, p.beta) };
+            }
+        }
+    );
 }

@@ -92,7 +92,7 @@ pub(super) unsafe fn load4(
 /// floats from `b`) are each 16-byte aligned, so that 16-byte loads can
 /// read them: `(A, B)`.
 #[inline(always)]
-fn rows_aligned(a: *const f32, b: *const f32, p: &Problem) -> (bool, bool) {
+pub(super) fn rows_aligned(a: *const f32, b: *const f32, p: &Problem) -> (bool, bool) {
     ((p.k as usize).is_multiple_of(4) && aligned16(a, a, a), (p.n as usize).is_multiple_of(4) && aligned16(b, b, b))
 }
 
@@ -105,7 +105,13 @@ fn rows_aligned(a: *const f32, b: *const f32, p: &Problem) -> (bool, bool) {
 /// loaded registers are moved, which waits for the load, so the loads of a
 /// tile no longer fly together (step 7 met the same).
 #[inline(always)]
-fn interior(a: *const f32, b: *const f32, p: &Problem, blk: crate::Dim3, (bm, bn, bk): (usize, usize, usize)) -> bool {
+pub(super) fn interior(
+    a: *const f32,
+    b: *const f32,
+    p: &Problem,
+    blk: crate::Dim3,
+    (bm, bn, bk): (usize, usize, usize),
+) -> bool {
     let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
     (blk.y as usize + 1) * bm <= m
         && (blk.x as usize + 1) * bn <= n
