@@ -20,13 +20,7 @@ use crate::{Dim3, ThreadCtx};
 use super::{Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry {
-    precision: Precision::Fp32,
-    tile: (NAIVE_BLOCK.y, NAIVE_BLOCK.x),
-    block: NAIVE_BLOCK,
-    shared_floats: 0,
-    tma: false,
-};
+pub const GEOMETRY: Geometry = Geometry::of(Precision::Fp32, (NAIVE_BLOCK.y, NAIVE_BLOCK.x), NAIVE_BLOCK, 0);
 
 /// Threads per block: 32 columns by 8 rows of `C`.
 pub const NAIVE_BLOCK: Dim3 = Dim3::xy(32, 8);

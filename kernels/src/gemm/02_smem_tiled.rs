@@ -24,13 +24,8 @@ use crate::math::fma;
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry {
-    precision: Precision::Fp32,
-    tile: (SMEM_TILE, SMEM_TILE),
-    block: Dim3::xy(SMEM_TILE, SMEM_TILE),
-    shared_floats: 2 * SMEM_TILE * SMEM_TILE,
-    tma: false,
-};
+pub const GEOMETRY: Geometry =
+    Geometry::of(Precision::Fp32, (SMEM_TILE, SMEM_TILE), Dim3::xy(SMEM_TILE, SMEM_TILE), 2 * SMEM_TILE * SMEM_TILE);
 
 /// Side of the square tiles of `A`, `B` and `C`; threads per block are
 /// `SMEM_TILE x SMEM_TILE`.

@@ -22,13 +22,8 @@ use crate::math::fma;
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry {
-    precision: Precision::Fp32,
-    tile: (BT1_BM, BT1_BN),
-    block: Dim3::xy(BT1_THREADS, 1),
-    shared_floats: BT1_BM * BT1_BK + BT1_BK * BT1_BN,
-    tma: false,
-};
+pub const GEOMETRY: Geometry =
+    Geometry::of(Precision::Fp32, (BT1_BM, BT1_BN), Dim3::xy(BT1_THREADS, 1), BT1_BM * BT1_BK + BT1_BK * BT1_BN);
 
 /// Rows of the `C` tile per block.
 pub const BT1_BM: u32 = 64;

@@ -27,13 +27,8 @@ use crate::math::fma;
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry {
-    precision: Precision::Fp32,
-    tile: (BT2_BM, BT2_BN),
-    block: Dim3::xy(BT2_THREADS, 1),
-    shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN,
-    tma: false,
-};
+pub const GEOMETRY: Geometry =
+    Geometry::of(Precision::Fp32, (BT2_BM, BT2_BN), Dim3::xy(BT2_THREADS, 1), BT2_BM * BT2_BK + BT2_BK * BT2_BN);
 
 /// Rows of the `C` tile per block (steps 4 and 5).
 pub const BT2_BM: u32 = 128;

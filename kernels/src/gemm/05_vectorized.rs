@@ -33,13 +33,8 @@ use crate::math::fma;
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry {
-    precision: Precision::Fp32,
-    tile: (BT2_BM, BT2_BN),
-    block: Dim3::xy(BT2_THREADS, 1),
-    shared_floats: BT2_BM * BT2_BK + BT2_BK * BT2_BN,
-    tma: false,
-};
+pub const GEOMETRY: Geometry =
+    Geometry::of(Precision::Fp32, (BT2_BM, BT2_BN), Dim3::xy(BT2_THREADS, 1), BT2_BM * BT2_BK + BT2_BK * BT2_BN);
 
 /// `C = alpha * A * B + beta * C` with step 4's tiles and 16-byte accesses.
 ///

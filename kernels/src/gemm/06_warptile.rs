@@ -30,13 +30,8 @@ use crate::mem::{Global, GlobalMut, Shared};
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry {
-    precision: Precision::Fp32,
-    tile: (WT.bm, WT.bn),
-    block: Dim3::xy(WT.threads(), 1),
-    shared_floats: WT.shared_floats(),
-    tma: false,
-};
+pub const GEOMETRY: Geometry =
+    Geometry::of(Precision::Fp32, (WT.bm, WT.bn), Dim3::xy(WT.threads(), 1), WT.shared_floats());
 
 /// Geometry of a warp-tiled kernel (steps 6 and 7).
 ///

@@ -48,13 +48,8 @@ use crate::mem::{Global, GlobalMut, Shared};
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry {
-    precision: Precision::Fp32,
-    tile: (DB.bm, DB.bn),
-    block: Dim3::xy(DB.threads(), 1),
-    shared_floats: 2 * DB.shared_floats(),
-    tma: false,
-};
+pub const GEOMETRY: Geometry =
+    Geometry::of(Precision::Fp32, (DB.bm, DB.bn), Dim3::xy(DB.threads(), 1), 2 * DB.shared_floats());
 
 /// Step 7's geometry, chosen by measurement on the H100 among 16 candidates
 /// (docs/gemm.md, "Choosing step 7's geometry"): a 128x256x8 block tile, 8

@@ -40,13 +40,8 @@ use crate::mem::Shared;
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry {
-    precision: Precision::Tf32,
-    tile: (TF32_BM, TF32_BN),
-    block: Dim3::xy(TF32_THREADS, 1),
-    shared_floats: TF32_SHARED_FLOATS,
-    tma: false,
-};
+pub const GEOMETRY: Geometry =
+    Geometry::of(Precision::Tf32, (TF32_BM, TF32_BN), Dim3::xy(TF32_THREADS, 1), TF32_SHARED_FLOATS);
 
 /// Rows of the `C` tile per block.
 pub const TF32_BM: u32 = 128;

@@ -57,13 +57,8 @@ use crate::{Load, Shared, ThreadCtx};
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry {
-    precision: Precision::Tf32,
-    tile: (WG_BM, WG_BN),
-    block: Dim3::xy(WG_THREADS, 1),
-    shared_floats: WG_SHARED_BYTES / 4,
-    tma: false,
-};
+pub const GEOMETRY: Geometry =
+    Geometry::of(Precision::Tf32, (WG_BM, WG_BN), Dim3::xy(WG_THREADS, 1), WG_SHARED_BYTES / 4);
 
 /// Rows of the `C` tile per block: two warpgroups of 64.
 pub const WG_BM: u32 = 128;

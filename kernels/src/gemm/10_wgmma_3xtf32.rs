@@ -52,13 +52,8 @@ use super::wgmma::{WG_BM, WG_BN, WG_THREADS};
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry {
-    precision: Precision::Split3xTf32,
-    tile: (WG_BM, WG_BN),
-    block: Dim3::xy(WG_THREADS, 1),
-    shared_floats: X3_SHARED_BYTES / 4,
-    tma: false,
-};
+pub const GEOMETRY: Geometry =
+    Geometry::of(Precision::Split3xTf32, (WG_BM, WG_BN), Dim3::xy(WG_THREADS, 1), X3_SHARED_BYTES / 4);
 
 /// Rows, columns and depth of a block's tile, and threads: step 9's.
 const BM: usize = super::wgmma::WG_BM as usize;

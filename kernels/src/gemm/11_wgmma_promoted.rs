@@ -58,13 +58,8 @@ use crate::{Global, GlobalMut, Load, ThreadCtx};
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry {
-    precision: Precision::Split3xTf32,
-    tile: (PR_BM, PR_BN),
-    block: Dim3::xy(PR_THREADS, 1),
-    shared_floats: PR_SHARED_BYTES / 4,
-    tma: false,
-};
+pub const GEOMETRY: Geometry =
+    Geometry::of(Precision::Split3xTf32, (PR_BM, PR_BN), Dim3::xy(PR_THREADS, 1), PR_SHARED_BYTES / 4);
 
 /// Rows of the `C` tile per block: two warpgroups of 64.
 pub const PR_BM: u32 = 128;

@@ -53,13 +53,8 @@ use crate::{TensorMap, ThreadCtx};
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry {
-    precision: Precision::Tf32,
-    tile: (TMA_BM, TMA_BN),
-    block: Dim3::xy(TMA_THREADS, 1),
-    shared_floats: TMA_SHARED_BYTES / 4,
-    tma: true,
-};
+pub const GEOMETRY: Geometry =
+    Geometry::of(Precision::Tf32, (TMA_BM, TMA_BN), Dim3::xy(TMA_THREADS, 1), TMA_SHARED_BYTES / 4).fed_by_tma();
 
 /// Rows of the `C` tile per block: two consumer warpgroups of 64.
 pub const TMA_BM: u32 = 128;

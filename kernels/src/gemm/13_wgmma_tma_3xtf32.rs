@@ -41,13 +41,8 @@ use crate::{TensorMap, ThreadCtx};
 use super::{Dim3, Geometry, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry = Geometry {
-    precision: Precision::Split3xTf32,
-    tile: (TX3_BM, TX3_BN),
-    block: Dim3::xy(TX3_THREADS, 1),
-    shared_floats: TX3_SHARED_BYTES / 4,
-    tma: true,
-};
+pub const GEOMETRY: Geometry =
+    Geometry::of(Precision::Split3xTf32, (TX3_BM, TX3_BN), Dim3::xy(TX3_THREADS, 1), TX3_SHARED_BYTES / 4).fed_by_tma();
 
 /// Rows of the `C` tile per block: two consumer warpgroups of 64.
 pub const TX3_BM: u32 = 128;

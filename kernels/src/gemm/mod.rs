@@ -133,6 +133,17 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// `precision` products, one block of `block` threads per `tile` of `C`,
+    /// `shared_floats` of shared memory, operands read as row-major matrices.
+    pub const fn of(precision: Precision, tile: (u32, u32), block: Dim3, shared_floats: u32) -> Geometry {
+        Geometry { precision, tile, block, shared_floats, tma: false }
+    }
+
+    /// The same, with `A` and `B` read through TMA tensor maps.
+    pub const fn fed_by_tma(self) -> Geometry {
+        Geometry { tma: true, ..self }
+    }
+
     /// Whether the block's shared memory passes the 48 KiB a launch gets
     /// without opting in.
     pub const fn opt_in_shared(self) -> bool {
