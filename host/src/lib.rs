@@ -75,8 +75,12 @@ macro_rules! kernel_params {
         unsafe fn run<$C:ident>($ctx:ident $(, $arg:ident: $argty:ty)* $(,)?);
         $($steps:tt)*
     ) => {
-        /// The kernels' arguments, in their parameter order (from the registry).
-        pub(crate) type KernelParams = ($(<$argty as $crate::gpu::launch::HostParam>::Host,)*);
+        kernel_params! {
+            op: $op;
+            pub enum $Variant, geometry $Geometry;
+            unsafe fn run<$C>($ctx $(, $arg: $argty)*);
+            kernel($($arg: $argty),*) => ($($arg),*);
+        }
     };
 }
 

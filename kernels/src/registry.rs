@@ -171,6 +171,8 @@ macro_rules! ladder {
             $($steps)*
         }
     };
+    // Without `kernel(..)`, the entry kernels take `run`'s parameters as
+    // they are.
     (
         op: $op:literal;
         $(#[$meta:meta])*
@@ -179,14 +181,11 @@ macro_rules! ladder {
         $($steps:tt)*
     ) => {
         $crate::registry::ladder! {
-            @emit op: $op;
-            meta: [$(#[$meta])*];
-            enum: $Variant, $Geometry, $C;
-            sig: ($ctx: &$C, $($arg: $argty),*);
-            run_sig: ($ctx: &$C, $($arg: $argty),*);
-            call: ($ctx, $($arg),*);
-            kernel: ($($arg: $argty),*);
-            kernel_call: ($ctx, $($arg),*);
+            op: $op;
+            $(#[$meta])*
+            pub enum $Variant, geometry $Geometry;
+            unsafe fn run<$C>($ctx $(, $arg: $argty)*);
+            kernel($($arg: $argty),*) => ($($arg),*);
             $($steps)*
         }
     };
