@@ -251,6 +251,41 @@ pub trait ThreadCtx {
     /// one reads or writes those bytes until the barrier's phase completes.
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn tma_load_2d(&self, dst: u32, map: *const TensorMap, xy: (i32, i32), bar: u32);
+    /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`:
+    /// copies the `bytes` at element `j` of the global `src` (`len` floats)
+    /// to shared address `dst`, one contiguous run, and counts them against
+    /// the barrier at `bar` (whose phase a [`ThreadCtx::mbarrier_arrive_expect_tx`]
+    /// announced them in). The bulk copy engine moves them: the thread
+    /// issues one instruction and goes on. Issued by one thread.
+    ///
+    /// # Safety
+    /// `bytes` a multiple of 16, both addresses 16-byte aligned, the run
+    /// inside `src` and inside this block's shared memory; no one reads or
+    /// writes the shared bytes until the barrier's phase completes.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mem_bulk_load(&self, dst: u32, src: (*const f32, usize, usize), bytes: u32, bar: u32);
+    /// `cp.async.bulk.global.shared::cta.bulk_group`: copies the `bytes` at
+    /// shared address `src` to element `j` of the global `dst` (`len`
+    /// floats), asynchronously, in the bulk group that the next
+    /// [`ThreadCtx::bulk_commit`] closes. The shared bytes must have been
+    /// written before it and made visible to the async proxy
+    /// ([`ThreadCtx::fence_proxy_async`] by each writer, then a barrier);
+    /// they may be overwritten only after [`ThreadCtx::bulk_wait_read`]
+    /// says the group has read them. The emulator copies at once.
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::mem_bulk_load`], the run inside `dst`.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mem_bulk_store(&self, dst: (*mut f32, usize, usize), src: u32, bytes: u32);
+    /// `cp.async.bulk.commit_group`: closes this thread's bulk stores since
+    /// the last commit into one group.
+    fn bulk_commit(&self);
+    /// `cp.async.bulk.wait_group.read N`: waits until at most `N` of this
+    /// thread's committed groups have not yet read their shared memory.
+    fn bulk_wait_read<const N: u32>(&self);
+    /// `cp.async.bulk.wait_group 0`: waits until every group this thread
+    /// committed has completed, its writes to global memory included.
+    fn bulk_wait_all(&self);
     /// [`ThreadCtx::wgmma_wait`] for the 64 registers of an `m64n128`
     /// accumulator ([`ThreadCtx::wgmma_m64n128k8_tf32`]).
     fn wgmma_wait_n128<const N: u32>(&self, d: &mut [f32; 64]);

@@ -240,6 +240,52 @@ impl ThreadCtx for Gpu {
         }
     }
     #[inline(always)]
+    unsafe fn mem_bulk_load(&self, dst: u32, (src, _, j): (*const f32, usize, usize), bytes: u32, bar: u32) {
+        // SAFETY: the caller's contract; the source is converted from a
+        // generic to a global address, as the instruction expects.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .u64 g; cvta.to.global.u64 g, {src};",
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [g], {n}, [{b}]; }}",
+                d = in(reg32) dst,
+                src = in(reg64) src.add(j),
+                n = in(reg32) bytes,
+                b = in(reg32) bar,
+                options(nostack)
+            )
+        }
+    }
+    #[inline(always)]
+    unsafe fn mem_bulk_store(&self, (dst, _, j): (*mut f32, usize, usize), src: u32, bytes: u32) {
+        // SAFETY: as above.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .u64 g; cvta.to.global.u64 g, {dst};",
+                "cp.async.bulk.global.shared::cta.bulk_group [g], [{s}], {n}; }}",
+                dst = in(reg64) dst.add(j),
+                s = in(reg32) src,
+                n = in(reg32) bytes,
+                options(nostack)
+            )
+        }
+    }
+    #[inline(always)]
+    fn bulk_commit(&self) {
+        // SAFETY: closes this thread's own bulk groups; no operands.
+        unsafe { core::arch::asm!("cp.async.bulk.commit_group;", options(nostack)) }
+    }
+    #[inline(always)]
+    fn bulk_wait_read<const N: u32>(&self) {
+        // SAFETY: waits on this thread's own groups. Not `nomem`: the shared
+        // stores after it must stay after it.
+        unsafe { core::arch::asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack)) }
+    }
+    #[inline(always)]
+    fn bulk_wait_all(&self) {
+        // SAFETY: as above.
+        unsafe { core::arch::asm!("cp.async.bulk.wait_group 0;", options(nostack)) }
+    }
+    #[inline(always)]
     fn wgmma_wait_n128<const N: u32>(&self, d: &mut [f32; 64]) {
         // As wgmma_wait: the accumulators are pinned after the wait.
         // SAFETY: warpgroup-uniform; the registers are only pinned.

@@ -377,6 +377,42 @@ impl<C: ThreadCtx> Shared<'_, C, f32> {
     }
 }
 
+impl<C: ThreadCtx> Shared<'_, C, f32> {
+    /// Starts a bulk copy of the `count` floats at element `j` of `src` to
+    /// elements `i..i + count` of this view ([`ThreadCtx::mem_bulk_load`]):
+    /// one instruction for the whole run, which lands while the thread goes
+    /// on, and counts its bytes on the mbarrier at `bar`. On the emulator
+    /// the global side is checked and counted as 16-byte `cp.async` reads.
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::mem_bulk_load`]: `4 count` a multiple of 16, both
+    /// starts 16-byte aligned, both runs inside their views.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn bulk_load(&self, i: usize, src: &impl Load<f32>, j: usize, count: usize, bar: u32) {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let dst = self.ctx.shared_addr(self.ptr.add(i));
+            self.ctx.mem_bulk_load(dst, (src.as_ptr(), src.len(), j), 4 * count as u32, bar)
+        }
+    }
+    /// Starts a bulk copy of elements `i..i + count` of this view to the
+    /// `count` floats at element `j` of `dst` ([`ThreadCtx::mem_bulk_store`]),
+    /// in the bulk group the next [`ThreadCtx::bulk_commit`] closes.
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::mem_bulk_store`].
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn bulk_store(&self, i: usize, dst: &impl Store<f32>, j: usize, count: usize) {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let src = self.ctx.shared_addr(self.ptr.add(i));
+            self.ctx.mem_bulk_store((dst.as_ptr().cast_mut(), dst.len(), j), src, 4 * count as u32)
+        }
+    }
+}
+
 impl<C: ThreadCtx, T> Shared<'_, C, T> {
     /// Writes four floats at element `i` (which must be 16-byte aligned) as
     /// one 16-byte store: on the GPU four scalar stores that LLVM merges

@@ -13,9 +13,10 @@
 use super::barrier::{Abandoned, Waypoint};
 use super::exec::{Shared, Warp, Warpgroup};
 use super::mbarrier::{Caller, Stuck};
-use super::memory::{Request, ThreadMemory};
+use super::memory::{Request, ThreadMemory, Via};
 use super::{Access, EmuError, FindingKind, TmaMap, WARP_SIZE};
 use crate::mem::Space;
+use crate::vector::F4;
 use crate::{Dim3, ThreadCtx};
 use core::panic::Location;
 use std::boxed::Box;
@@ -56,17 +57,17 @@ impl ThreadCtx for EmuCtx<'_> {
     #[track_caller]
     unsafe fn mem_load<T, U: Copy + Default>(&self, space: Space, base: *const T, len: usize, i: usize) -> U {
         // SAFETY: forwarded from the caller.
-        unsafe { self.read(Location::caller(), space, (base, len, i), false) }
+        unsafe { self.read(Location::caller(), space, (base, len, i), Via::Lsu) }
     }
     #[track_caller]
     unsafe fn mem_store<T, U: Copy>(&self, space: Space, base: *mut T, len: usize, i: usize, value: U) {
         // SAFETY: forwarded from the caller.
-        unsafe { self.write(Location::caller(), space, (base, len, i), value, false) }
+        unsafe { self.write(Location::caller(), space, (base, len, i), value, Via::Lsu) }
     }
     #[track_caller]
     unsafe fn mem_raise_flag(&self, base: *mut u32, len: usize, i: usize) {
         let (loc, at) = (Location::caller(), (4, len, i));
-        if let Some(addr) = self.request().access(loc, Space::Global, true, base.addr(), at, (4, 4), false) {
+        if let Some(addr) = self.request().access(loc, Space::Global, true, base.addr(), at, (4, 4), Via::Lsu) {
             let word = base.with_addr(addr);
             if addr.is_multiple_of(4) {
                 // SAFETY: inside the caller's view (checked), aligned: an
@@ -89,8 +90,8 @@ impl ThreadCtx for EmuCtx<'_> {
         let loc = Location::caller();
         // SAFETY: forwarded from the caller.
         unsafe {
-            let v: U = self.read(loc, Space::Global, (src, src_len, j), true);
-            self.write(loc, Space::Shared, (dst, dst_len, i), v, true)
+            let v: U = self.read(loc, Space::Global, (src, src_len, j), Via::CopyAsync);
+            self.write(loc, Space::Shared, (dst, dst_len, i), v, Via::CopyAsync)
         }
     }
     fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32 {
@@ -160,14 +161,48 @@ impl ThreadCtx for EmuCtx<'_> {
     }
     fn wgmma_wait_n128<const N: u32>(&self, _d: &mut [f32; 64]) {}
     #[track_caller]
+    unsafe fn mem_bulk_load(&self, dst: u32, (src, len, j): (*const f32, usize, usize), bytes: u32, bar: u32) {
+        let loc = Location::caller();
+        assert!(bytes.is_multiple_of(16), "bulk copy: {bytes} bytes, not a multiple of 16");
+        // The global side: checked and counted as the copy's 16-byte reads,
+        // then landed in shared memory at once.
+        let data: std::vec::Vec<F4> =
+            // SAFETY: forwarded from the caller (the checker refuses what
+            // lies outside `src`).
+            (0..bytes as usize / 16).map(|q| unsafe { self.read(loc, Space::Global, (src, len, j + 4 * q), Via::Bulk) }).collect();
+        let smem = self.shared_mem::<u8>();
+        // SAFETY: `copy_in` fills only a destination inside the shared memory.
+        self.copy_in(loc, (dst, 16), bytes, bar, || unsafe {
+            core::ptr::copy_nonoverlapping(data.as_ptr().cast::<u8>(), smem.add(dst as usize), bytes as usize)
+        });
+    }
+    #[track_caller]
+    unsafe fn mem_bulk_store(&self, (dst, len, j): (*mut f32, usize, usize), src: u32, bytes: u32) {
+        let loc = Location::caller();
+        assert!(bytes.is_multiple_of(16) && src.is_multiple_of(4), "bulk copy: {bytes} bytes from shared {src}");
+        let (smem, floats) = self.shared_floats();
+        for q in 0..bytes as usize / 16 {
+            // SAFETY: checked reads and writes (the checker refuses what lies
+            // outside the shared memory or `dst`).
+            unsafe {
+                let v: F4 =
+                    self.read(loc, Space::Shared, (smem.cast_const(), floats, src as usize / 4 + 4 * q), Via::Bulk);
+                self.write(loc, Space::Global, (dst, len, j + 4 * q), v, Via::Bulk);
+            }
+        }
+    }
+    fn bulk_commit(&self) {}
+    fn bulk_wait_read<const N: u32>(&self) {}
+    fn bulk_wait_all(&self) {}
+    #[track_caller]
     unsafe fn wgmma_m64n128k8_tf32(&self, d: &mut [f32; 64], a: u64, b: u64, accumulate: bool) {
         self.wgmma_tf32(d, a, b, accumulate);
     }
 }
 
 impl EmuCtx<'_> {
-    /// The checked read behind every load (`copy_async`: the global side
-    /// of a `cp.async`, counted as such): the `U` at element `i` of the `len`
+    /// The checked read behind every load, made `via` the load/store unit,
+    /// a `cp.async` or a bulk copy (counted as each is): the `U` at element `i` of the `len`
     /// elements of `T` at `base`, or `U::default()` where the checker
     /// refuses it (out of bounds).
     ///
@@ -178,10 +213,10 @@ impl EmuCtx<'_> {
         loc: &'static Location<'static>,
         space: Space,
         (base, len, i): (*const T, usize, usize),
-        copy_async: bool,
+        via: Via,
     ) -> U {
         let at = (size_of::<T>(), len, i);
-        match self.request().access(loc, space, false, base.addr(), at, (size_of::<U>(), align_of::<U>()), copy_async) {
+        match self.request().access(loc, space, false, base.addr(), at, (size_of::<U>(), align_of::<U>()), via) {
             // SAFETY: inside the view (checked), which the caller vouches
             // for; unaligned only where the checker has reported it.
             Some(addr) => unsafe { base.with_addr(addr).cast::<U>().read_unaligned() },
@@ -200,30 +235,47 @@ impl EmuCtx<'_> {
         space: Space,
         (base, len, i): (*mut T, usize, usize),
         value: U,
-        copy_async: bool,
+        via: Via,
     ) {
         let at = (size_of::<T>(), len, i);
         if let Some(addr) =
-            self.request().access(loc, space, true, base.addr(), at, (size_of::<U>(), align_of::<U>()), copy_async)
+            self.request().access(loc, space, true, base.addr(), at, (size_of::<U>(), align_of::<U>()), via)
         {
             // SAFETY: as in `read`.
             unsafe { base.with_addr(addr).cast::<U>().write_unaligned(value) }
         }
     }
 
-    /// The bulk tensor copy of `tma_load_2d`: `map`'s box at `xy`, copied at
-    /// once to the shared address `dst`, its bytes then counted on the
-    /// mbarrier at `bar`. The shared writes are checked as the copy's
-    /// ([`super::races`]): ordered after what this thread knows now, and
-    /// before what acquires the barrier's phase that they count in. A copy the
-    /// hardware refuses (a destination misaligned, or past the shared
-    /// memory) writes nothing: the finding says why, and its bytes still
-    /// count, so that the kernel goes on to show what else is wrong.
+    /// The bulk tensor copy of `tma_load_2d`: `map`'s box at `xy`, copied
+    /// through [`EmuCtx::copy_in`].
     ///
     /// # Safety
     /// As [`ThreadCtx::tma_load_2d`].
     unsafe fn tma_copy(&self, loc: &'static Location<'static>, dst: u32, map: &TmaMap, xy: (i32, i32), bar: u32) {
-        let (bytes, align) = (map.box_bytes(), map.dst_align());
+        let smem = self.shared_mem::<u8>();
+        // SAFETY: the tensor is readable (the caller's contract), and
+        // `copy_in` calls this only where the box lies inside the shared
+        // memory.
+        self.copy_in(loc, (dst, map.dst_align()), map.box_bytes(), bar, || unsafe { map.copy_box(xy, smem, dst) });
+    }
+
+    /// An asynchronous copy into shared memory (a bulk tensor copy, a bulk
+    /// copy): `fill` writes the `bytes` at the shared address `dst` at
+    /// once, then they count on the mbarrier at `bar`. The shared writes are
+    /// checked as the copy's ([`super::races`]): ordered after what this
+    /// thread knows now, and before what acquires the barrier's phase that
+    /// they count in. A copy the hardware refuses (a destination misaligned
+    /// for `align`, or past the shared memory) writes nothing: the finding
+    /// says why, and its bytes still count, so that the kernel goes on to
+    /// show what else is wrong.
+    fn copy_in(
+        &self,
+        loc: &'static Location<'static>,
+        (dst, align): (u32, u32),
+        bytes: u32,
+        bar: u32,
+        fill: impl FnOnce(),
+    ) {
         let shared_bytes = self.shared.dims.shared_bytes;
         let caller = self.caller();
         let request = &caller.request;
@@ -239,16 +291,18 @@ impl EmuCtx<'_> {
         if let Some(kind) = refused {
             request.find(kind, loc);
         }
-        let smem = self.shared_mem::<u8>();
         let done = self.shared.mbarriers.copy(&caller, bar, bytes, |agent, phase| {
             if fits {
                 request.copy_write(loc, dst as usize, bytes as usize, agent, phase);
-                // SAFETY: the tensor is readable (the caller's contract),
-                // and the box lies inside the shared memory (checked).
-                unsafe { map.copy_box(xy, smem, dst) };
+                fill();
             }
         });
         self.mbarrier_result(done);
+    }
+
+    /// The shared memory as floats: base and length, for checked accesses.
+    fn shared_floats(&self) -> (*mut f32, usize) {
+        (self.shared_mem::<f32>(), self.shared.dims.shared_bytes as usize / 4)
     }
 
     pub(super) fn request(&self) -> Request<'_> {

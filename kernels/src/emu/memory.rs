@@ -186,6 +186,17 @@ impl ThreadMemory {
     }
 }
 
+/// What makes an access: the counters log the load/store unit's requests
+/// (`ld`, `st`, and both sides of a `cp.async`, which `ncu` counts as
+/// `ldgsts`); a bulk copy (`cp.async.bulk`) is the copy engine's, which
+/// `ncu`'s request and sector counters do not see: checked, not counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Via {
+    Lsu,
+    CopyAsync,
+    Bulk,
+}
+
 /// One access through a view, as the emulated thread makes it.
 pub(super) struct Request<'a> {
     pub memory: &'a Memory,
@@ -231,8 +242,9 @@ impl Request<'_> {
 
     /// Checks (and, when counting, logs) an access of `bytes` bytes aligned
     /// to `align` at element `i` of the `len` elements of `elem` bytes at
-    /// `base`. Returns the address to access, or `None` when the access must
-    /// not happen (out of bounds).
+    /// `base`, made `via` the load/store unit, a `cp.async` or a bulk copy.
+    /// Returns the address to access, or `None` when the access must not
+    /// happen (out of bounds).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn access(
         &self,
@@ -242,7 +254,7 @@ impl Request<'_> {
         base: usize,
         (elem, len, i): (usize, usize, usize),
         (bytes, align): (usize, usize),
-        copy_async: bool,
+        via: Via,
     ) -> Option<usize> {
         let access = Access::of(store);
         let elements = if elem == 0 { 1 } else { bytes.div_ceil(elem).max(1) };
@@ -271,8 +283,8 @@ impl Request<'_> {
                 (byte, Some(site))
             }
         };
-        if let (true, Some((site, instance))) = (counting, site) {
-            let op = Op::new(space, store, copy_async);
+        if let (true, Some((site, instance))) = (counting && via != Via::Bulk, site) {
+            let op = Op::new(space, store, via == Via::CopyAsync);
             self.local.records.borrow_mut().push(Record { site, instance, op, bytes: bytes as u32, addr: logged });
         }
         Some(addr)
