@@ -92,8 +92,7 @@ fn empty_copies_are_no_ops_on_the_gpu() {
     empty_is_a_no_op(&stream, "copy", |src, dst| copy::copy(&stream, src, dst));
     let empty = Strided { offset: 0, stride: 5, len: 0 };
     empty_is_a_no_op(&stream, "copy_strided", |src, dst| copy::copy_strided(&stream, src, empty, dst, empty));
-    for (rows, cols) in EMPTY_SHAPES {
-        let shape = MatrixShape::new(rows, cols).unwrap();
+    for shape in empty_shapes() {
         empty_is_a_no_op(&stream, &format!("transpose_by_column_copies of {shape}"), |input, output| {
             copy::transpose_by_column_copies(&stream, input, output, shape)
         });

@@ -64,8 +64,7 @@ fn oversized_dimensions_are_errors_and_zero_ones_are_empty() {
 /// buffers are checked: a buffer of the wrong length is still an error.
 #[test]
 fn empty_matrices_are_no_ops_on_the_emulator() {
-    for (rows, cols) in EMPTY_SHAPES {
-        let shape = MatrixShape::new(rows, cols).unwrap();
+    for shape in empty_shapes() {
         for variant in Variant::ALL {
             let what = format!("{} of {shape}", variant.name());
             transpose::emu::launch(variant, &[], &mut [], shape).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -83,8 +82,7 @@ fn empty_matrices_are_no_ops_on_the_emulator() {
 fn empty_matrices_are_no_ops_on_the_gpu() {
     let Some(gpu) = gpu_or_skip("gpu empty transpose") else { return };
     let stream = gpu.stream().unwrap();
-    for (rows, cols) in EMPTY_SHAPES {
-        let shape = MatrixShape::new(rows, cols).unwrap();
+    for shape in empty_shapes() {
         for variant in Variant::ALL {
             let what = format!("{} of {shape}", variant.name());
             empty_is_a_no_op(&stream, &what, |input, output| transpose::launch(&stream, variant, input, output, shape));
@@ -130,9 +128,7 @@ fn bad_input_is_an_error_on_the_gpu() {
     short_output_is_an_error(&gpu, shape, |input, short| transpose::tiled(&stream, input, short, shape));
 
     let tall = MatrixShape::new(65_536 * 32 + 1, 1).unwrap();
-    let a = gpu.alloc::<f32>(tall.len()).unwrap();
-    let mut b = gpu.alloc::<f32>(tall.len()).unwrap();
-    let e = transpose::naive(&stream, &a, &mut b, tall).unwrap_err();
+    let e = refusal(&gpu, tall, |a, b| transpose::naive(&stream, a, b, tall));
     assert!(matches!(e, Error::GridTooLarge { .. }), "{e}");
 
     // compute-sanitizer reports every failed driver call, this deliberate one too.

@@ -30,7 +30,7 @@
 
 pub mod picture;
 
-use crate::Result;
+use crate::{MatrixShape, Result};
 use coalesce_kernels::LaunchDims;
 use coalesce_kernels::emu::{self, EmuCtx, SyncMutPtr, SyncPtr};
 pub use coalesce_kernels::emu::{
@@ -108,4 +108,43 @@ where
     let report = emu::launch_checked(dims, |ctx| kernel(ctx, i.map(SyncPtr::get), o.get()))?;
     output.copy_from_slice(out.as_mut_slice());
     Ok(report)
+}
+
+/// The `launch` of the matrix ops' `emu` modules (transpose, softmax):
+/// `kernel(ctx, input, output, rows, cols)` on `shape` matrices whose
+/// lengths the op's `plan` has checked, over `dims` (`None`: an empty
+/// matrix, nothing to launch).
+pub(crate) fn launch_matrix<F>(
+    dims: Option<LaunchDims>,
+    input: &[f32],
+    output: &mut [f32],
+    shape: MatrixShape,
+    kernel: F,
+) -> Result<()>
+where
+    F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
+{
+    let Some(dims) = dims else { return Ok(()) };
+    let (inp, out) = (SyncPtr::new(input), SyncMutPtr::new(output));
+    let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
+    emu::launch(dims, |ctx| kernel(ctx, inp.get(), out.get(), rows, cols))?;
+    Ok(())
+}
+
+/// The `launch_checked` of the matrix ops' `emu` modules: [`launch_matrix`]
+/// on copies staged each `offset` floats past its 256-byte boundary
+/// ([`staged_at`]); an empty matrix launches nothing: an empty report.
+pub(crate) fn launch_matrix_checked<F>(
+    dims: Option<LaunchDims>,
+    input: (&[f32], usize),
+    output: (&mut [f32], usize),
+    shape: MatrixShape,
+    kernel: F,
+) -> Result<Report>
+where
+    F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
+{
+    let Some(dims) = dims else { return Ok(Report::default()) };
+    let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
+    staged_at(dims, [input], output, |ctx, [inp], out| kernel(ctx, inp, out, rows, cols))
 }

@@ -57,30 +57,28 @@ macro_rules! launchers {
 /// compile error here.
 #[cfg(feature = "cuda")]
 macro_rules! kernel_params {
-    (
-        op: $op:literal;
-        $(#[$meta:meta])*
-        pub enum $Variant:ident, geometry $Geometry:ty;
-        unsafe fn run<$C:ident>($ctx:ident $(, $arg:ident: $argty:ty)* $(,)?);
-        kernel($($karg:ident: $kty:ty),* $(,)?) => $kcall:tt;
-        $($steps:tt)*
-    ) => {
-        /// The kernels' arguments, in their parameter order (from the registry).
-        pub(crate) type KernelParams = ($(<$kty as $crate::gpu::launch::HostParam>::Host,)*);
+    // The list's header before `run` (the op, the enum and its docs) says
+    // nothing of the parameters: skipped.
+    (op: $op:literal; $($header:tt)*) => {
+        kernel_params!(@skip $($header)*);
     };
-    (
-        op: $op:literal;
-        $(#[$meta:meta])*
-        pub enum $Variant:ident, geometry $Geometry:ty;
-        unsafe fn run<$C:ident>($ctx:ident $(, $arg:ident: $argty:ty)* $(,)?);
-        $($steps:tt)*
-    ) => {
-        kernel_params! {
-            op: $op;
-            pub enum $Variant, geometry $Geometry;
-            unsafe fn run<$C>($ctx $(, $arg: $argty)*);
-            kernel($($arg: $argty),*) => ($($arg),*);
-        }
+    (@skip unsafe fn run<$C:ident>($ctx:ident $(, $arg:ident: $argty:ty)* $(,)?); $($rest:tt)*) => {
+        kernel_params!(@params ($($argty),*) $($rest)*);
+    };
+    (@skip $skipped:tt $($rest:tt)*) => {
+        kernel_params!(@skip $($rest)*);
+    };
+    // The entry kernels take `kernel(..)`'s parameters where the op gives
+    // them, else `run`'s as they are.
+    (@params $run:tt kernel($($karg:ident: $kty:ty),* $(,)?) => $kcall:tt; $($steps:tt)*) => {
+        kernel_params!(@types $($kty),*);
+    };
+    (@params ($($ty:ty),*) $($steps:tt)*) => {
+        kernel_params!(@types $($ty),*);
+    };
+    (@types $($ty:ty),*) => {
+        /// The kernels' arguments, in their parameter order (from the registry).
+        pub(crate) type KernelParams = ($(<$ty as $crate::gpu::launch::HostParam>::Host,)*);
     };
 }
 

@@ -136,9 +136,7 @@ pub fn launch(
     output: &mut DeviceSlice<f32>,
     shape: MatrixShape,
 ) -> Result<()> {
-    let Some(dims) = plan(kernel, shape, input.len(), output.len(), &stream.gpu().grid_limits())? else {
-        return Ok(());
-    };
+    let dims = plan(kernel, shape, input.len(), output.len(), &stream.gpu().grid_limits())?;
     launch_matrix(stream, kernel.entry_point(), dims, input, output, shape)
 }
 
@@ -186,9 +184,8 @@ strategy_launchers! {
 /// (see [`crate::emu`]).
 pub mod emu {
     use super::{Kernel, Strategy, kernel_for, plan};
-    use crate::emu::{Report, misalignment, staged_at};
+    use crate::emu::{Report, launch_matrix, launch_matrix_checked, misalignment};
     use crate::{GridLimits, MatrixShape, Result};
-    use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
 
     /// [`super::softmax`] on the emulator.
     pub fn softmax(input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<()> {
@@ -202,15 +199,10 @@ pub mod emu {
 
     /// [`super::launch`] on the emulator (an empty matrix launches nothing).
     pub fn launch(kernel: Kernel, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<()> {
-        let Some(dims) = plan(kernel, shape, input.len(), output.len(), &GridLimits::CUDA)? else {
-            return Ok(());
-        };
-        let (inp, out) = (SyncPtr::new(input), SyncMutPtr::new(output));
-        let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
+        let dims = plan(kernel, shape, input.len(), output.len(), &GridLimits::CUDA)?;
         // SAFETY: lengths and cols checked by `plan`; `&` and `&mut` slices
         // cannot alias.
-        emu::launch(dims, |ctx| unsafe { kernel.run(ctx, inp.get(), out.get(), rows, cols) })?;
-        Ok(())
+        launch_matrix(dims, input, output, shape, |ctx, i, o, r, c| unsafe { kernel.run(ctx, i, o, r, c) })
     }
 
     /// [`launch`] with the memory counters: returns the [`Report`] (the
@@ -234,15 +226,12 @@ pub mod emu {
     /// # Ok(()) }
     /// ```
     pub fn launch_checked(kernel: Kernel, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<Report> {
-        let Some(dims) = plan(kernel, shape, input.len(), output.len(), &GridLimits::CUDA)? else {
-            return Ok(Report::default());
-        };
-        let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
+        let dims = plan(kernel, shape, input.len(), output.len(), &GridLimits::CUDA)?;
         let at = (misalignment(input), misalignment(output));
-        staged_at(dims, [(input, at.0)], (output, at.1), |ctx, [inp], out| {
-            // SAFETY: lengths and cols checked by `plan`; the staged copies
-            // are distinct.
-            unsafe { kernel.run(ctx, inp, out, rows, cols) }
+        // SAFETY: lengths and cols checked by `plan`; the staged copies are
+        // distinct.
+        launch_matrix_checked(dims, (input, at.0), (output, at.1), shape, |ctx, i, o, r, c| unsafe {
+            kernel.run(ctx, i, o, r, c)
         })
     }
 }

@@ -54,9 +54,7 @@ pub fn launch(
     output: &mut DeviceSlice<f32>,
     shape: MatrixShape,
 ) -> Result<()> {
-    let Some(dims) = plan(variant, shape, input.len(), output.len(), &stream.gpu().grid_limits())? else {
-        return Ok(());
-    };
+    let dims = plan(variant, shape, input.len(), output.len(), &stream.gpu().grid_limits())?;
     launch_matrix(stream, variant.entry_point(), dims, input, output, shape)
 }
 
@@ -72,20 +70,14 @@ coalesce_kernels::transpose_steps!(kernel_params);
 /// here too, the same kernel bodies, host slices instead of device buffers.
 pub mod emu {
     use super::{Variant, plan};
-    use crate::emu::{Report, staged};
+    use crate::emu::{Report, launch_matrix, launch_matrix_checked};
     use crate::{GridLimits, MatrixShape, Result};
-    use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
 
     /// [`super::launch`] on the emulator (an empty matrix launches nothing).
     pub fn launch(variant: Variant, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<()> {
-        let Some(dims) = plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)? else {
-            return Ok(());
-        };
-        let (inp, out) = (SyncPtr::new(input), SyncMutPtr::new(output));
-        let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
+        let dims = plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)?;
         // SAFETY: lengths checked by `plan`; `&` and `&mut` slices cannot alias.
-        emu::launch(dims, |ctx| unsafe { variant.run(ctx, inp.get(), out.get(), rows, cols) })?;
-        Ok(())
+        launch_matrix(dims, input, output, shape, |ctx, i, o, r, c| unsafe { variant.run(ctx, i, o, r, c) })
     }
 
     /// [`launch`] with the memory counters: returns the [`Report`] (the
@@ -107,13 +99,10 @@ pub mod emu {
     /// # Ok(()) }
     /// ```
     pub fn launch_checked(variant: Variant, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<Report> {
-        let Some(dims) = plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)? else {
-            return Ok(Report::default());
-        };
-        let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
-        staged(dims, [input], output, |ctx, [inp], out| {
-            // SAFETY: lengths checked by `plan`; the staged copies are distinct.
-            unsafe { variant.run(ctx, inp, out, rows, cols) }
+        let dims = plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)?;
+        // SAFETY: lengths checked by `plan`; the staged copies are distinct.
+        launch_matrix_checked(dims, (input, 0), (output, 0), shape, |ctx, i, o, r, c| unsafe {
+            variant.run(ctx, i, o, r, c)
         })
     }
 }

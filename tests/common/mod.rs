@@ -121,6 +121,19 @@ pub fn run_poisoned(
     download(&out)
 }
 
+/// The error `launch` gives on fresh `shape` buffers, which it must refuse
+/// before launching (a shape past the grid or the kernel), for the caller
+/// to match.
+pub fn refusal(
+    gpu: &Gpu,
+    shape: MatrixShape,
+    launch: impl FnOnce(&DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> coalesce::Result<()>,
+) -> Error {
+    let input = gpu.alloc::<f32>(shape.len()).unwrap();
+    let mut output = gpu.alloc::<f32>(shape.len()).unwrap();
+    launch(&input, &mut output).unwrap_err()
+}
+
 /// Asserts that `launch`, given an input of ones in `shape` and an output
 /// one float short of it, fails with a length mismatch of the output.
 pub fn short_output_is_an_error(
@@ -134,9 +147,11 @@ pub fn short_output_is_an_error(
     assert!(matches!(e, Error::LengthMismatch { buffer: "output", .. }), "{e}");
 }
 
-/// Empty matrices, `(rows, cols)`: no rows, no columns, neither. Every
-/// launcher takes them as a successful no-op, as BLAS and PyTorch do.
-pub const EMPTY_SHAPES: [(usize, usize); 3] = [(0, 0), (0, 7), (7, 0)];
+/// Empty matrices: no rows, no columns, neither. Every launcher takes them
+/// as a successful no-op, as BLAS and PyTorch do.
+pub fn empty_shapes() -> impl Iterator<Item = MatrixShape> {
+    [(0, 0), (0, 7), (7, 0)].into_iter().map(|(rows, cols)| MatrixShape::new(rows, cols).unwrap())
+}
 
 /// Runs `launch` on empty windows in the middle of two poisoned device
 /// buffers, then on two zero-length allocations, and asserts that it returns

@@ -129,15 +129,22 @@ fn misaligned_buffers_on_the_gpu() {
     }
 }
 
+/// The GPU, or `None` (after saying so) without one or where its loaded
+/// module lacks `step` (an `sm_90a` step on another GPU).
+fn sm_90a_or_skip(test: &str, step: Variant) -> Option<coalesce::Gpu> {
+    let gpu = gpu_or_skip(test)?;
+    if !gpu.has_kernel(step.entry_point()) {
+        eprintln!("skipping {test}: {} loaded {:?}, not sm_90a", gpu.name(), gpu.module_name());
+        return None;
+    }
+    Some(gpu)
+}
+
 /// Steps 9-13 at their edge shapes and at large ones on the GPU (an H100:
 /// the `sm_90a` module), C poisoned.
 #[test]
 fn wgmma_at_every_kind_of_edge_on_the_gpu() {
-    let Some(gpu) = gpu_or_skip("gpu gemm wgmma") else { return };
-    if !gpu.has_kernel(Variant::Wgmma.entry_point()) {
-        eprintln!("skipping gpu gemm wgmma: {} loaded {:?}, not sm_90a", gpu.name(), gpu.module_name());
-        return;
-    }
+    let Some(gpu) = sm_90a_or_skip("gpu gemm wgmma", Variant::Wgmma) else { return };
     let stream = gpu.stream().unwrap();
     let mut rng = rng("gpu gemm wgmma");
     let large = [(300, 3, 1000), (1000, 1001, 1003), (1030, 1028, 1032), (513, 4095, 1025), (2048, 2048, 8192)];
@@ -154,11 +161,7 @@ fn wgmma_at_every_kind_of_edge_on_the_gpu() {
 /// its own stream use their own workspaces.
 #[test]
 fn tma_steps_in_a_graph_and_beside_another_thread_on_the_gpu() {
-    let Some(gpu) = gpu_or_skip("gpu gemm tma graph") else { return };
-    if !gpu.has_kernel(Variant::WgmmaTma3xTf32.entry_point()) {
-        eprintln!("skipping gpu gemm tma graph: {} loaded {:?}, not sm_90a", gpu.name(), gpu.module_name());
-        return;
-    }
+    let Some(gpu) = sm_90a_or_skip("gpu gemm tma graph", Variant::WgmmaTma3xTf32) else { return };
     let mut rng = rng("gpu gemm tma graph");
     let case = Case::new(&mut rng, (300, 260, 1001), AlphaBeta::PRODUCT);
     let (want, bound) = reference(&case, None);

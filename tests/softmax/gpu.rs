@@ -95,9 +95,7 @@ fn bad_input_is_an_error_on_the_gpu() {
     let shape = MatrixShape::new(3, 40).unwrap();
     short_output_is_an_error(&gpu, shape, |input, short| softmax::softmax(&stream, input, short, shape));
     let long = MatrixShape::new(1, 2000).unwrap();
-    let a = gpu.alloc::<f32>(long.len()).unwrap();
-    let mut b = gpu.alloc::<f32>(long.len()).unwrap();
-    let e = softmax::warp_per_row(&stream, &a, &mut b, long).unwrap_err();
+    let e = refusal(&gpu, long, |a, b| softmax::warp_per_row(&stream, a, b, long));
     assert!(matches!(e, Error::ShapeTooLarge { .. }), "{e}");
     stream.synchronize().unwrap();
 }

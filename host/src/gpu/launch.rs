@@ -134,16 +134,17 @@ impl Stream<'_> {
 
 /// Queues `entry`, a kernel of `(const f32* input, f32* output, u32 rows,
 /// u32 cols)` over a `shape` matrix (transposes, softmaxes), once its plan
-/// checked the lengths and the launch: refuses overlapping buffers
-/// ([`crate::Error::Aliased`]).
+/// checked the lengths and the launch (`dims`, `None` for an empty matrix:
+/// nothing to queue): refuses overlapping buffers ([`crate::Error::Aliased`]).
 pub(crate) fn launch_matrix(
     stream: &Stream<'_>,
     entry: &'static str,
-    dims: LaunchDims,
+    dims: Option<LaunchDims>,
     input: &DeviceSlice<f32>,
     output: &mut DeviceSlice<f32>,
     shape: crate::MatrixShape,
 ) -> Result<()> {
+    let Some(dims) = dims else { return Ok(()) };
     crate::alias::disjoint(entry, input, output)?;
     // Transpose and softmax kernels share one parameter list (the
     // registry's; softmax checks that it is transpose's).

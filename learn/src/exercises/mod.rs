@@ -12,7 +12,8 @@ pub mod e7_register_tile;
 use crate::{Exercise, Goal, Run, Target, Which, copy_run, gemm_run, step_dims, tile_floats, transpose_run};
 use coalesce::Result;
 use coalesce::emu::Op;
-use coalesce::kernels::transpose::{Padded, Swizzled, TILE, Variant};
+use coalesce::kernels::emu::EmuCtx;
+use coalesce::kernels::transpose::{Padded, Swizzled, TILE, TileLayout, Variant};
 
 const STORES_COALESCED: Goal = Goal {
     target: Target::AtMost(Op::GlobalStore, 4.0),
@@ -146,30 +147,30 @@ fn e2(which: Which) -> Result<Run> {
 }
 
 fn e3(which: Which) -> Result<Run> {
-    match which {
-        Which::Yours => transpose_run(
-            step_dims(Variant::Tiled, Some(tile_floats::<e3_padding::Layout>())),
-            |ctx, i, o, r, c| unsafe { e3_padding::transpose(ctx, i, o, r, c) },
-        ),
-        Which::Solution => {
-            transpose_run(step_dims(Variant::Padded, Some(tile_floats::<Padded>())), |ctx, i, o, r, c| unsafe {
-                Variant::Padded.run(ctx, i, o, r, c)
-            })
-        }
-    }
+    layout_run::<e3_padding::Layout, Padded>(which, Variant::Padded, |ctx, i, o, r, c| unsafe {
+        e3_padding::transpose(ctx, i, o, r, c)
+    })
 }
 
 fn e4(which: Which) -> Result<Run> {
+    layout_run::<e4_swizzle::Layout, Swizzled>(which, Variant::Swizzled, |ctx, i, o, r, c| unsafe {
+        e4_swizzle::transpose(ctx, i, o, r, c)
+    })
+}
+
+/// A layout exercise (3, 4): `yours`, the learner's file with its layout
+/// `Yours`, launched as step 3 with the shared memory `Yours` asks for; or
+/// the ladder's `step` with its own layout `Step`.
+fn layout_run<Yours: TileLayout, Step: TileLayout>(
+    which: Which,
+    step: Variant,
+    yours: impl Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
+) -> Result<Run> {
     match which {
-        Which::Yours => transpose_run(
-            step_dims(Variant::Tiled, Some(tile_floats::<e4_swizzle::Layout>())),
-            |ctx, i, o, r, c| unsafe { e4_swizzle::transpose(ctx, i, o, r, c) },
-        ),
-        Which::Solution => {
-            transpose_run(step_dims(Variant::Swizzled, Some(tile_floats::<Swizzled>())), |ctx, i, o, r, c| unsafe {
-                Variant::Swizzled.run(ctx, i, o, r, c)
-            })
-        }
+        Which::Yours => transpose_run(step_dims(Variant::Tiled, Some(tile_floats::<Yours>())), yours),
+        Which::Solution => transpose_run(step_dims(step, Some(tile_floats::<Step>())), |ctx, i, o, r, c| unsafe {
+            step.run(ctx, i, o, r, c)
+        }),
     }
 }
 

@@ -17,24 +17,8 @@ pub fn run() -> Result<Report> {
     let mut time = |op: &str, kernel: &str, size: &str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
         let t = Instant::now();
         f()?;
-        rows.push(Row {
-            op: op.into(),
-            kernel: kernel.into(),
-            shape: size.into(),
-            bytes,
-            flops: 0,
-            bound: Bound::Memory,
-            median_ms: t.elapsed().as_secs_f64() * 1e3,
-            reps: 1,
-            gb_per_s: 0.0,
-            tflop_per_s: 0.0,
-            intensity: 0.0,
-            percent_of_roof: 0.0,
-            roof: None,
-            percent_of_dram_spec: None,
-            peer: None,
-            peer_key: None,
-        });
+        let median_ms = t.elapsed().as_secs_f64() * 1e3;
+        rows.push(Row { median_ms, reps: 1, ..Row::new(op, kernel, size, bytes, 0, Bound::Memory) });
         Ok(())
     };
     time("copy", "copy kernel", "127x65", &mut || {

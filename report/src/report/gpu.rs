@@ -53,22 +53,10 @@ impl<'g> Ctx<'g> {
         let t = time_on_stream(&self.stream, self.warmup.saturating_sub(1), reps, work)?;
         self.progress.inc(1);
         Ok(Row {
-            op: op.into(),
-            kernel: kernel.into(),
-            shape: shape.into(),
-            bytes,
-            flops,
-            bound,
             median_ms: t.median_ms(),
             reps: t.samples_ms().len(),
-            gb_per_s: 0.0,
-            tflop_per_s: 0.0,
-            intensity: 0.0,
-            percent_of_roof: 0.0,
-            roof: None,
-            percent_of_dram_spec: None,
-            peer: None,
             peer_key,
+            ..Row::new(op, kernel, shape, bytes, flops, bound)
         })
     }
 
@@ -95,16 +83,9 @@ pub fn roofs(ctx: &mut Ctx<'_>) -> Result<(Roofs, Vec<Row>)> {
     let mut out = ctx.gpu.alloc::<f32>(probe::fma_peak_out_len(blocks))?;
     let flops = coalesce::kernels::probe::fma_peak_flops(blocks, iters);
     let s = &ctx.stream;
-    let fma = ctx.measure(
-        "roof",
-        "fma_peak",
-        &format!("{blocks}x256 thr"),
-        4 * out.len() as u64,
-        flops,
-        Bound::Compute,
-        None,
-        || probe::fma_peak(s, &mut out, blocks, iters).map(|_| ()),
-    )?;
+    let fma = probe_row(ctx, "fma_peak", blocks, out.len(), flops, || {
+        probe::fma_peak(s, &mut out, blocks, iters).map(|_| ())
+    })?;
     let (mut copy, mut fma) = (copy, fma);
     copy.roof = Some(Roof::Copy);
     fma.roof = Some(Roof::Fma);
@@ -118,16 +99,9 @@ pub fn roofs(ctx: &mut Ctx<'_>) -> Result<(Roofs, Vec<Row>)> {
         let mut out = ctx.gpu.alloc::<f32>(probe::tf32_peak_out_len(blocks))?;
         let flops = coalesce::kernels::probe::tf32_peak_flops(blocks, iters);
         let s = &ctx.stream;
-        let mut tc = ctx.measure(
-            "roof",
-            "tf32_peak",
-            &format!("{blocks}x256 thr"),
-            4 * out.len() as u64,
-            flops,
-            Bound::Compute,
-            None,
-            || probe::tf32_peak(s, &mut out, blocks, iters).map(|_| ()),
-        )?;
+        let mut tc = probe_row(ctx, "tf32_peak", blocks, out.len(), flops, || {
+            probe::tf32_peak(s, &mut out, blocks, iters).map(|_| ())
+        })?;
         tc.roof = Some(Roof::Tf32);
         tf32_tflop_per_s = Some(flops as f64 / (tc.median_ms * 1e-3) / 1e12);
         rows.push(tc);
@@ -139,6 +113,19 @@ pub fn roofs(ctx: &mut Ctx<'_>) -> Result<(Roofs, Vec<Row>)> {
         dram_spec_gb_per_s: ctx.gpu.dram_spec_gb_per_s(),
     };
     Ok((roofs, rows))
+}
+
+/// Times the compute probe `kernel` (`blocks` blocks of 256 threads, `flops`
+/// in all, writing `out_len` floats): a roof row.
+fn probe_row(
+    ctx: &Ctx<'_>,
+    kernel: &str,
+    blocks: u32,
+    out_len: usize,
+    flops: u64,
+    run: impl FnMut() -> coalesce::Result<()>,
+) -> Result<Row> {
+    ctx.measure("roof", kernel, &format!("{blocks}x256 thr"), 4 * out_len as u64, flops, Bound::Compute, None, run)
 }
 
 /// How many measurements [`transpose`] makes for `shapes`.

@@ -144,6 +144,29 @@ pub struct Report {
 }
 
 impl Row {
+    /// A row of `kernel` not timed yet: every caller sets `median_ms` and
+    /// `reps`, [`Row::finish`] derives the rest and [`merge_peers`] adds the
+    /// peer figure.
+    pub fn new(op: &str, kernel: &str, shape: &str, bytes: u64, flops: u64, bound: Bound) -> Row {
+        Row {
+            op: op.into(),
+            kernel: kernel.into(),
+            shape: shape.into(),
+            bytes,
+            flops,
+            bound,
+            median_ms: 0.0,
+            reps: 0,
+            gb_per_s: 0.0,
+            tflop_per_s: 0.0,
+            intensity: 0.0,
+            percent_of_roof: 0.0,
+            roof: None,
+            percent_of_dram_spec: None,
+            peer: None,
+            peer_key: None,
+        }
+    }
     /// Derived figures from the measured median.
     pub fn finish(&mut self, roofs: &Roofs) {
         let s = self.median_ms * 1e-3;
@@ -277,24 +300,7 @@ mod tests {
     use super::*;
 
     fn row(bound: Bound, bytes: u64, flops: u64, median_ms: f64) -> Row {
-        Row {
-            op: "t".into(),
-            kernel: "k".into(),
-            shape: "s".into(),
-            bytes,
-            flops,
-            bound,
-            median_ms,
-            reps: 1,
-            gb_per_s: 0.0,
-            tflop_per_s: 0.0,
-            intensity: 0.0,
-            percent_of_roof: 0.0,
-            roof: None,
-            percent_of_dram_spec: None,
-            peer: None,
-            peer_key: None,
-        }
+        Row { median_ms, reps: 1, ..Row::new("t", "k", "s", bytes, flops, bound) }
     }
 
     #[test]

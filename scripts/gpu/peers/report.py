@@ -10,11 +10,8 @@ import time
 
 import torch
 
-from .timing import bench, compile_timed, copy_roof_ms, launch_round_us
-
-
-def ns(x):
-    return torch.sin(torch.sin(torch.sin(torch.sin(x))))
+from .nested_sin import ns, unfused_and_compiled
+from .timing import bench, copy_roof_ms, launch_round_us
 
 
 def run(out):
@@ -44,16 +41,7 @@ def run(out):
         print(f"torch softmax {R}x{C}: {ms:.3f} ms {g:.0f} GB/s", flush=True)
         del a
     a = torch.randn(1 << 28, device=dev)
-    ms_u = bench(lambda: ns(a))
-    res["torch_nested_sin_unfused_ms"] = ms_u
-    print(f"nested sin unfused 2^28: {ms_u:.3f} ms eff {2*a.numel()*4/ms_u/1e6:.0f} GB/s", flush=True)
-    try:
-        cns, ct = compile_timed(ns, a)
-        ms_c = bench(lambda: cns(a))
-        res["torch_nested_sin_compiled_ms"] = ms_c
-        print(f"nested sin compiled: {ms_c:.3f} ms eff {2*a.numel()*4/ms_c/1e6:.0f} GB/s (compile {ct:.1f}s)", flush=True)
-    except Exception as ex:
-        print("compile failed", ex, flush=True)
+    unfused_and_compiled(a, res)
     s = torch.randn(1 << 10, device=dev)
     res["torch_nested_sin_1k_us"] = bench(lambda: ns(s), iters=200) * 1000
     print(f"nested sin 1k elems: {res['torch_nested_sin_1k_us']:.1f} us", flush=True)
