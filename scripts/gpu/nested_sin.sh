@@ -47,8 +47,8 @@ echo >>"$OUT/tests.log"
 timeout 90 "$B/test-nested_sin" --nocapture >>"$OUT/tests.log" 2>&1
 note "tests: $(status $?); $(grep '^test result' "$OUT/tests.log" | tail -1)"
 
-# Registers and stack of the nested-sin kernels, as the H100 compiles the PTX that ran.
-ptxas -arch=sm_90 -v .gpu/sm_90.ptx -o /dev/null 2>&1 \
+# Registers and stack of the nested-sin kernels, as an H100 compiles the PTX that ran (sm_90a).
+ptxas -arch=sm_90a -v .gpu/sm_90a.ptx -o /dev/null 2>&1 \
     | grep -A3 -E "Compiling entry function '(sin_f32|nested_sin_[a-z_]+)'" | grep -v '^--$' >"$OUT/ptxas.txt"
 note "ptxas: $(grep -c 'entry function' "$OUT/ptxas.txt") entries"
 
