@@ -38,7 +38,7 @@ pub const STAGES: u32 = 4;
 /// other waits.
 pub const STAGED_BLOCKS_PER_SM: u32 = 2;
 /// Threads per block.
-pub const STAGED_BLOCK: u32 = 256;
+pub const STAGED_BLOCK: u32 = 512;
 /// Bytes of shared memory per block: the buffers, then one 8-byte mbarrier
 /// per buffer.
 pub const STAGED_SHARED_BYTES: u32 = STAGES * STAGE_FLOATS * 4 + 8 * STAGES;
