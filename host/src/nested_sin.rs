@@ -21,7 +21,7 @@
 //! (multiprocessors x the kernel's occupancy) that loops over the rest.
 
 use crate::Result;
-pub use coalesce_kernels::nested_sin::{BLOCK, STAGE_FLOATS, Variant, launch_dims, math};
+pub use coalesce_kernels::nested_sin::{BLOCK, Variant, launch_dims, math};
 
 #[cfg(feature = "cuda")]
 use crate::{LaunchDims, Stream};
@@ -35,15 +35,14 @@ pub(crate) fn check_lengths(input_len: usize, output_len: usize) -> Result<()> {
 
 /// The launch geometry for `len` elements on this stream's GPU: one wave.
 #[cfg(feature = "cuda")]
-fn plan(stream: &Stream<'_>, variant: Variant, len: usize) -> Result<LaunchDims> {
-    let (gpu, entry) = (stream.gpu(), variant.entry_point());
+fn plan(stream: &Stream<'_>, entry: &'static str, len: usize) -> Result<LaunchDims> {
+    let gpu = stream.gpu();
     let sms = gpu.sm_count();
     // A grid that fits in one block per SM needs no occupancy figure (and
-    // small, launch-bound calls skip the driver query); a version with
-    // shared memory fixes its own blocks per SM.
-    let one_wave = (len as u64).div_ceil(4 * BLOCK as u64) <= sms as u64;
-    let per_sm = if one_wave || variant.geometry().shared_bytes > 0 { 1 } else { gpu.blocks_per_sm(entry, BLOCK)? };
-    let dims = variant.launch_dims(len as u64, sms, per_sm);
+    // small, launch-bound calls skip the driver query).
+    let per_sm =
+        if (len as u64).div_ceil(4 * BLOCK as u64) <= sms as u64 { 1 } else { gpu.blocks_per_sm(entry, BLOCK)? };
+    let dims = launch_dims(len as u64, sms, per_sm);
     gpu.grid_limits().check(entry, &format_args!("{len}-element"), dims)?;
     Ok(dims)
 }
@@ -64,7 +63,7 @@ unsafe fn launch_one(
         return Ok(());
     }
     let entry = variant.entry_point();
-    let dims = plan(stream, variant, len)?;
+    let dims = plan(stream, entry, len)?;
     let args: KernelParams = (src, dst, len as u64);
     // SAFETY: every nested-sin kernel takes the registry's (const f32* src,
     // f32* dst, u64 len);
@@ -152,6 +151,7 @@ pub mod emu {
     use crate::Result;
     use crate::emu::{Aligned, Report, misalignment};
     use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
+    use coalesce_kernels::nested_sin::launch_dims;
 
     /// Emulated SMs and blocks per SM: a grid of 2 blocks of 256 threads,
     /// so the grid-stride loop wraps around on anything past 2048 elements.
@@ -162,7 +162,7 @@ pub mod emu {
         if len == 0 {
             return Ok(());
         }
-        let dims = variant.launch_dims(len as u64, SMS, BLOCKS_PER_SM);
+        let dims = launch_dims(len as u64, SMS, BLOCKS_PER_SM);
         let src = src as usize; // Send + Sync; turned back into a pointer per thread.
         // SAFETY: the callers pass `len`-element slices, equal or disjoint.
         emu::launch(dims, |ctx| unsafe { variant.run(ctx, src as *const f32, dst.get(), len as u64) })?;
@@ -217,7 +217,7 @@ pub mod emu {
         if len == 0 {
             return Ok(Vec::new());
         }
-        let dims = variant.launch_dims(len as u64, SMS, BLOCKS_PER_SM);
+        let dims = launch_dims(len as u64, SMS, BLOCKS_PER_SM);
         let mut inp = Aligned::copy_at(input, misalignment(input));
         let mut out = Aligned::copy_at(output, misalignment(output));
         let (src, dst) = (SyncPtr::new(inp.as_mut_slice()), SyncMutPtr::new(out.as_mut_slice()));

@@ -401,10 +401,6 @@ WHY = {
     f"(the comment in `nested_sin/math.rs` says how), 10 instructions where `fused_reduced` spends 37 on the three inner "
     f"sines: {po['inst_per_elem']:.0f} instructions per element instead of {fr['inst_per_elem']:.0f}. Its own bits, "
     f"{pa['max_ulp']:.2f} ulp against f64 (Accuracy, above).",
-    "staged": lambda: "The same arithmetic as `poly`, so the same bits (the tests hold both to the host's "
-    "port-then-polynomial, bit for bit). The threads issue no global load or store: "
-    f"{NCU['staged']['inst_per_elem']:.1f} instructions per element against `poly`'s {po['inst_per_elem']:.1f}, "
-    f"and DRAM busy {NCU['staged']['dram']:.0f}% of its peak against {NCU['poly']['dram']:.0f}% (ncu, above).",
     "fast": lambda: f"At the roof too ({NCU['fast']['inst_per_elem']:.0f} instructions per element). The error "
     f"(Accuracy, above): {acc['fast']['max_abs_moderate']:.2g} absolute for |x| <= 100 pi, {acc['fast']['max_abs']:.2g} "
     "over all inputs, no bound on the relative error: not a drop-in for `sinf`.",
@@ -413,10 +409,9 @@ WHY = {
 w("## The ladder, one idea per step\n")
 step_sections(w, STEPS, measured, WHY)
 not_measured(w, "nested_sin")
-w("Steps 1-5 share `nested_sin::map`: a grid-stride loop over 16-byte vectors (`ld.global.v4`/`st.global.v4`), a "
+w("All of them share `nested_sin::map`: a grid-stride loop over 16-byte vectors (`ld.global.v4`/`st.global.v4`), a "
   "scalar head when the input and output start equally misaligned, a scalar tail for lengths not a multiple of 4, "
-  "and an all-scalar walk when their misalignments differ; step 6 moves the 16-byte-aligned middle by bulk copies "
-  "and takes `map` where the misalignments differ. In place (`launch_in_place`) is allowed.\n")
+  "and an all-scalar walk when their misalignments differ. In place (`launch_in_place`) is allowed.\n")
 w(f"`ptxas -v` ({ptx_arch}): " + "; ".join(f"`{s['entry']}` {ptxas[s['entry']]} registers" for s in STEPS)
   + ("; 0 bytes of stack and spills for each." if no_spills else "; stack or spills: see ptxas.txt.") + "\n")
 

@@ -86,10 +86,7 @@ fn every_variant_counts_the_sectors_of_its_loops() {
                     [(Op::GlobalLoad, scalar_sectors.map(|s| s.0)), (Op::GlobalStore, scalar_sectors.map(|s| s.1))]
                 {
                     assert!(report.counters.of(op).all(|s| s.width == 4 || s.width == 16), "{what}: widths");
-                    // 1024 vectors: 32 requests of whole warps. Step 6's move
-                    // by bulk copies, which the load/store unit's counters do
-                    // not see (as in ncu).
-                    let vectors = if variant.geometry().shared_bytes > 0 { 0 } else { vectors };
+                    // 1024 vectors: 32 requests of whole warps.
                     let want = (vectors / 32, 16 * vectors, vectors / 32 * sectors_per_vector_request);
                     assert_eq!(traffic(report, op, 16), want, "{what}: {} vectors", op.name());
                     let (requests, bytes, transactions) = traffic(report, op, 4);

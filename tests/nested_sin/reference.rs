@@ -210,20 +210,14 @@ pub const OFFSETS: [(usize, usize); 5] = [(0, 0), (1, 1), (2, 2), (3, 3), (1, 0)
 /// Unwritten guard elements around every output window.
 pub const GUARD: usize = 5;
 
-/// Whether `variant` computes step 5's polynomial (`poly`, and `staged`,
-/// which moves the same arithmetic's bytes differently).
-pub fn polynomial(variant: Variant) -> bool {
-    matches!(variant, Variant::Poly | Variant::Staged)
-}
-
 /// What each variant must produce on the host: the port for the ones that
-/// keep libdevice's sines, the port and the polynomial for [`polynomial`]
-/// ones (bit for bit, both), `f32::sin` four times for `fast` (the
-/// emulator's stand-in for `sin.approx`).
+/// keep libdevice's sines, the port and the polynomial for `poly` (bit for
+/// bit, both), `f32::sin` four times for `fast` (the emulator's stand-in
+/// for `sin.approx`).
 pub fn host_expected(variant: Variant, x: f32) -> f32 {
     match variant {
         Variant::Fast => sin_approx(sin_approx(sin_approx(sin_approx(x)))),
-        v if polynomial(v) => poly4(x),
+        Variant::Poly => poly4(x),
         _ => port4(x),
     }
 }

@@ -9,7 +9,7 @@ use super::{Geometry, map};
 use crate::ThreadCtx;
 
 /// How this step is launched: four launches, in place after the first.
-pub const GEOMETRY: Geometry = Geometry::grid_stride(4);
+pub const GEOMETRY: Geometry = Geometry { launches: 4 };
 
 /// What one launch applies to each element: libdevice's `sinf` (2 ulp
 /// documented).

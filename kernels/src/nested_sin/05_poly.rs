@@ -25,7 +25,7 @@ use super::{Geometry, map};
 use crate::ThreadCtx;
 
 /// How this step is launched: one launch.
-pub const GEOMETRY: Geometry = Geometry::grid_stride(1);
+pub const GEOMETRY: Geometry = Geometry { launches: 1 };
 
 /// What one launch applies to each element.
 #[inline(always)]

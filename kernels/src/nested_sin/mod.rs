@@ -41,8 +41,6 @@ macro_rules! nested_sin_steps {
             Fast => fast: "4" in "04_fast.rs";
             /// after the first sine, sin(sin(sin(s))) on [-1, 1] is one odd degree-17 minimax polynomial: 10 instructions instead of 37, its own bits, within 4.5 ulp
             Poly => poly: "5" in "05_poly.rs";
-            /// step 5 with the bytes moved by bulk copies (`cp.async.bulk`) through four shared buffers: the threads only compute
-            Staged => staged: "6" in "06_staged.rs" { needs: "sm_90a", };
         }
     };
 }
@@ -50,32 +48,24 @@ nested_sin_steps!(ladder);
 
 pub mod math;
 
-pub use staged::{STAGE_FLOATS, STAGED_SHARED_BYTES, STAGES, staged_dims};
-
 /// Threads per block of every nested-sin kernel.
 pub const BLOCK: u32 = 256;
 /// Elements per 16-byte vector.
 pub const VECTOR: u32 = 4;
 
-/// How a nested-sin version is launched: the grid-stride [`map`] on
-/// [`launch_dims`], or with shared memory, step 6's bulk-copy pipeline on
-/// [`staged_dims`]; and how many launches one nested sine takes.
+/// How a nested-sin version is launched: every launch is the grid-stride
+/// [`map`] on [`launch_dims`]; the versions differ in how many launches
+/// one nested sine takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {
     /// Kernel launches per nested sine.
     pub launches: u32,
-    /// Dynamic shared memory per block (0: none).
-    pub shared_bytes: u32,
 }
 
 impl Geometry {
-    /// A grid-stride version of `launches` launches, no shared memory.
-    pub const fn grid_stride(launches: u32) -> Geometry {
-        Geometry { launches, shared_bytes: 0 }
-    }
-    /// Whether the host must raise the kernel's shared-memory limit.
+    /// No nested sine uses shared memory.
     pub const fn opt_in_shared(self) -> bool {
-        self.shared_bytes > 48 * 1024
+        false
     }
 }
 
@@ -88,17 +78,6 @@ impl Variant {
     /// Kernel launches per nested sine.
     pub const fn launches(self) -> u32 {
         self.geometry().launches
-    }
-
-    /// Launch geometry for `len` elements on `sm_count` SMs: [`launch_dims`]
-    /// with `blocks_per_sm` (the kernel's occupancy), or for a version with
-    /// shared memory, [`staged_dims`] (which fixes its own).
-    pub const fn launch_dims(self, len: u64, sm_count: u32, blocks_per_sm: u32) -> LaunchDims {
-        if self.geometry().shared_bytes > 0 {
-            staged::staged_dims(len, sm_count)
-        } else {
-            launch_dims(len, sm_count, blocks_per_sm)
-        }
     }
 }
 
