@@ -16,6 +16,58 @@ def page(script, title, *runs):
     return lines, lines.append
 
 
+# ---- several GPUs: what every run folder says about its GPU ------------------
+
+
+def report_json(folder):
+    """A run folder's report.json (the report binary's figures): at its top
+    (scripts/gpu/run.sh) or in report/ (scripts/gpu/streaming.sh); None
+    where the folder has none."""
+    for f in (folder / "report.json", folder / "report" / "report.json"):
+        if f.is_file():
+            return json.loads(f.read_text())
+    return None
+
+
+def dram_spec(folder):
+    """The GPU's specified DRAM bandwidth (GB/s) from the run's report.json,
+    if it has one (reports written before the figure existed do not)."""
+    r = report_json(folder)
+    return r["roofs"].get("dram_spec_gb_per_s") if r else None
+
+
+def gpu_name(folder):
+    """The GPU a run folder was measured on: its report.json's `gpu`, else the
+    first field of the nvidia-smi line under `name, ...` in its tests.log or
+    summary.txt."""
+    r = report_json(folder)
+    if r:
+        return r["gpu"]
+    for f in (folder / "tests.log", folder / "summary.txt"):
+        m = re.search(r"^name, .*\n([^,\n]+),", f.read_text(), re.M) if f.is_file() else None
+        if m:
+            return m.group(1).strip()
+    raise SystemExit(f"{folder}: no GPU name in report.json, tests.log or summary.txt")
+
+
+def run_link(folder):
+    """A link from a page in docs/ to one of its run folders."""
+    return f"[{folder.name}](measurements/{folder.name})"
+
+
+def gpu_table(w, columns, gpus):
+    """The head of an "Every GPU" table: `columns` (the rows' labels), then
+    one column per GPU name."""
+    w("| " + " | ".join(columns + gpus) + " |")
+    w("|" + " --- |" * (len(columns) + len(gpus)))
+
+
+def share(gb_per_s, roof, spec=None):
+    """A bandwidth as the "Every GPU" tables give it: GB/s, % of that GPU's
+    `cuMemcpyDtoD` (`roof`, GB/s), and % of its DRAM spec where it has one."""
+    return f"{gb_per_s:,.0f} GB/s, {100 * gb_per_s / roof:.1f}%" + (f", {100 * gb_per_s / spec:.1f}% of spec" if spec else "")
+
+
 UNMEASURED = {}
 
 

@@ -23,7 +23,7 @@ report.txt (scripts/gpu/streaming.sh: the report binary in the same call),
 the page gives each row's share of the GPU's specified DRAM bandwidth too.
 Every number in the page comes from those files."""
 import json, pathlib, re, sys
-from common import NO_FRAME, page, step_sections, not_measured, steps
+from common import NO_FRAME, dram_spec, gpu_table, page, run_link, share, step_sections, not_measured, steps
 from common import ptxas as parse_ptxas
 
 run = pathlib.Path(sys.argv[1])
@@ -66,12 +66,6 @@ def gbs(t_ms):
 roof = ms(f"{LARGE}/roof_cuMemcpyDtoD")
 copy_kernel = ms(f"{LARGE}/roof_copy_kernel")
 t_eager, t_compiled = torch["torch_nested_sin_unfused_ms"], torch.get("torch_nested_sin_compiled_ms")
-
-
-def dram_spec(folder):
-    """The GPU's specified DRAM bandwidth (GB/s) from the run's report.json, if it has one."""
-    f = folder / "report" / "report.json"
-    return json.loads(f.read_text())["roofs"].get("dram_spec_gb_per_s") if f.is_file() else None
 
 
 spec = dram_spec(run)
@@ -185,7 +179,7 @@ w(f"PyTorch's own copy of the same bytes in the same call: {torch['copy_ms']:.4f
 
 
 def gpu_figures(folder):
-    """One run folder's 2^28 figures: {row: (ms, % DtoD, % DRAM spec or None)}, ncu rows, max ulp, GPU name."""
+    """One run folder's 2^28 figures: {row: ms}, the DtoD roof and DRAM spec (GB/s), ncu rows, max ulp, GPU name."""
     c = json.loads((folder / "criterion_medians.json").read_text())
     t = json.loads((folder / "torch_peers.json").read_text())
     a = json.loads(next(l.split(" ", 1)[1] for l in (folder / "tests.log").read_text().splitlines()
@@ -196,45 +190,39 @@ def gpu_figures(folder):
     times.update({f"`{s['name']}`": c[f"{LARGE}/{s['name']}"]["median_ns"] / 1e6 for s in STEPS})
     if t.get("torch_nested_sin_compiled_ms"):
         times["PyTorch, `torch.compile`"] = t["torch_nested_sin_compiled_ms"]
-    rows = {k: (v, d / v * 100, gbs(v) / sp * 100 if sp else None) for k, v in times.items()}
     launches = parse_ncu((folder / "ncu.txt").read_text())
     ncu = {s["name"]: ncu_row(s["entry"], launches) for s in STEPS}
     gpu = json.loads((folder / "end_to_end.json").read_text())["gpu"]
-    return {"gpu": gpu, "rows": rows, "ncu": ncu, "acc": a, "compiled": t.get("torch_nested_sin_compiled_ms"),
-            "folder": folder}
+    return {"gpu": gpu, "rows": times, "roof": gbs(d), "spec": sp, "ncu": ncu, "acc": a,
+            "compiled": t.get("torch_nested_sin_compiled_ms"), "folder": folder}
 
 
 GPUS = [gpu_figures(f) for f in [run] + others]
 w("## Every GPU\n")
 w("Each GPU's figures come from one device call (its run folder: " + ", ".join(
-    f"[{g['folder'].name}](measurements/{g['folder'].name})" for g in GPUS) + "), PyTorch in the same call. Cells: "
+    run_link(g["folder"]) for g in GPUS) + "), PyTorch in the same call. Cells: "
   "median at 2^28, GB/s, % of that GPU's `cuMemcpyDtoD`, and % of its DRAM spec where the run has the report's "
   "figure.\n")
-w("| version | " + " | ".join(g["gpu"] for g in GPUS) + " |")
-w("| --- |" + " --- |" * len(GPUS))
+gpu_table(w, ["version"], [g["gpu"] for g in GPUS])
 for label in GPUS[0]["rows"]:
-    cells = []
-    for g in GPUS:
-        t, pct, dram = g["rows"][label]
-        cells.append(f"{t:.4f} ms, {gbs(t):,.0f} GB/s, {pct:.1f}%" + (f", {dram:.1f}% of spec" if dram else ""))
-    w(f"| {label} | " + " | ".join(cells) + " |")
+    w(f"| {label} | " + " | ".join(f"{g['rows'][label]:.4f} ms, {share(gbs(g['rows'][label]), g['roof'], g['spec'])}"
+                                   for g in GPUS) + " |")
 if all(g["compiled"] for g in GPUS):
     w("| vs `torch.compile` (`fused_reduced` / `poly`) | " + " | ".join(
-        f"{g['compiled'] / g['rows']['`fused_reduced`'][0]:.2f}x / {g['compiled'] / g['rows']['`poly`'][0]:.2f}x"
+        f"{g['compiled'] / g['rows']['`fused_reduced`']:.2f}x / {g['compiled'] / g['rows']['`poly`']:.2f}x"
         for g in GPUS) + " |")
 w("| max ulp against f64 (`fused_reduced` / `poly`) | " + " | ".join(
     f"{g['acc']['fused_reduced']['max_ulp']:.2f} / {g['acc']['poly']['max_ulp']:.2f}" for g in GPUS) + " |")
 w("")
 for g in GPUS[1:]:
     fr_, po_ = g["rows"]["`fused_reduced`"], g["rows"]["`poly`"]
-    w(f"On the {g['gpu']} `fused_reduced` reaches {fr_[1]:.1f}% of the copy with {g['ncu']['fused_reduced']['issue']:.0f}% of "
+    w(f"On the {g['gpu']} `fused_reduced` reaches {100 * gbs(fr_) / g['roof']:.1f}% of the copy with {g['ncu']['fused_reduced']['issue']:.0f}% of "
       f"the issue slots busy: the instructions bind, not DRAM. `poly` needs {g['ncu']['poly']['inst_per_elem'] / g['ncu']['fused_reduced']['inst_per_elem'] * 100:.0f}% "
-      f"of its instructions and runs {fr_[0] / po_[0]:.2f}x faster, at {po_[1]:.1f}% of the copy.\n")
+      f"of its instructions and runs {fr_ / po_:.2f}x faster, at {100 * gbs(po_) / g['roof']:.1f}% of the copy.\n")
 w("ncu, one launch of each at 2^28: instructions per element, issue slots busy, DRAM throughput (of its peak), and the "
   "leading stall reasons in warps stalled per issued instruction (long scoreboard: waiting on a load; wait: fixed "
   "latency; not selected: eligible, another warp issued).\n")
-w("| version | " + " | ".join(g["gpu"] for g in GPUS) + " |")
-w("| --- |" + " --- |" * len(GPUS))
+gpu_table(w, ["version"], [g["gpu"] for g in GPUS])
 for name in ["fused", "fused_reduced", "fast", "poly"]:
     cells = []
     for g in GPUS:

@@ -1,7 +1,17 @@
 #!/usr/bin/env python3
-"""Writes docs/softmax.md from one GPU run's files and the registry.
+"""Writes docs/softmax.md from GPU runs' files and the registry.
 
     python3 scripts/docs/softmax.py docs/measurements/<run> [<counters run>] > docs/softmax.md
+    python3 scripts/docs/softmax.py <run> <counters run> [<run on another GPU> <its report run> ..] > docs/softmax.md
+
+The page is written from the first run (and the counters run after it).
+Further arguments come in pairs, one pair per further GPU, in the order the
+"Every GPU" section gives them: that GPU's softmax run folder (the same
+files as the first), then its report run folder (scripts/gpu/run.sh's, as
+docs/transpose.md reads), whose report.json names the same GPU and gives
+its DRAM spec where the report has the figure; the counters run is the
+first GPU's report run in that sense. With no pair the page has no such
+section.
 
 The steps (order, names, files, ideas, floats per thread) come from
 docs/registry.json; the page has one section per strategy (a step number),
@@ -20,17 +30,40 @@ emulate --counters --counters-json`, no GPU) comes from the second folder
 when given (one emulator run that docs/transpose.md's folder holds for both
 pages), else from the run folder. Every number in the page comes from those
 files; the constants below are the kernels' and the H100's."""
-import json, math, pathlib, re, sys
+import json, math, pathlib, re, sys, types
 from common import NO_FRAME, counters_table, emulator_counters, page, pictures, ptxas, not_measured, steps
+from common import dram_spec, gpu_name, gpu_table, run_link, share
 
-run = pathlib.Path(sys.argv[1])
-counted = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else run
+args = [pathlib.Path(a) for a in sys.argv[1:]]
+if len(args) > 2 and len(args) % 2:
+    raise SystemExit("softmax.py: after <run> <counters run>, give each further GPU as a pair: <its run> <its report run>")
+run = args[0]
+counted = args[1] if len(args) > 1 else run
+others = list(zip(args[2::2], args[3::2]))
 STEPS = steps("softmax", run)
 read = lambda name: (run / name).read_text()
-crit = json.loads(read("criterion_medians.json"))
-torch = json.loads(read("torch_softmax.json"))
-summary, tests, bench_log, ncu_txt, ptxas_txt = (read(f) for f in
-                                                  ("summary.txt", "tests.log", "bench.log", "ncu.txt", "ptxas.txt"))
+
+
+def load(folder):
+    """One softmax run folder's figures: criterion's medians, PyTorch's
+    (torch_softmax.json), tests.log, the shapes (PyTorch's order, then any
+    the bench adds) and the kernel the dispatch picks at each (the tests'
+    `(dispatch)` accuracy lines)."""
+    m = types.SimpleNamespace(folder=folder, crit=json.loads((folder / "criterion_medians.json").read_text()),
+                              torch=json.loads((folder / "torch_softmax.json").read_text()),
+                              tests=(folder / "tests.log").read_text())
+    m.shapes = [(int(a), int(b)) for a, b in re.findall(r"^torch_softmax_(\d+)x(\d+)_ms$", "\n".join(m.torch), re.M)]
+    for k in m.crit:
+        x = re.match(r"softmax_(\d+)x(\d+)/", k)
+        if x and (int(x.group(1)), int(x.group(2))) not in m.shapes:
+            m.shapes.append((int(x.group(1)), int(x.group(2))))
+    m.dispatch = {(int(a), int(b)): k for k, a, b in re.findall(r"accuracy: (\w+) (\d+)x(\d+) .*\(dispatch\)", m.tests)}
+    return m
+
+
+FIRST = load(run)
+crit, torch, tests, SHAPES, DISPATCH = FIRST.crit, FIRST.torch, FIRST.tests, FIRST.shapes, FIRST.dispatch
+summary, bench_log, ncu_txt, ptxas_txt = (read(f) for f in ("summary.txt", "bench.log", "ncu.txt", "ptxas.txt"))
 sanitizer = read("sanitizer.log")
 commit = next(l.split()[1] for l in summary.splitlines() if l.startswith("commit "))
 
@@ -66,17 +99,12 @@ def title(label):
     return ks[0]["name"] if len(ks) == 1 else strategy(ks[0])
 
 
-# ---- shapes: PyTorch's order, then any the bench adds ----------------------
-SHAPES = [(int(a), int(b)) for a, b in re.findall(r"^torch_softmax_(\d+)x(\d+)_ms$", "\n".join(torch), re.M)]
-for k in crit:
-    m = re.match(r"softmax_(\d+)x(\d+)/", k)
-    if m and (int(m.group(1)), int(m.group(2))) not in SHAPES:
-        SHAPES.append((int(m.group(1)), int(m.group(2))))
+# ---- a run's figures at a shape (the first run's unless another is given) -
 sh = lambda s: f"{s[0]}x{s[1]}"
-c = lambda s, name: crit.get(f"softmax_{sh(s)}/{name}")
-torch_gbs = lambda s: torch[f"torch_softmax_{sh(s)}_GBs"]
+c = lambda s, name, m=FIRST: m.crit.get(f"softmax_{sh(s)}/{name}")
+torch_gbs = lambda s, m=FIRST: m.torch[f"torch_softmax_{sh(s)}_GBs"]
 pct = lambda x, roof: 100 * x / roof
-roof = lambda s: c(s, "roof_cuMemcpyDtoD")["gb_per_s"]
+roof = lambda s, m=FIRST: c(s, "roof_cuMemcpyDtoD", m)["gb_per_s"]
 
 
 def g(s, k):
@@ -84,7 +112,6 @@ def g(s, k):
     return f"{v['gb_per_s']:,.0f} GB/s ({pct(v['gb_per_s'], roof(s)):.1f}% of `cuMemcpyDtoD`)" if v else "-"
 
 
-DISPATCH = {(int(a), int(b)): k for k, a, b in re.findall(r"accuracy: (\w+) (\d+)x(\d+) .*\(dispatch\)", tests)}
 samples = sorted({int(x) for x in re.findall(r"Collecting (\d+) samples", bench_log)})
 launches = [int(x) for x in re.findall(r"Collecting \d+ samples in estimated [\d.]+ \w+ \((\d+) iterations\)", bench_log)]
 ptx_arch = re.search(r"for '(sm_\d+)'", ptxas_txt).group(1)
@@ -120,7 +147,7 @@ acc = [(m.group(1), m.group(2), float(m.group(3)), float(m.group(4)))
        for m in re.finditer(r"accuracy: (\w+) (\d+x\d+) max_ulp_near_max ([\d.]+) max_row_sum_err ([\d.e+-]+)", tests)]
 
 P, w = page("softmax.py", "Softmax: numerically stable, one read and one write, at the bandwidth roof",
-            run, *([counted] if counted != run else []))
+            run, *([counted] if counted != run or others else []), *[f for pair in others for f in pair])
 w(f"GPU: **{torch['gpu']}** ({torch['sms']} SMs), PTX for {ptx_arch}, commit `{commit}`, one device call. "
   f"Our times are criterion medians of CUDA-event GPU time (`cargo bench --bench softmax`: {'/'.join(map(str, samples))} "
   f"samples of back-to-back launches, {min(launches):,}-{max(launches):,} launches per case); GB/s counts bytes read + "
@@ -133,8 +160,9 @@ w("Reproduce:\n")
 w("```sh\n"
   "scripts/gpu/build.sh                  # here: release binaries and the PTX -> .gpu/\n"
   "bash scripts/gpu/softmax.sh           # on the GPU machine, .gpu/ carried: its eight files land in $OUT\n"
-  "python3 scripts/docs/softmax.py <run> > docs/softmax.md   # here, with $OUT's files in <run>\n"
-  "```\n")
+  + ("python3 scripts/docs/softmax.py <run> <report run> [<run> <report run> of each other GPU] > docs/softmax.md\n"
+     if others else "python3 scripts/docs/softmax.py <run> > docs/softmax.md   # here, with $OUT's files in <run>\n")
+  + "```\n")
 
 # ---- headline ---------------------------------------------------------------
 w("## At the benchmark shapes\n")
@@ -149,6 +177,78 @@ w(f"\nRatios and percentages compare figures taken in the same device call. Our 
   f"loop) reaches {min(copy_pcts):.0f}-{max(copy_pcts):.0f}% of `cuMemcpyDtoD`, less than the softmax kernels themselves "
   "(we have not looked into why), so `cuMemcpyDtoD` is the stricter roof, and the percentages are of it. "
   f"PyTorch's own device copy (1 GiB) in the same call: {torch['copy_GBs']:,.0f} GB/s.\n")
+
+
+# ---- every GPU: the first run and each further pair --------------------------
+def gpu_figures(folder, report_run):
+    """One GPU's softmax run (load) with its name, checked against its report
+    run's, and the DRAM spec from that report (None where it lacks one)."""
+    m = load(folder)
+    m.gpu, m.report, m.spec = gpu_name(folder), report_run, dram_spec(report_run)
+    if gpu_name(report_run) != m.gpu:
+        raise SystemExit(f"softmax.py: {folder} ran on {m.gpu}, its report run {report_run} on {gpu_name(report_run)}")
+    return m
+
+
+def timed(s, m, us, gb_per_s):
+    """A median (us) at shape s of GPU m, with its share of that GPU's `cuMemcpyDtoD` in the same group."""
+    return f"{us:.1f} us, {share(gb_per_s, roof(s, m), m.spec)}"
+
+
+EVERY_ROWS = ["`cuMemcpyDtoD`", "`softmax::softmax`", "PyTorch `torch.softmax`"]
+
+
+def gpu_cells(s, m):
+    """GPU m's cells of EVERY_ROWS at shape s; `-` where its run has no figure."""
+    d, k, t = c(s, "roof_cuMemcpyDtoD", m), c(s, "dispatch", m), m.torch.get(f"torch_softmax_{sh(s)}_ms")
+    if not d:
+        return ["-"] * len(EVERY_ROWS)
+    picked = f"`{m.dispatch[s]}`: " if s in m.dispatch else ""
+    return [timed(s, m, d["median_ns"] / 1e3, d["gb_per_s"]),
+            picked + timed(s, m, k["median_ns"] / 1e3, k["gb_per_s"]) if k else "-",
+            timed(s, m, t * 1e3, torch_gbs(s, m)) if t else "-"]
+
+
+def dispatch_pct(m):
+    """The dispatch's share of m's `cuMemcpyDtoD` at each shape m measured, in %."""
+    return [pct(c(s, "dispatch", m)["gb_per_s"], roof(s, m)) for s in m.shapes if c(s, "dispatch", m)]
+
+
+def vs_torch(m):
+    """The dispatch's speed over PyTorch's at each shape m has both."""
+    return [c(s, "dispatch", m)["gb_per_s"] / torch_gbs(s, m) for s in m.shapes
+            if c(s, "dispatch", m) and f"torch_softmax_{sh(s)}_GBs" in m.torch]
+
+
+if others:
+    GPUS = [gpu_figures(f, r_) for f, r_ in [(run, counted)] + others]
+    every = [s for g_ in GPUS for s in g_.shapes]
+    every = [s for i, s in enumerate(every) if s not in every[:i]]
+    w("## Every GPU\n")
+    w("Each GPU's figures come from one device call (its run folders: "
+      + ", ".join(f"{run_link(g_.folder)} with the report's {run_link(g_.report)}" for g_ in GPUS)
+      + "), PyTorch in the same call. Cells: the median (criterion's, PyTorch's CUDA events), GB/s, % of that GPU's "
+      "`cuMemcpyDtoD` of the same bytes, and % of its DRAM spec where its report has the figure; the dispatch's cell "
+      "names the kernel it picks there. `-`: that run has no figure at that shape.\n")
+    gpu_table(w, ["shape", "what"], [g_.gpu for g_ in GPUS])
+    for s in every:
+        cells = [gpu_cells(s, g_) for g_ in GPUS]
+        for i, label in enumerate(EVERY_ROWS):
+            if any(cs[i] != "-" for cs in cells):
+                w(f"| {sh(s)} | {label} | " + " | ".join(cs[i] for cs in cells) + " |")
+    w("")
+    first = GPUS[0]
+    for g_ in GPUS[1:]:
+        mine, theirs = dispatch_pct(g_), dispatch_pct(first)
+        moved = [(s, g_.dispatch[s], first.dispatch[s]) for s in every
+                 if s in g_.dispatch and s in first.dispatch and g_.dispatch[s] != first.dispatch[s]]
+        w(f"On the {g_.gpu} the dispatch reaches {min(mine):.1f}-{max(mine):.1f}% of its `cuMemcpyDtoD` at the "
+          f"{len(mine)} shapes of its run (the {first.gpu}: {min(theirs):.1f}-{max(theirs):.1f}% at {len(theirs)})"
+          + (f" and runs {min(vs_torch(g_)):.2f}-{max(vs_torch(g_)):.2f}x PyTorch's `torch.softmax` "
+             f"({min(vs_torch(first)):.2f}-{max(vs_torch(first)):.2f}x)" if vs_torch(g_) and vs_torch(first) else "")
+          + ". " + (f"It picks the same kernel as on the {first.gpu} at every shape both runs tested." if not moved else
+                    "It picks " + "; ".join(f"`{a}` at {sh(s)} (the {first.gpu}: `{b}`)" for s, a, b in moved) + ".")
+          + "\n")
 
 # ---- every kernel -----------------------------------------------------------
 benched = [s["name"] for s in STEPS if any(c(x, s["name"]) for x in SHAPES)]

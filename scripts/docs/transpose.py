@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""Writes docs/transpose.md from one GPU run's files and the registry.
+"""Writes docs/transpose.md from GPU runs' files and the registry.
 
-    python3 scripts/docs/transpose.py docs/measurements/<run>  > docs/transpose.md
+    python3 scripts/docs/transpose.py docs/measurements/<run> [<run on another GPU> ..] > docs/transpose.md
+
+The page is written from the first run; each further run (another GPU's
+scripts/gpu/run.sh, the same files) adds its column to the "Every GPU"
+section: its report.json (the GPU's name, its `cuMemcpyDtoD` roof, its
+DRAM spec where the report has it) and torch_peers.json. With no further
+run the page has no such section.
 
 The steps (order, names, files, ideas) come from docs/registry.json. The run
 folder holds what scripts/gpu/run.sh brought back: report.json (median of N
@@ -13,28 +19,36 @@ output) and counters.json (the emulator's counters, which docs/softmax.md
 reads from here too). Every number in the page comes from those files."""
 import json, pathlib, re, sys
 from common import counters_table, emulator_counters, page, parse_ncu, pictures, step_sections, not_measured, steps
+from common import dram_spec, gpu_name, gpu_table, report_json, run_link, share
 
 run = pathlib.Path(sys.argv[1])
+others = [pathlib.Path(a) for a in sys.argv[2:]]
 STEPS = steps("transpose", run)
-report = json.loads((run / "report.json").read_text())
-torch = json.loads((run / "torch_peers.json").read_text())
 crit = json.loads((run / "criterion_medians.json").read_text())
 machine = (run / "tests.log").read_text().split("\n###", 1)[0].strip()  # the lines before the first test binary's
 commit = next(l.split()[1] for l in machine.splitlines() if l.startswith("commit "))
 NAMES = [s["name"] for s in STEPS]
 
 # ---- report.json: median GB/s per (kernel, shape) --------------------------
-shapes, by = [], {}
-for r in report["rows"]:
-    if r["op"] not in ("transpose", "copy"):
-        continue
-    s = tuple(int(x) for x in r["shape"].split("x"))
-    if s not in shapes:
-        shapes.append(s)
-    by[(r["kernel"], s)] = r
+def measured(folder):
+    """One run folder's report.json, its shapes of the copy and transpose
+    kernels in the report's order, its rows of them by (kernel, shape), and
+    its PyTorch peers (torch_peers.json)."""
+    report, shapes, by = report_json(folder), [], {}
+    for r in report["rows"]:
+        if r["op"] not in ("transpose", "copy"):
+            continue
+        s = tuple(int(x) for x in r["shape"].split("x"))
+        if s not in shapes:
+            shapes.append(s)
+        by[(r["kernel"], s)] = r
+    return report, shapes, by, json.loads((folder / "torch_peers.json").read_text())
 
 
-def torch_gbs(s):
+report, shapes, by, torch = measured(run)
+
+
+def torch_gbs(s, torch=torch):
     return torch.get(f"torch_transpose_{s[0]}_GBs") if s[0] == s[1] else None
 
 
@@ -76,7 +90,7 @@ def gbs(k, s=BIG):
 
 
 ideal_mb = 2 * 4 * BIG[0] * BIG[1] / 1e6
-P, w = page("transpose.py", "Transpose: memory coalescing and bank conflicts, measured", run)
+P, w = page("transpose.py", "Transpose: memory coalescing and bank conflicts, measured", run, *others)
 w(f"GPU: **{report['gpu']}** ({report['sm_count']} SMs), PTX for {report['ptx_arch']}, commit `{commit}`. "
   "Times are medians of CUDA-event timings after warm-up; GB/s counts bytes read + written "
   "(2 x 4 x rows x cols) in decimal units; every shape is past the 50 MB L2, so these are DRAM figures. "
@@ -85,7 +99,7 @@ w("Reproduce:\n")
 w("```sh\nscripts/gpu/build.sh                     # here: release binaries -> .gpu/\n"
   "bash scripts/gpu/run.sh                  # on the GPU machine, .gpu/ carried; files land in $OUT\n"
   "python3 scripts/gpu/criterion_medians.py <criterion dir from criterion.tgz> > <run>/criterion_medians.json\n"
-  "python3 scripts/docs/transpose.py <run> > docs/transpose.md\n```\n")
+  f"python3 scripts/docs/transpose.py <run>{' <run on each other GPU>' if others else ''} > docs/transpose.md\n```\n")
 
 reps = {r["reps"] for (k, s), r in by.items()}
 w(f"## Bandwidth (main report, median of {'/'.join(map(str, sorted(reps)))} runs)\n")
@@ -103,6 +117,57 @@ tl = " | ".join(f"{torch_gbs(s):,.0f} GB/s" if torch_gbs(s) else "-" for s in sh
 w(f"| | PyTorch `b.copy_(a.t())` | {tl} |")
 w(f"\nPercentages are of `cuMemcpyDtoD` of 1 GiB ({report['roofs']['copy_gb_per_s']:,.0f} GB/s), timed the same way "
   "in the same run.\n")
+
+
+# ---- every GPU: the first run and each further one ---------------------------
+def gpu_figures(folder):
+    """One run folder's figures for the "Every GPU" table: its GPU's name,
+    its report's rows and shapes, its PyTorch peers, its `cuMemcpyDtoD` of 1
+    GiB and its DRAM spec (GB/s; None where the report lacks it)."""
+    rep, shp, rows, peers = measured(folder)
+    return {"folder": folder, "gpu": gpu_name(folder), "shapes": shp, "by": rows, "torch": peers,
+            "roof": rep["roofs"]["copy_gb_per_s"], "spec": dram_spec(folder)}
+
+
+def of_roof(g, k, s):
+    """Kernel k's share of its GPU's `cuMemcpyDtoD` at shape s, in %."""
+    return 100 * g["by"][(k, s)]["gb_per_s"] / g["roof"]
+
+
+if others:
+    GPUS = [gpu_figures(f) for f in [run] + others]
+    shared = [s for s in shapes if all(s in g["shapes"] for g in GPUS)]
+    if not shared:
+        raise SystemExit("transpose.py: the runs share no shape")
+    w("## Every GPU\n")
+    w("Each GPU's figures come from one device call (its run folder: " + ", ".join(run_link(g["folder"]) for g in GPUS)
+      + "), PyTorch in the same call, at the shapes every run measured. Cells: GB/s (the report's median), % of that "
+      "GPU's `cuMemcpyDtoD` of 1 GiB, and % of its DRAM spec where the run's report has the figure.\n")
+    gpu_table(w, ["shape", "kernel"], [g["gpu"] for g in GPUS])
+    w("| 1 GiB | `cuMemcpyDtoD` (the roof) | " + " | ".join(share(g["roof"], g["roof"], g["spec"]) for g in GPUS) + " |")
+    for s in shared:
+        for k, label in [("copy kernel", "our copy kernel")] + [(n, f"`{n}`") for n in NAMES]:
+            w(f"| {s[0]}x{s[1]} | {label} | " + " | ".join(
+                share(g["by"][(k, s)]["gb_per_s"], g["roof"], g["spec"]) if (k, s) in g["by"] else "-" for g in GPUS) + " |")
+        if any(torch_gbs(s, g["torch"]) for g in GPUS):
+            w(f"| {s[0]}x{s[1]} | PyTorch `b.copy_(a.t())` | " + " | ".join(
+                share(torch_gbs(s, g["torch"]), g["roof"], g["spec"]) if torch_gbs(s, g["torch"]) else "-" for g in GPUS)
+              + " |")
+    w("")
+    first, big = GPUS[0], max(shared, key=lambda s: s[0] * s[1])
+    for g in GPUS[1:]:
+        both = [(k, s) for s in shared for k in NAMES if (k, s) in g["by"] and (k, s) in first["by"]]
+        best = max((k for k, s in both if s == big), key=lambda k: g["by"][(k, big)]["gb_per_s"])
+        apart = max(both, key=lambda ks: abs(of_roof(g, *ks) - of_roof(first, *ks)))
+        t = torch_gbs(big, g["torch"])
+        w(f"On the {g['gpu']} `cuMemcpyDtoD` moves {g['roof']:,.0f} GB/s, {g['roof'] / first['roof']:.2f}x the "
+          f"{first['gpu']}'s" + (f" ({100 * g['roof'] / g['spec']:.1f}% of its DRAM spec)" if g["spec"] else "")
+          + f". At {big[0]}x{big[1]} `{best}` is its fastest step, at {of_roof(g, best, big):.1f}% of that copy "
+          f"(the {first['gpu']}: {of_roof(first, best, big):.1f}%)"
+          + (f", {g['by'][(best, big)]['gb_per_s'] / t:.2f}x PyTorch" if t else "")
+          + f"; `{NAMES[0]}` reaches {of_roof(g, NAMES[0], big):.1f}% ({of_roof(first, NAMES[0], big):.1f}%). Each "
+          f"step's share of its GPU's copy is within {abs(of_roof(g, *apart) - of_roof(first, *apart)):.1f} points of "
+          f"the {first['gpu']}'s (the widest gap: `{apart[0]}` at {apart[1][0]}x{apart[1][1]}).\n")
 
 w("## Criterion (`cargo bench --bench transpose`, GPU time from CUDA events, median)\n")
 groups = sorted({k.split("/")[0] for k in crit if k.startswith("transpose_") and "launches" not in k},
