@@ -63,20 +63,9 @@ pub(crate) unsafe fn load_a<C: ThreadCtx>(
     fast: bool,
 ) -> F4 {
     let (r, c) = (t.m0 + f / (bk / 4), k0 + 4 * (f % (bk / 4)));
-    if fast {
-        // SAFETY: the whole tile is inside A; k % 4 == 0, c % 4 == 0 and an
-        // aligned base keep the address 16-byte aligned.
-        unsafe { a.load_as::<F4>(r * t.k + c) }
-    } else {
-        let mut v = F4::ZERO;
-        unroll!(q < 4, [0, 1, 2, 3], {
-            if r < t.m && c + q < t.k {
-                // SAFETY: checked just above.
-                v.0[q] = unsafe { a.load(r * t.k + c + q) };
-            }
-        });
-        v
-    }
+    // SAFETY: `fast`: the whole tile is inside A; k % 4 == 0, c % 4 == 0
+    // and an aligned base keep the address 16-byte aligned.
+    unsafe { load_vec(a, (t.m, t.k), t.k, r, c, fast) }
 }
 
 /// Stores what [`load_a`] read for vector `f` into the transposed tile:
@@ -108,16 +97,38 @@ pub(crate) unsafe fn load_b<C: ThreadCtx>(
     fast: bool,
 ) -> F4 {
     let (r, c) = (k0 + f / (bn / 4), t.n0 + 4 * (f % (bn / 4)));
+    // SAFETY: `fast`: the whole tile is inside B; n % 4 == 0 and an aligned
+    // base keep the address 16-byte aligned.
+    unsafe { load_vec(b, (t.k, t.n), t.n, r, c, fast) }
+}
+
+/// Four floats of row `r` of a row-major matrix with rows of `stride`
+/// floats, from column `c`: one 16-byte load when `fast`, else loads checked
+/// against `rows` rows and `cols` columns (the matrix, or the part of it a
+/// tile may read), zero outside.
+///
+/// # Safety
+/// `x` holds `rows` rows of `stride` floats, `cols <= stride`; when `fast`,
+/// the four are inside and 16-byte aligned.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn load_vec<C: ThreadCtx>(
+    x: Global<'_, C, f32>,
+    (rows, cols): (usize, usize),
+    stride: usize,
+    r: usize,
+    c: usize,
+    fast: bool,
+) -> F4 {
     if fast {
-        // SAFETY: the whole tile is inside B; n % 4 == 0 and an aligned base
-        // keep the address 16-byte aligned.
-        unsafe { b.load_as::<F4>(r * t.n + c) }
+        // SAFETY: the caller's contract.
+        unsafe { x.load_as::<F4>(r * stride + c) }
     } else {
         let mut v = F4::ZERO;
         unroll!(q < 4, [0, 1, 2, 3], {
-            if r < t.k && c + q < t.n {
+            if r < rows && c + q < cols {
                 // SAFETY: checked just above.
-                v.0[q] = unsafe { b.load(r * t.n + c + q) };
+                v.0[q] = unsafe { x.load(r * stride + c + q) };
             }
         });
         v
@@ -182,14 +193,8 @@ pub(crate) unsafe fn load_a_first<C: ThreadCtx>(
     f: usize,
 ) -> F4 {
     let (r, c) = (t.m0 + f / (bk / 4), 4 * (f % (bk / 4)));
-    let mut v = F4::ZERO;
-    unroll!(q < 4, [0, 1, 2, 3], {
-        if r < t.m && c + q < kw {
-            // SAFETY: r < m and c + q < kw <= k: inside A.
-            v.0[q] = unsafe { a.load(r * t.k + c + q) };
-        }
-    });
-    v
+    // SAFETY: checked: r < m and c + q < kw <= k, inside A.
+    unsafe { load_vec(a, (t.m, kw), t.k, r, c, false) }
 }
 
 /// [`load_a_first`] for `B`: rows `0..kw`, columns inside `N`.
@@ -205,14 +210,8 @@ pub(crate) unsafe fn load_b_first<C: ThreadCtx>(
     f: usize,
 ) -> F4 {
     let (r, c) = (f / (bn / 4), t.n0 + 4 * (f % (bn / 4)));
-    let mut v = F4::ZERO;
-    unroll!(q < 4, [0, 1, 2, 3], {
-        if r < kw && c + q < t.n {
-            // SAFETY: r < kw <= k and c + q < n: inside B.
-            v.0[q] = unsafe { b.load(r * t.n + c + q) };
-        }
-    });
-    v
+    // SAFETY: checked: r < kw <= k and c + q < n, inside B.
+    unsafe { load_vec(b, (kw, t.n), t.n, r, c, false) }
 }
 
 /// Vector `f` of the `A` tile at `k0`, a tile whole in `K` (`k0 + bk <= k`),
