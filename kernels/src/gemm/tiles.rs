@@ -12,7 +12,7 @@
 //!   consecutive rows are adjacent and 4 of them are one 16-byte load;
 //! - the `B` tile is stored as in global memory, `Bs[k][n]`, row stride `BN`.
 
-use super::{F4, Problem, store_c_at, store_c4_at};
+use super::{F4, Problem, aligned16, store_c_at, store_c4_at};
 use crate::ThreadCtx;
 use crate::mem::{Global, GlobalMut, Shared};
 
@@ -33,6 +33,27 @@ pub(crate) struct TileCtx {
 }
 
 impl TileCtx {
+    /// The context of this block, whose `C` tile is `bm x bn` (one block
+    /// per tile, `x` along `N`), with the views `a`, `b`, `c` of problem `p`.
+    #[inline(always)]
+    pub fn new<C: ThreadCtx>(
+        ctx: &C,
+        p: &Problem,
+        (bm, bn): (usize, usize),
+        (a, b, c): (Global<'_, C, f32>, Global<'_, C, f32>, GlobalMut<'_, C, f32>),
+    ) -> TileCtx {
+        let blk = ctx.block_idx();
+        TileCtx {
+            m: p.m as usize,
+            n: p.n as usize,
+            k: p.k as usize,
+            m0: blk.y as usize * bm,
+            n0: blk.x as usize * bn,
+            a_vec: p.k.is_multiple_of(4) && aligned16(a.as_ptr(), a.as_ptr(), a.as_ptr()),
+            bc_vec: p.n.is_multiple_of(4) && aligned16(b.as_ptr(), b.as_ptr(), c.as_ptr()),
+        }
+    }
+
     /// Whether every tile of this block, for every `k0`, takes the vector
     /// paths without checks: the block's `C` tile is inside `C`, `K` is a
     /// multiple of the tile depth, and all rows are vector-readable.
