@@ -5,27 +5,16 @@ use crate::mem::Strided;
 use crate::vector::F4;
 use crate::{LaunchDims, ThreadCtx};
 
-use crate::registry::Step;
+use crate::registry::{Step, utilities};
 
 /// This module's entries of the registry.
-pub const STEPS: &[Step] = &[
-    Step::utility([
-        "copy",
-        "copy",
-        "copy_f32",
-        "copy.rs",
-        "our own device-to-device copy: 16-byte accesses, grid-stride, sized to the SMs; the roof a transpose is measured against, beside `cuMemcpyDtoD`",
-        "copy_dims(len, sm_count)",
-    ]),
-    Step::utility([
-        "copy",
-        "copy_strided",
-        "copy_strided_f32",
-        "copy.rs",
-        "one strided vector (a column) into another: one launch per column is how not to transpose",
-        "copy_strided_dims(len)",
-    ]),
-];
+pub const STEPS: &[Step] = utilities! {
+    op: "copy";
+    /// our own device-to-device copy: 16-byte accesses, grid-stride, sized to the SMs; the roof a transpose is measured against, beside `cuMemcpyDtoD`
+    copy => "copy_f32" in "copy.rs", geometry "copy_dims(len, sm_count)";
+    /// one strided vector (a column) into another: one launch per column is how not to transpose
+    copy_strided => "copy_strided_f32" in "copy.rs", geometry "copy_strided_dims(len)";
+};
 
 /// Threads per block of both copy kernels.
 pub const COPY_BLOCK: u32 = 256;

@@ -24,31 +24,32 @@ macro_rules! accumulators {
     };
 }
 
+/// The [`ThreadCtx`] methods that read a triple of PTX special registers
+/// (`%tid`, `%ctaid`, `%ntid`, `%nctaid`) as a [`Dim3`]: `method: x, y, z;`
+/// with the `core::arch::nvptx` intrinsic of each register.
+macro_rules! special_registers {
+    ($($method:ident: $x:ident, $y:ident, $z:ident;)*) => {
+        $(
+            #[inline(always)]
+            fn $method(&self) -> Dim3 {
+                // SAFETY: reading special registers has no preconditions.
+                unsafe { Dim3::new(nvptx::$x(), nvptx::$y(), nvptx::$z()) }
+            }
+        )*
+    };
+}
+
 unsafe extern "C" {
     #[link_name = "llvm.nvvm.shfl.sync.bfly.f32"]
     fn shfl_sync_bfly_f32(member_mask: u32, value: f32, lane_mask: u32, clamp: u32) -> f32;
 }
 
 impl ThreadCtx for Gpu {
-    #[inline(always)]
-    fn thread_idx(&self) -> Dim3 {
-        // SAFETY: reading special registers has no preconditions.
-        unsafe { Dim3::new(nvptx::_thread_idx_x(), nvptx::_thread_idx_y(), nvptx::_thread_idx_z()) }
-    }
-    #[inline(always)]
-    fn block_idx(&self) -> Dim3 {
-        // SAFETY: as above.
-        unsafe { Dim3::new(nvptx::_block_idx_x(), nvptx::_block_idx_y(), nvptx::_block_idx_z()) }
-    }
-    #[inline(always)]
-    fn block_dim(&self) -> Dim3 {
-        // SAFETY: as above.
-        unsafe { Dim3::new(nvptx::_block_dim_x(), nvptx::_block_dim_y(), nvptx::_block_dim_z()) }
-    }
-    #[inline(always)]
-    fn grid_dim(&self) -> Dim3 {
-        // SAFETY: as above.
-        unsafe { Dim3::new(nvptx::_grid_dim_x(), nvptx::_grid_dim_y(), nvptx::_grid_dim_z()) }
+    special_registers! {
+        thread_idx: _thread_idx_x, _thread_idx_y, _thread_idx_z;
+        block_idx: _block_idx_x, _block_idx_y, _block_idx_z;
+        block_dim: _block_dim_x, _block_dim_y, _block_dim_z;
+        grid_dim: _grid_dim_x, _grid_dim_y, _grid_dim_z;
     }
     #[inline(always)]
     fn sync_threads(&self) {

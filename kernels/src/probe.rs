@@ -3,40 +3,22 @@
 
 use crate::{LaunchDims, ThreadCtx};
 
-use crate::registry::Step;
+use crate::registry::{Step, utilities};
 
 /// This module's entries of the registry.
-pub const STEPS: &[Step] = &[
-    Step::utility([
-        "probe",
-        "increment",
-        "probe_increment",
-        "probe.rs",
-        "launch overhead: one tiny launch, almost no work",
-        "increment_dims(len)",
-    ]),
-    Step::utility([
-        "probe",
-        "fma_peak",
-        "probe_fma_peak",
-        "probe.rs",
-        "the FP32 roof: independent FMA chains, no memory traffic",
-        "fma_peak_dims(blocks)",
-    ]),
+pub const STEPS: &[Step] = utilities! {
+    op: "probe";
+    /// launch overhead: one tiny launch, almost no work
+    increment => "probe_increment" in "probe.rs", geometry "increment_dims(len)";
+    /// the FP32 roof: independent FMA chains, no memory traffic
+    fma_peak => "probe_fma_peak" in "probe.rs", geometry "fma_peak_dims(blocks)";
+    /// the TF32 tensor-core roof: back-to-back wgmma m64n256k8 from shared memory, no global traffic
     // `wgmma` exists on sm_90a alone: only that module has this entry.
-    Step {
-        needs: Some("sm_90a"),
+    tf32_peak => "probe_tf32_peak" in "probe.rs", geometry "tf32_peak_dims(blocks)" {
+        needs: "sm_90a",
         opt_in_shared: true,
-        ..Step::utility([
-            "probe",
-            "tf32_peak",
-            "probe_tf32_peak",
-            "probe.rs",
-            "the TF32 tensor-core roof: back-to-back wgmma m64n256k8 from shared memory, no global traffic",
-            "tf32_peak_dims(blocks)",
-        ])
-    },
-];
+    };
+};
 
 /// Threads per block of both probes.
 pub const PROBE_BLOCK: u32 = 256;

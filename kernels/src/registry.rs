@@ -93,24 +93,6 @@ impl core::fmt::Debug for StepGeometry {
 }
 
 impl Step {
-    /// A kernel outside the ladders (copies, probes), written
-    /// `[op, name, entry, file, idea, geometry]`: no step number, in every
-    /// module.
-    pub const fn utility([op, name, entry, file, idea, geometry]: [&'static str; 6]) -> Step {
-        Step {
-            op,
-            step: "-",
-            name,
-            entry,
-            body: name,
-            file,
-            idea,
-            geometry: StepGeometry::Words(geometry),
-            needs: None,
-            opt_in_shared: false,
-        }
-    }
-
     /// Whether the module built for `module` (`"sm_90"`, `"sm_90a"`, ..)
     /// has this kernel.
     pub fn in_module(&self, module: &str) -> bool {
@@ -128,6 +110,53 @@ pub(crate) const fn entries<const N: usize>(steps: &[Step; N]) -> [&'static str;
     }
     names
 }
+
+/// The [`Step`] table of kernels outside the ladders (copies, probes, the
+/// GEMM's passes), written as a ladder's list is: one line per kernel under
+/// a one-line doc comment that is its idea.
+///
+/// ```text
+/// pub const STEPS: &[Step] = utilities! {
+///     op: "probe";
+///     /// launch overhead: one tiny launch, almost no work
+///     increment => "probe_increment" in "probe.rs", geometry "increment_dims(len)";
+/// };
+/// ```
+///
+/// `increment` is the kernel's name and body, `"probe_increment"` its
+/// `.entry`, the file is relative to `kernels/src/`, and the geometry is the
+/// function that computes it, in words. A utility has no step number (`"-"`)
+/// and is in every module, unless braces after it say otherwise, in this
+/// order, each optional: `{ needs: "sm_90a", opt_in_shared: true, }`.
+macro_rules! utilities {
+    (
+        op: $op:literal;
+        $(
+            #[doc = $idea:literal]
+            $name:ident => $entry:literal in $file:literal, geometry $geometry:literal
+            $({
+                $(needs: $needs:literal,)?
+                $(opt_in_shared: $opt_in:literal,)?
+            })?;
+        )*
+    ) => {
+        &[$(
+            $crate::registry::Step {
+                op: $op,
+                step: "-",
+                name: stringify!($name),
+                entry: $entry,
+                body: stringify!($name),
+                file: $file,
+                idea: $idea.trim_ascii(),
+                geometry: $crate::registry::StepGeometry::Words($geometry),
+                needs: $crate::registry::ladder!(@needs $($($needs)?)?),
+                opt_in_shared: $crate::registry::ladder!(@or [$($($opt_in)?)?] false),
+            }
+        ),*]
+    };
+}
+pub(crate) use utilities;
 
 /// The kernels' side of an op's registry list (see the module docs): the
 /// enum, its tables, its dispatch, each step's module, and one `.entry`

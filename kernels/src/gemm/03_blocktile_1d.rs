@@ -15,7 +15,7 @@
 //! cheap in bandwidth, but registers and issue slots); step 4 blocks in both
 //! dimensions.
 
-use super::{Problem, store_c_at};
+use super::{Problem, load_or_zero, shared_tiles, store_c_at};
 use crate::ThreadCtx;
 use crate::math::fma;
 
@@ -58,11 +58,9 @@ pub unsafe fn blocktile_1d<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
     const BK: usize = BT1_BK as usize;
     const TM: usize = BT1_TM as usize;
     let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
-    let smem = ctx.shared::<f32>(BM * BK + BK * BN);
-    // SAFETY: the launch gives BM*BK + BK*BN floats: As[BM][BK], then Bs[BK][BN].
-    let (a_tile, b_tile) = unsafe { (smem.at(0, BM * BK), smem.at(BM * BK, BK * BN)) };
-    let tid = ctx.thread_idx().x as usize;
-    let blk = ctx.block_idx();
+    // As[BM][BK], then Bs[BK][BN].
+    let (a_tile, b_tile) = shared_tiles::<C, f32>(ctx, BM * BK, BK * BN);
+    let (tid, blk) = (ctx.thread_idx().x as usize, ctx.block_idx());
     let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
     let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
     let (col, row) = (tid % BN, (tid / BN) * TM); // this thread's outputs, tile-local
@@ -78,9 +76,9 @@ pub unsafe fn blocktile_1d<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
         // SAFETY: each load is in bounds (full tile, or checked); the tile
         // indices are < BM*BK and < BK*BN.
         unsafe {
-            let x = if full || (ar < m && ac < k) { a.load(ar * k + ac) } else { 0.0 };
+            let x = load_or_zero(a, (m, k), (ar, ac), full);
             a_tile.store(a_r * BK + a_c, x);
-            let y = if full || (br < k && bc < n) { b.load(br * n + bc) } else { 0.0 };
+            let y = load_or_zero(b, (k, n), (br, bc), full);
             b_tile.store(b_r * BN + b_c, y);
         }
         ctx.sync_threads();

@@ -20,31 +20,31 @@
 //! of a warp are 32 bytes apart: ncu counts 2 extra wavefronts per shared
 //! load request.
 
-use super::{Problem, store_c_at};
+use super::{Problem, load_or_zero, shared_tiles, store_c_at};
 use crate::ThreadCtx;
 use crate::math::fma;
 
 use super::{Dim3, Geometry, Precision};
 
-/// How this step is launched: `launch_dims` reads it.
+/// How this step (and step 5) is launched: `launch_dims` reads it.
 pub const GEOMETRY: Geometry =
-    Geometry::of(Precision::Fp32, (BT2_BM, BT2_BN), Dim3::xy(BT2_THREADS, 1), BT2_BM * BT2_BK + BT2_BK * BT2_BN);
+    Geometry::of(Precision::Fp32, (BM as u32, BN as u32), Dim3::xy(THREADS as u32, 1), (BM * BK + BK * BN) as u32);
 
 /// Rows of the `C` tile per block (steps 4 and 5).
-pub const BT2_BM: u32 = 128;
+pub(super) const BM: usize = 128;
 /// Columns of the `C` tile per block (steps 4 and 5).
-pub const BT2_BN: u32 = 128;
+pub(super) const BN: usize = 128;
 /// Depth of the staged tiles (steps 4 and 5).
-pub const BT2_BK: u32 = 8;
+pub(super) const BK: usize = 8;
 /// Rows of `C` per thread.
-pub const BT2_TM: u32 = 8;
+pub(super) const TM: usize = 8;
 /// Columns of `C` per thread.
-pub const BT2_TN: u32 = 8;
+pub(super) const TN: usize = 8;
 /// Threads per block.
-pub const BT2_THREADS: u32 = (BT2_BM / BT2_TM) * (BT2_BN / BT2_TN);
+pub(super) const THREADS: usize = (BM / TM) * (BN / TN);
 
-const _: () = assert!(BT2_BK <= 8 && BT2_TM <= 8 && BT2_TN <= 8); // the unroll! lists
-const _: () = assert!((BT2_BM * BT2_BK).is_multiple_of(BT2_THREADS) && (BT2_BK * BT2_BN).is_multiple_of(BT2_THREADS));
+const _: () = assert!(BK <= 8 && TM <= 8 && TN <= 8); // the unroll! lists
+const _: () = assert!((BM * BK).is_multiple_of(THREADS) && (BK * BN).is_multiple_of(THREADS));
 
 /// `C = alpha * A * B + beta * C` with a 128x128 block tile and an 8x8
 /// register tile per thread.
@@ -64,18 +64,10 @@ const _: () = assert!((BT2_BM * BT2_BK).is_multiple_of(BT2_THREADS) && (BT2_BK *
 /// As [`super::naive`].
 #[inline(always)]
 pub unsafe fn blocktile_2d<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
-    const BM: usize = BT2_BM as usize;
-    const BN: usize = BT2_BN as usize;
-    const BK: usize = BT2_BK as usize;
-    const TM: usize = BT2_TM as usize;
-    const TN: usize = BT2_TN as usize;
-    const THREADS: usize = BT2_THREADS as usize;
     let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
-    let smem = ctx.shared::<f32>(BM * BK + BK * BN);
-    // SAFETY: the launch gives BM*BK + BK*BN floats: As[BM][BK], then Bs[BK][BN].
-    let (a_tile, b_tile) = unsafe { (smem.at(0, BM * BK), smem.at(BM * BK, BK * BN)) };
-    let tid = ctx.thread_idx().x as usize;
-    let blk = ctx.block_idx();
+    // As[BM][BK], then Bs[BK][BN].
+    let (a_tile, b_tile) = shared_tiles::<C, f32>(ctx, BM * BK, BK * BN);
+    let (tid, blk) = (ctx.thread_idx().x as usize, ctx.block_idx());
     let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
     let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
     let (row, col) = ((tid / (BN / TN)) * TM, (tid % (BN / TN)) * TN);
@@ -87,21 +79,17 @@ pub unsafe fn blocktile_2d<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
         let full = inside_mn && k0 + BK <= k;
         for i in 0..BM * BK / THREADS {
             let e = tid + i * THREADS;
-            let (r, cc) = (m0 + e / BK, k0 + e % BK);
             // SAFETY: in bounds (full tile, or checked); e < BM*BK.
-            unsafe {
-                let x = if full || (r < m && cc < k) { a.load(r * k + cc) } else { 0.0 };
-                a_tile.store(e, x);
-            }
+            let x = unsafe { load_or_zero(a, (m, k), (m0 + e / BK, k0 + e % BK), full) };
+            // SAFETY: as above.
+            unsafe { a_tile.store(e, x) };
         }
         for i in 0..BK * BN / THREADS {
             let e = tid + i * THREADS;
-            let (r, cc) = (k0 + e / BN, n0 + e % BN);
             // SAFETY: in bounds (full tile, or checked); e < BK*BN.
-            unsafe {
-                let y = if full || (r < k && cc < n) { b.load(r * n + cc) } else { 0.0 };
-                b_tile.store(e, y);
-            }
+            let y = unsafe { load_or_zero(b, (k, n), (k0 + e / BN, n0 + e % BN), full) };
+            // SAFETY: as above.
+            unsafe { b_tile.store(e, y) };
         }
         ctx.sync_threads();
         unroll!(kk < BK, [0, 1, 2, 3, 4, 5, 6, 7], {

@@ -24,17 +24,16 @@
 //! The vector paths need `K % 4 == 0`, `N % 4 == 0` and aligned buffers;
 //! otherwise, and on edge tiles, loads are scalar with bounds checks.
 
-use super::blocktile_2d::{BT2_BK, BT2_BM, BT2_BN, BT2_THREADS, BT2_TM, BT2_TN};
+use super::blocktile_2d::{BK, BM, BN, THREADS, TM, TN};
 use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b};
-use super::{F4, Problem, aligned16, store_c_at, store_c4_at};
+use super::{F4, Problem, shared_tiles, store_c_at, store_c4_at};
 use crate::ThreadCtx;
 use crate::math::fma;
 
-use super::{Dim3, Geometry, Precision};
+use super::Geometry;
 
-/// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry =
-    Geometry::of(Precision::Fp32, (BT2_BM, BT2_BN), Dim3::xy(BT2_THREADS, 1), BT2_BM * BT2_BK + BT2_BK * BT2_BN);
+/// How this step is launched: step 4's tiles and threads.
+pub const GEOMETRY: Geometry = super::blocktile_2d::GEOMETRY;
 
 /// `C = alpha * A * B + beta * C` with step 4's tiles and 16-byte accesses.
 ///
@@ -51,29 +50,12 @@ pub const GEOMETRY: Geometry =
 /// As [`super::naive`].
 #[inline(always)]
 pub unsafe fn vectorized<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
-    const BM: usize = BT2_BM as usize;
-    const BN: usize = BT2_BN as usize;
-    const BK: usize = BT2_BK as usize;
-    const TM: usize = BT2_TM as usize;
-    const TN: usize = BT2_TN as usize;
-    const THREADS: usize = BT2_THREADS as usize;
     let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
-    // As F4, for the 16-byte alignment of the vector accesses.
-    let smem = ctx.shared::<F4>((BK * BM + BK * BN) / 4).cast::<f32>(BK * BM + BK * BN);
-    // SAFETY: the launch gives BK*BM + BK*BN floats: As[BK][BM] (transposed),
-    // then Bs[BK][BN]; BK*BM is a multiple of 4.
-    let (a_tile, b_tile) = unsafe { (smem.at(0, BK * BM), smem.at(BK * BM, BK * BN)) };
+    // As[BK][BM] (transposed), then Bs[BK][BN], aligned for the vector
+    // accesses (as F4).
+    let (a_tile, b_tile) = shared_tiles::<C, F4>(ctx, BK * BM, BK * BN);
     let tid = ctx.thread_idx().x as usize;
-    let blk = ctx.block_idx();
-    let t = TileCtx {
-        m: p.m as usize,
-        n: p.n as usize,
-        k: p.k as usize,
-        m0: blk.y as usize * BM,
-        n0: blk.x as usize * BN,
-        a_vec: p.k.is_multiple_of(4) && aligned16(a.as_ptr(), a.as_ptr(), a.as_ptr()),
-        bc_vec: p.n.is_multiple_of(4) && aligned16(b.as_ptr(), b.as_ptr(), c.as_ptr()),
-    };
+    let t = TileCtx::new(ctx, &p, (BM, BN), (a, b, c));
     let (row, col) = ((tid / (BN / TN)) * TM, (tid % (BN / TN)) * TN);
 
     let mut acc = [[0.0f32; TN]; TM];

@@ -22,10 +22,10 @@
 //! blocks on the SM can fill the gap. Step 7 overlaps the two.
 
 use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b, store_fragment};
-use super::{F4, Problem, aligned16};
+use super::{F4, Problem, shared_tiles};
 use crate::ThreadCtx;
 use crate::math::fma;
-use crate::mem::{Global, GlobalMut, Shared};
+use crate::mem::{GlobalMut, Shared};
 
 use super::{Dim3, Geometry, Precision};
 
@@ -223,28 +223,6 @@ pub(crate) unsafe fn store_acc<C: ThreadCtx, const MI: usize, const NI: usize, c
     });
 }
 
-/// The block's tile context for geometry `g`.
-#[inline(always)]
-pub(crate) fn tile_ctx<C: ThreadCtx>(
-    ctx: &C,
-    g: &WarpTiling,
-    a: Global<'_, C, f32>,
-    b: Global<'_, C, f32>,
-    c: GlobalMut<'_, C, f32>,
-    p: &Problem,
-) -> TileCtx {
-    let blk = ctx.block_idx();
-    TileCtx {
-        m: p.m as usize,
-        n: p.n as usize,
-        k: p.k as usize,
-        m0: blk.y as usize * g.bm as usize,
-        n0: blk.x as usize * g.bn as usize,
-        a_vec: p.k.is_multiple_of(4) && aligned16(a.as_ptr(), a.as_ptr(), a.as_ptr()),
-        bc_vec: p.n.is_multiple_of(4) && aligned16(b.as_ptr(), b.as_ptr(), c.as_ptr()),
-    }
-}
-
 /// Step 6 with the geometry `g` (`MI`, `NI` must equal `g.mi`, `g.ni`).
 ///
 /// # Safety
@@ -254,21 +232,17 @@ pub(crate) fn tile_ctx<C: ThreadCtx>(
 pub unsafe fn warptile_with<C: ThreadCtx, const MI: usize, const NI: usize>(
     ctx: &C,
     g: WarpTiling,
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
+    (a, b, c): (*const f32, *const f32, *mut f32),
     p: Problem,
 ) {
     debug_assert!(g.is_valid() && g.mi as usize == MI && g.ni as usize == NI);
     let (bm, bn, bk, threads) = (g.bm as usize, g.bn as usize, g.bk as usize, g.threads() as usize);
     let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
-    let a_floats = bk * g.a_stride() as usize;
-    // As F4, for the 16-byte alignment of the vector accesses.
-    let smem = ctx.shared::<F4>(g.shared_floats() / 4).cast::<f32>(g.shared_floats());
-    // SAFETY: the B tile follows the A tile; bk * a_stride is a multiple of 4.
-    let (a_tile, b_tile) = unsafe { (smem.at(0, a_floats), smem.at(a_floats, bk * bn)) };
+    // The transposed A tile (rows of a_stride, a multiple of 4), then the
+    // B tile, aligned for the vector accesses (as F4).
+    let (a_tile, b_tile) = shared_tiles::<C, F4>(ctx, bk * g.a_stride() as usize, bk * bn);
     let tid = ctx.thread_idx().x as usize;
-    let t = tile_ctx(ctx, &g, a, b, c, &p);
+    let t = TileCtx::new(ctx, &p, (bm, bn), (a, b, c));
     let (row, col) = thread_origin(&g, tid);
 
     let mut acc: Acc<MI, NI> = [[[[0.0; 4]; NI]; 4]; MI];
@@ -312,5 +286,5 @@ pub unsafe fn warptile_with<C: ThreadCtx, const MI: usize, const NI: usize>(
 #[inline(always)]
 pub unsafe fn warptile<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     // SAFETY: forwarded; the launch uses WT.
-    unsafe { warptile_with::<C, { WT.mi as usize }, { WT.ni as usize }>(ctx, WT, a, b, c, p) }
+    unsafe { warptile_with::<C, { WT.mi as usize }, { WT.ni as usize }>(ctx, WT, (a, b, c), p) }
 }

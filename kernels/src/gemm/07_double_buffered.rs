@@ -40,7 +40,7 @@
 use super::tiles::{
     TileCtx, load_a, load_a_clamped, load_a_first, load_b, load_b_clamped, load_b_first, realign_b, stage_a, stage_b,
 };
-use super::warptile::{Acc, WarpTiling, compute_tile, store_acc, thread_origin, tile_ctx};
+use super::warptile::{Acc, WarpTiling, compute_tile, store_acc, thread_origin};
 use super::{F4, Problem};
 use crate::ThreadCtx;
 use crate::mem::{Global, GlobalMut, Shared};
@@ -70,15 +70,13 @@ const _: () = assert!(DB.is_valid());
 pub unsafe fn double_buffered_with<C: ThreadCtx, const MI: usize, const NI: usize, const NA: usize, const NB: usize>(
     ctx: &C,
     g: WarpTiling,
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
+    (a, b, c): (*const f32, *const f32, *mut f32),
     p: Problem,
 ) {
     debug_assert!(g.is_valid() && g.mi as usize == MI && g.ni as usize == NI);
     debug_assert!(g.a_vectors() as usize == NA && g.b_vectors() as usize == NB);
     let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
-    let t = tile_ctx(ctx, &g, a, b, c, &p);
+    let t = TileCtx::new(ctx, &p, (g.bm as usize, g.bn as usize), (a, b, c));
     // SAFETY (all three): forwarded. Interior blocks (the whole grid when
     // M, N and K are multiples of the tile) run a copy of the loop compiled
     // without any bounds handling; edge blocks one with clamped loads; the
@@ -201,27 +199,17 @@ unsafe fn load_tiles<C: ThreadCtx, const NA: usize, const NB: usize, const MODE:
     (sa, sb): (&mut [F4; NA], &mut [F4; NB]),
 ) {
     let (bn, bk, threads) = (g.bn as usize, g.bk as usize, g.threads() as usize);
+    // Interior and checked tiles differ in load_a's and load_b's `fast` alone.
+    let fast = MODE == INTERIOR;
     unroll!(i < g.a_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
         let f = tid + i * threads;
         // SAFETY: f < bm*bk/4; inside A (interior), clamped inside it (edge) or checked.
-        sa[i] = unsafe {
-            match MODE {
-                INTERIOR => load_a(a, t, k0, bk, f, true),
-                EDGE => load_a_clamped(a, t, k0, bk, f),
-                _ => load_a(a, t, k0, bk, f, false),
-            }
-        };
+        sa[i] = unsafe { if MODE == EDGE { load_a_clamped(a, t, k0, bk, f) } else { load_a(a, t, k0, bk, f, fast) } };
     });
     unroll!(i < g.b_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
         let f = tid + i * threads;
         // SAFETY: f < bk*bn/4; inside B (interior), clamped inside it (edge, n >= 4) or checked.
-        sb[i] = unsafe {
-            match MODE {
-                INTERIOR => load_b(b, t, k0, bn, f, true),
-                EDGE => load_b_clamped(b, t, k0, bn, f),
-                _ => load_b(b, t, k0, bn, f, false),
-            }
-        };
+        sb[i] = unsafe { if MODE == EDGE { load_b_clamped(b, t, k0, bn, f) } else { load_b(b, t, k0, bn, f, fast) } };
     });
 }
 
@@ -305,6 +293,6 @@ pub unsafe fn double_buffered<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f3
             { DB.ni as usize },
             { DB.a_vectors() as usize },
             { DB.b_vectors() as usize },
-        >(ctx, DB, a, b, c, p)
+        >(ctx, DB, (a, b, c), p)
     }
 }

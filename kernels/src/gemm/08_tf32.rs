@@ -33,7 +33,7 @@
 //! instead of 64 warp barriers per MMA).
 
 use super::tiles::{TileCtx, a_fast, b_fast, load_a, load_b, stage_a, stage_b};
-use super::{F4, Problem, aligned16, store_c_at};
+use super::{F4, Problem, store_c_at};
 use crate::ThreadCtx;
 use crate::mem::Shared;
 
@@ -202,24 +202,17 @@ pub unsafe fn tf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut 
     // As F4, for the 16-byte alignment of the vector stores.
     let smem = ctx.shared::<F4>(TF32_SHARED_FLOATS / 4).cast::<f32>(TF32_SHARED_FLOATS);
     let tid = ctx.thread_idx().x as usize;
-    let blk = ctx.block_idx();
-    let t = TileCtx {
-        m: p.m as usize,
-        n: p.n as usize,
-        k: p.k as usize,
-        m0: blk.y as usize * BM,
-        n0: blk.x as usize * BN,
-        a_vec: p.k.is_multiple_of(4) && aligned16(a.as_ptr(), a.as_ptr(), a.as_ptr()),
-        bc_vec: p.n.is_multiple_of(4) && aligned16(b.as_ptr(), b.as_ptr(), c.as_ptr()),
-    };
+    let t = TileCtx::new(ctx, &p, (BM, BN), (a, b, c));
     let (warp, lane) = (tid / 32, tid % 32);
     let (grp, tig) = (lane / 4, lane % 4); // for the epilogue
     let (wm0, wn0) = ((warp / (BN / WN)) * WM, (warp % (BN / WN)) * WN);
     let tile_floats = BK * STRIDE;
     let tiles = t.k.div_ceil(BK);
 
-    let load = |k0: usize, sa: &mut [F4; NA], sb: &mut [F4; NB]| {
+    // The tiles at k0, into this thread's staging registers.
+    let load = |k0: usize| {
         let (fa, fb) = (a_fast(&t, BM, k0, BK), b_fast(&t, BN, k0, BK));
+        let (mut sa, mut sb) = ([F4::ZERO; NA], [F4::ZERO; NB]);
         unroll!(i < NA, [0, 1, 2, 3], {
             // SAFETY: vector index < BM*BK/4; loads checked or inside A.
             sa[i] = unsafe { load_a(a, &t, k0, BK, tid + i * THREADS, fa) };
@@ -228,12 +221,16 @@ pub unsafe fn tf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut 
             // SAFETY: as above for B.
             sb[i] = unsafe { load_b(b, &t, k0, BN, tid + i * THREADS, fb) };
         });
+        (sa, sb)
+    };
+    // Buffer `buf` of two: its A tile, then its B tile.
+    // SAFETY: `buf` < 2 at every call: inside the launch's shared memory.
+    let buffer = |buf: usize| unsafe {
+        (smem.at(2 * buf * tile_floats, tile_floats), smem.at((2 * buf + 1) * tile_floats, tile_floats))
     };
     let stage = |buf: usize, sa: &[F4; NA], sb: &[F4; NB]| {
         let tf = |v: F4| F4([to_tf32(v.0[0]), to_tf32(v.0[1]), to_tf32(v.0[2]), to_tf32(v.0[3])]);
-        // SAFETY: buffer `buf` of two lies inside the launch's shared memory.
-        let (a_tile, b_tile) =
-            unsafe { (smem.at(2 * buf * tile_floats, tile_floats), smem.at((2 * buf + 1) * tile_floats, tile_floats)) };
+        let (a_tile, b_tile) = buffer(buf);
         unroll!(i < NA, [0, 1, 2, 3], {
             // SAFETY: vector index < BM*BK/4; STRIDE >= BM.
             unsafe { stage_a(a_tile, STRIDE, BK, tid + i * THREADS, tf(sa[i])) };
@@ -245,19 +242,17 @@ pub unsafe fn tf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut 
     };
 
     let mut acc = [[[0.0f32; 4]; NT]; MT];
-    let (mut sa, mut sb) = ([F4::ZERO; NA], [F4::ZERO; NB]);
-    load(0, &mut sa, &mut sb);
+    let (mut sa, mut sb) = load(0);
     stage(0, &sa, &sb);
     ctx.sync_threads();
     for tile in 0..tiles {
         let more = tile + 1 < tiles;
         if more {
-            load((tile + 1) * BK, &mut sa, &mut sb);
+            (sa, sb) = load((tile + 1) * BK);
         }
         let buf = tile % 2;
-        // SAFETY: buffer `buf` holds this tile.
-        let (a_tile, b_tile) =
-            unsafe { (smem.at(2 * buf * tile_floats, tile_floats), smem.at((2 * buf + 1) * tile_floats, tile_floats)) };
+        // Buffer `buf` holds this tile.
+        let (a_tile, b_tile) = buffer(buf);
         unroll!(k8 < BK / 8, [0, 1, 2, 3], {
             let k = 8 * k8;
             #[cfg(target_arch = "nvptx64")]

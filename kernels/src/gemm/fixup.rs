@@ -26,18 +26,15 @@
 
 use super::Problem;
 use crate::math::fma;
-use crate::registry::Step;
+use crate::registry::{Step, utilities};
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
 /// The fix-up in the registry (a utility of step 13).
-pub const FIXUP_STEPS: &[Step] = &[Step::utility([
-    "gemm",
-    "fixup",
-    "gemm_fixup",
-    "gemm/fixup.rs",
-    "step 13's rows and columns of `C` whose inputs hold a non-finite value, recomputed with FP32 FMAs (exits at once when none)",
-    "fixup_dims(m, n)",
-])];
+pub const FIXUP_STEPS: &[Step] = utilities! {
+    op: "gemm";
+    /// step 13's rows and columns of `C` whose inputs hold a non-finite value, recomputed with FP32 FMAs (exits at once when none)
+    fixup => "gemm_fixup" in "gemm/fixup.rs", geometry "fixup_dims(m, n)";
+};
 
 /// Threads per block.
 pub const FIXUP_THREADS: u32 = 128;

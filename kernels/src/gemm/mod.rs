@@ -34,7 +34,7 @@ pub use wgmma_3xtf32::split_tf32;
 pub use wgmma_tma::TMA_BK;
 
 // The steps name it `super::F4`.
-use crate::mem::GlobalMut;
+use crate::mem::{Global, GlobalMut, Shared};
 use crate::registry::ladder;
 pub use crate::vector::F4;
 use crate::{Dim3, LaunchDims, ThreadCtx};
@@ -291,6 +291,41 @@ pub(crate) unsafe fn store_c4_at<C: ThreadCtx>(
     };
     // SAFETY: forwarded from the caller.
     unsafe { c.store(0, v) };
+}
+
+/// Element `(r, c)` of the row-major `rows x cols` matrix `x`, or zero
+/// outside it: the tile loads of steps 3 and 4, which zero-fill as step 2
+/// does. `inside` says the element is inside without a check (the whole
+/// tile is). On the emulator the load counts at the caller's line.
+///
+/// # Safety
+/// `x` holds the `rows * cols` floats; `inside` only if `r < rows`, `c < cols`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub(crate) unsafe fn load_or_zero<C: ThreadCtx>(
+    x: Global<'_, C, f32>,
+    (rows, cols): (usize, usize),
+    (r, c): (usize, usize),
+    inside: bool,
+) -> f32 {
+    // SAFETY: inside, or checked.
+    if inside || (r < rows && c < cols) { unsafe { x.load(r * cols + c) } } else { 0.0 }
+}
+
+/// The block's shared memory as the two tiles it stages: `A`'s `a_floats`
+/// floats, then `B`'s `b_floats` (the launch gives the sum). Declared as
+/// `T`: `F4` aligns the tiles for 16-byte accesses (`a_floats` a multiple
+/// of 4 then).
+#[inline(always)]
+pub(crate) fn shared_tiles<C: ThreadCtx, T>(
+    ctx: &C,
+    a_floats: usize,
+    b_floats: usize,
+) -> (Shared<'_, C, f32>, Shared<'_, C, f32>) {
+    let floats = a_floats + b_floats;
+    let smem = ctx.shared::<T>(floats * 4 / size_of::<T>()).cast::<f32>(floats);
+    // SAFETY: the two tiles split the view.
+    unsafe { (smem.at(0, a_floats), smem.at(a_floats, b_floats)) }
 }
 
 /// Whether every pointer is 16-byte aligned (the vector paths need it).

@@ -18,18 +18,15 @@
 //! conflicts.
 
 use super::to_tf32;
-use crate::registry::Step;
+use crate::registry::{Step, utilities};
 use crate::{Dim3, LaunchDims, TensorMap, ThreadCtx};
 
 /// The pass in the registry (a utility of the TMA steps).
-pub const PACK_STEPS: &[Step] = &[Step::utility([
-    "gemm",
-    "pack",
-    "gemm_pack",
-    "gemm/pack.rs",
-    "a GEMM operand into a K-major, 16-byte-padded workspace for the TMA steps: `B` transposed, either split into TF32 halves for 3xTF32",
-    "pack_dims(rows, cols)",
-])];
+pub const PACK_STEPS: &[Step] = utilities! {
+    op: "gemm";
+    /// a GEMM operand into a K-major, 16-byte-padded workspace for the TMA steps: `B` transposed, either split into TF32 halves for 3xTF32
+    pack => "gemm_pack" in "gemm/pack.rs", geometry "pack_dims(rows, cols)";
+};
 
 /// Side of the tile a block moves.
 pub const PACK_TILE: u32 = 32;

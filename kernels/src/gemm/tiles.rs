@@ -12,7 +12,7 @@
 //!   consecutive rows are adjacent and 4 of them are one 16-byte load;
 //! - the `B` tile is stored as in global memory, `Bs[k][n]`, row stride `BN`.
 
-use super::{F4, Problem, store_c_at, store_c4_at};
+use super::{F4, Problem, aligned16, store_c_at, store_c4_at};
 use crate::ThreadCtx;
 use crate::mem::{Global, GlobalMut, Shared};
 
@@ -33,6 +33,27 @@ pub(crate) struct TileCtx {
 }
 
 impl TileCtx {
+    /// The context of this block, whose `C` tile is `bm x bn` (one block
+    /// per tile, `x` along `N`), with the views `a`, `b`, `c` of problem `p`.
+    #[inline(always)]
+    pub fn new<C: ThreadCtx>(
+        ctx: &C,
+        p: &Problem,
+        (bm, bn): (usize, usize),
+        (a, b, c): (Global<'_, C, f32>, Global<'_, C, f32>, GlobalMut<'_, C, f32>),
+    ) -> TileCtx {
+        let blk = ctx.block_idx();
+        TileCtx {
+            m: p.m as usize,
+            n: p.n as usize,
+            k: p.k as usize,
+            m0: blk.y as usize * bm,
+            n0: blk.x as usize * bn,
+            a_vec: p.k.is_multiple_of(4) && aligned16(a.as_ptr(), a.as_ptr(), a.as_ptr()),
+            bc_vec: p.n.is_multiple_of(4) && aligned16(b.as_ptr(), b.as_ptr(), c.as_ptr()),
+        }
+    }
+
     /// Whether every tile of this block, for every `k0`, takes the vector
     /// paths without checks: the block's `C` tile is inside `C`, `K` is a
     /// multiple of the tile depth, and all rows are vector-readable.
@@ -63,20 +84,9 @@ pub(crate) unsafe fn load_a<C: ThreadCtx>(
     fast: bool,
 ) -> F4 {
     let (r, c) = (t.m0 + f / (bk / 4), k0 + 4 * (f % (bk / 4)));
-    if fast {
-        // SAFETY: the whole tile is inside A; k % 4 == 0, c % 4 == 0 and an
-        // aligned base keep the address 16-byte aligned.
-        unsafe { a.load_as::<F4>(r * t.k + c) }
-    } else {
-        let mut v = F4::ZERO;
-        unroll!(q < 4, [0, 1, 2, 3], {
-            if r < t.m && c + q < t.k {
-                // SAFETY: checked just above.
-                v.0[q] = unsafe { a.load(r * t.k + c + q) };
-            }
-        });
-        v
-    }
+    // SAFETY: `fast`: the whole tile is inside A; k % 4 == 0, c % 4 == 0
+    // and an aligned base keep the address 16-byte aligned.
+    unsafe { load_vec(a, (t.m, t.k), t.k, r, c, fast) }
 }
 
 /// Stores what [`load_a`] read for vector `f` into the transposed tile:
@@ -108,16 +118,38 @@ pub(crate) unsafe fn load_b<C: ThreadCtx>(
     fast: bool,
 ) -> F4 {
     let (r, c) = (k0 + f / (bn / 4), t.n0 + 4 * (f % (bn / 4)));
+    // SAFETY: `fast`: the whole tile is inside B; n % 4 == 0 and an aligned
+    // base keep the address 16-byte aligned.
+    unsafe { load_vec(b, (t.k, t.n), t.n, r, c, fast) }
+}
+
+/// Four floats of row `r` of a row-major matrix with rows of `stride`
+/// floats, from column `c`: one 16-byte load when `fast`, else loads checked
+/// against `rows` rows and `cols` columns (the matrix, or the part of it a
+/// tile may read), zero outside.
+///
+/// # Safety
+/// `x` holds `rows` rows of `stride` floats, `cols <= stride`; when `fast`,
+/// the four are inside and 16-byte aligned.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn load_vec<C: ThreadCtx>(
+    x: Global<'_, C, f32>,
+    (rows, cols): (usize, usize),
+    stride: usize,
+    r: usize,
+    c: usize,
+    fast: bool,
+) -> F4 {
     if fast {
-        // SAFETY: the whole tile is inside B; n % 4 == 0 and an aligned base
-        // keep the address 16-byte aligned.
-        unsafe { b.load_as::<F4>(r * t.n + c) }
+        // SAFETY: the caller's contract.
+        unsafe { x.load_as::<F4>(r * stride + c) }
     } else {
         let mut v = F4::ZERO;
         unroll!(q < 4, [0, 1, 2, 3], {
-            if r < t.k && c + q < t.n {
+            if r < rows && c + q < cols {
                 // SAFETY: checked just above.
-                v.0[q] = unsafe { b.load(r * t.n + c + q) };
+                v.0[q] = unsafe { x.load(r * stride + c + q) };
             }
         });
         v
@@ -182,14 +214,8 @@ pub(crate) unsafe fn load_a_first<C: ThreadCtx>(
     f: usize,
 ) -> F4 {
     let (r, c) = (t.m0 + f / (bk / 4), 4 * (f % (bk / 4)));
-    let mut v = F4::ZERO;
-    unroll!(q < 4, [0, 1, 2, 3], {
-        if r < t.m && c + q < kw {
-            // SAFETY: r < m and c + q < kw <= k: inside A.
-            v.0[q] = unsafe { a.load(r * t.k + c + q) };
-        }
-    });
-    v
+    // SAFETY: checked: r < m and c + q < kw <= k, inside A.
+    unsafe { load_vec(a, (t.m, kw), t.k, r, c, false) }
 }
 
 /// [`load_a_first`] for `B`: rows `0..kw`, columns inside `N`.
@@ -205,14 +231,8 @@ pub(crate) unsafe fn load_b_first<C: ThreadCtx>(
     f: usize,
 ) -> F4 {
     let (r, c) = (f / (bn / 4), t.n0 + 4 * (f % (bn / 4)));
-    let mut v = F4::ZERO;
-    unroll!(q < 4, [0, 1, 2, 3], {
-        if r < kw && c + q < t.n {
-            // SAFETY: r < kw <= k and c + q < n: inside B.
-            v.0[q] = unsafe { b.load(r * t.n + c + q) };
-        }
-    });
-    v
+    // SAFETY: checked: r < kw <= k and c + q < n, inside B.
+    unsafe { load_vec(b, (kw, t.n), t.n, r, c, false) }
 }
 
 /// Vector `f` of the `A` tile at `k0`, a tile whole in `K` (`k0 + bk <= k`),

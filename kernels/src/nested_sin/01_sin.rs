@@ -4,9 +4,8 @@
 //! nested sine moves four times the bytes it needs to.
 //! (`docs/nested_sin.md`, "1. unfused")
 
+use super::Geometry;
 use super::math::libdevice_sinf;
-use super::{Geometry, map};
-use crate::ThreadCtx;
 
 /// How this step is launched: four launches, in place after the first.
 pub const GEOMETRY: Geometry = Geometry { launches: 4 };
@@ -18,12 +17,4 @@ pub fn sin1(x: f32) -> f32 {
     libdevice_sinf(x)
 }
 
-/// The kernel: [`sin1`] on each element, by the grid-stride [`map`].
-///
-/// # Safety
-/// As [`map`].
-#[inline(always)]
-pub unsafe fn unfused<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
-    // SAFETY: forwarded from the caller.
-    unsafe { map(ctx, src, dst, len, sin1) }
-}
+map_kernel!(pub unsafe fn unfused<C>(ctx, src, dst, len) = map(sin1));

@@ -10,9 +10,8 @@
 //! time DRAM takes to stream the element's 8 bytes (`docs/nested_sin.md`
 //! has ncu's instruction count and issue-slot use).
 
+use super::Geometry;
 use super::math::libdevice_sinf;
-use super::{Geometry, map};
-use crate::ThreadCtx;
 
 /// How this step is launched: one launch.
 pub const GEOMETRY: Geometry = Geometry { launches: 1 };
@@ -23,12 +22,4 @@ pub fn sin4(x: f32) -> f32 {
     libdevice_sinf(libdevice_sinf(libdevice_sinf(libdevice_sinf(x))))
 }
 
-/// The kernel: [`sin4`] on each element, by the grid-stride [`map`].
-///
-/// # Safety
-/// As [`map`].
-#[inline(always)]
-pub unsafe fn fused<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
-    // SAFETY: forwarded from the caller.
-    unsafe { map(ctx, src, dst, len, sin4) }
-}
+map_kernel!(pub unsafe fn fused<C>(ctx, src, dst, len) = map(sin4));

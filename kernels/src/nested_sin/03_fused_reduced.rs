@@ -21,9 +21,8 @@
 //! (`docs/nested_sin.md` has ncu's instruction counts, issue-slot use and
 //! DRAM throughput for both).
 
+use super::Geometry;
 use super::math::{libdevice_sinf, sin_quarter, sin_unit};
-use super::{Geometry, map};
-use crate::ThreadCtx;
 
 /// How this step is launched: one launch.
 pub const GEOMETRY: Geometry = Geometry { launches: 1 };
@@ -35,12 +34,4 @@ pub fn sin4(x: f32) -> f32 {
     sin_quarter(sin_unit(sin_unit(libdevice_sinf(x))))
 }
 
-/// The kernel: [`sin4`] on each element, by the grid-stride [`map`].
-///
-/// # Safety
-/// As [`map`].
-#[inline(always)]
-pub unsafe fn fused_reduced<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
-    // SAFETY: forwarded from the caller.
-    unsafe { map(ctx, src, dst, len, sin4) }
-}
+map_kernel!(pub unsafe fn fused_reduced<C>(ctx, src, dst, len) = map(sin4));

@@ -12,9 +12,8 @@
 //! acceptable; not a drop-in for `sinf`. The errors measured on the GPU, for
 //! the four in a row, are in `docs/nested_sin.md` ("Accuracy").
 
+use super::Geometry;
 use super::math::sin_approx;
-use super::{Geometry, map};
-use crate::ThreadCtx;
 
 /// How this step is launched: one launch.
 pub const GEOMETRY: Geometry = Geometry { launches: 1 };
@@ -25,12 +24,4 @@ pub fn sin4(x: f32) -> f32 {
     sin_approx(sin_approx(sin_approx(sin_approx(x))))
 }
 
-/// The kernel: [`sin4`] on each element, by the grid-stride [`map`].
-///
-/// # Safety
-/// As [`map`].
-#[inline(always)]
-pub unsafe fn fast<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
-    // SAFETY: forwarded from the caller.
-    unsafe { map(ctx, src, dst, len, sin4) }
-}
+map_kernel!(pub unsafe fn fast<C>(ctx, src, dst, len) = map(sin4));

@@ -20,9 +20,8 @@
 //! of two, is already 4). Both are checked over every f32 of [-1, 1] by
 //! `sin3_minimax_within_its_bounds_exhaustive` (`nested_sin/math/minimax.rs`).
 
+use super::Geometry;
 use super::math::{libdevice_sinf, sin3_minimax};
-use super::{Geometry, map};
-use crate::ThreadCtx;
 
 /// How this step is launched: one launch.
 pub const GEOMETRY: Geometry = Geometry { launches: 1 };
@@ -34,12 +33,4 @@ pub fn sin4(x: f32) -> f32 {
     sin3_minimax(libdevice_sinf(x))
 }
 
-/// The kernel: [`sin4`] on each element, by the grid-stride [`map`].
-///
-/// # Safety
-/// As [`map`].
-#[inline(always)]
-pub unsafe fn poly<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
-    // SAFETY: forwarded from the caller.
-    unsafe { map(ctx, src, dst, len, sin4) }
-}
+map_kernel!(pub unsafe fn poly<C>(ctx, src, dst, len) = map(sin4));

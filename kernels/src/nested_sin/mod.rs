@@ -18,6 +18,25 @@ use crate::registry::ladder;
 use crate::vector::F4;
 use crate::{LaunchDims, ThreadCtx};
 
+/// A step's kernel, written `map_kernel!(pub unsafe fn name<C>(ctx, src,
+/// dst, len) = map(f));`: the op's `run` parameters, and the step's
+/// element function `f` applied to each element by the grid-stride
+/// [`map`]. Each step file defines `f` (its idea) and declares its kernel
+/// with this.
+macro_rules! map_kernel {
+    (pub unsafe fn $name:ident<$C:ident>($ctx:ident, $src:ident, $dst:ident, $len:ident) = map($f:ident)) => {
+        #[doc = concat!("The kernel: [`", stringify!($f), "`] on each element, by the grid-stride [`map`](super::map).")]
+        ///
+        /// # Safety
+        /// As [`map`](super::map).
+        #[inline(always)]
+        pub unsafe fn $name<$C: $crate::ThreadCtx>($ctx: &$C, $src: *const f32, $dst: *mut f32, $len: u64) {
+            // SAFETY: forwarded from the caller.
+            unsafe { super::map($ctx, $src, $dst, $len, $f) }
+        }
+    };
+}
+
 /// The nested-sine ladder, handed to a generator (`ladder!` here, the
 /// launchers in `coalesce-host`). See [`crate::registry`].
 #[macro_export]
