@@ -31,6 +31,25 @@ fn copy_on_the_emulator_at_odd_lengths_and_misaligned_starts() {
     }
 }
 
+/// The bulk copy: misaligned by the same amount (the scalar head, then
+/// bulk copies) and by different amounts (the grid-stride copy), and
+/// 45001 floats: eleven chunks over two blocks, so each block refills its
+/// four buffers.
+#[test]
+fn bulk_copy_on_the_emulator_at_odd_lengths_and_misaligned_starts() {
+    let mut rng = rng("emulator bulk copy");
+    for len in LENGTHS.into_iter().chain([45_001]) {
+        let src = random_matrix(&mut rng, len + 3);
+        for (src_off, dst_off) in [(0, 0), (3, 3), (1, 0)] {
+            let mut dst = poison(len + 3);
+            coalesce::copy::emu::bulk(&src[src_off..src_off + len], &mut dst[dst_off..dst_off + len]).unwrap();
+            let what = format!("bulk copy len {len} offsets {src_off}/{dst_off}");
+            assert_bits_eq(&what, &dst[dst_off..dst_off + len], &src[src_off..src_off + len]);
+            assert!(dst[..dst_off].iter().chain(&dst[dst_off + len..]).all(|x| x.to_bits() == POISON_BITS), "{what}");
+        }
+    }
+}
+
 #[test]
 fn strided_copy_and_a_transpose_by_columns_on_the_emulator() {
     let mut rng = rng("emulator strided");
@@ -90,6 +109,7 @@ fn empty_copies_are_no_ops_on_the_gpu() {
     let Some(gpu) = gpu_or_skip("gpu empty copies") else { return };
     let stream = gpu.stream().unwrap();
     empty_is_a_no_op(&stream, "copy", |src, dst| copy::copy(&stream, src, dst));
+    empty_is_a_no_op(&stream, "copy_bulk", |src, dst| copy::copy_bulk(&stream, src, dst));
     let empty = Strided { offset: 0, stride: 5, len: 0 };
     empty_is_a_no_op(&stream, "copy_strided", |src, dst| copy::copy_strided(&stream, src, empty, dst, empty));
     for shape in empty_shapes() {
@@ -112,6 +132,25 @@ fn copies_and_a_transpose_by_column_copies_on_the_gpu() {
         let src = gpu.upload(&src_host).unwrap();
         let got = run_poisoned(&stream, len, |dst| copy::copy(&stream, &src, dst));
         assert_bits_eq(&format!("gpu copy len {len}"), &got, &src_host);
+    }
+    // The bulk copy (sm_90a): 6 chunks for a block of an H100's 264 at
+    // (3 << 21) + 5, so that each refills its buffers; offset by 3 floats.
+    if gpu.has_kernel("copy_bulk_f32") {
+        for len in LENGTHS.into_iter().chain([(3 << 21) + 5]) {
+            let src_host = random_matrix(&mut rng, len + 3);
+            let src = gpu.upload(&src_host).unwrap();
+            let out = gpu.upload(&poison(len + 3)).unwrap();
+            for (src_off, dst_off) in [(0, 0), (3, 3), (1, 0)] {
+                let mut window = out.index(dst_off..dst_off + len);
+                copy::copy_bulk(&stream, &src.index(src_off..src_off + len), &mut window).unwrap();
+                stream.synchronize().unwrap();
+                let got = download(&out);
+                let what = format!("gpu bulk copy len {len} offsets {src_off}/{dst_off}");
+                assert_bits_eq(&what, &got[dst_off..dst_off + len], &src_host[src_off..src_off + len]);
+            }
+        }
+    } else {
+        eprintln!("skipping gpu bulk copy: {} loaded {:?}, not sm_90a", gpu.name(), gpu.module_name());
     }
     let shape = MatrixShape::new(129, 67).unwrap();
     let input_host = random_matrix(&mut rng, shape.len());

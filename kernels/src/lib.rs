@@ -92,6 +92,7 @@ pub mod emu;
 pub mod gpu;
 
 pub mod copy;
+pub mod copy_bulk;
 pub mod gemm;
 pub mod math;
 pub mod nested_sin;

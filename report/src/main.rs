@@ -188,7 +188,7 @@ fn measure(gpu: &coalesce::Gpu, args: &Args) -> Result<Report> {
     let mut ctx = Ctx::new(gpu, args.warmup, args.reps)?;
     let wants = |op: &str| args.ops.iter().any(|o| o == op);
     let total = 3
-        + if wants("transpose") { report::gpu::transpose_count(&args.shapes) } else { 0 }
+        + if wants("transpose") { report::gpu::transpose_count(gpu, &args.shapes) } else { 0 }
         + if wants("nested_sin") { report::gpu::nested_sin_count() } else { 0 }
         + if wants("softmax") { report::gpu::softmax_count() } else { 0 }
         + if wants("gemm") { report::gpu::gemm_count() } else { 0 };

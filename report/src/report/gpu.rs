@@ -128,12 +128,14 @@ fn probe_row(
     ctx.measure("roof", kernel, &format!("{blocks}x256 thr"), 4 * out_len as u64, flops, Bound::Compute, None, run)
 }
 
-/// How many measurements [`transpose`] makes for `shapes`.
-pub fn transpose_count(shapes: &[(usize, usize)]) -> u64 {
-    shapes.len() as u64 * (Variant::ALL.len() as u64 + 1)
+/// How many measurements [`transpose`] makes for `shapes` on `gpu`.
+pub fn transpose_count(gpu: &coalesce::Gpu, shapes: &[(usize, usize)]) -> u64 {
+    let copies = 1 + gpu.has_kernel("copy_bulk_f32") as u64;
+    shapes.len() as u64 * (Variant::ALL.len() as u64 + copies)
 }
 
-/// Our copy kernel and every transpose version at each shape.
+/// Our copy kernels (the bulk copy where the module has it) and every
+/// transpose version at each shape.
 pub fn transpose(ctx: &mut Ctx<'_>, shapes: &[(usize, usize)]) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     for &(r, c) in shapes {
@@ -147,6 +149,15 @@ pub fn transpose(ctx: &mut Ctx<'_>, shapes: &[(usize, usize)]) -> Result<Vec<Row
         rows.push(ctx.measure("copy", "copy kernel", &name, bytes, 0, Bound::Memory, None, || {
             coalesce::copy::copy(s, &input, &mut output)
         })?);
+        if ctx.gpu.has_kernel("copy_bulk_f32") {
+            let got = poisoned_run(s, &mut output, shape.len(), |out| coalesce::copy::copy_bulk(s, &input, out))?;
+            if let Some(i) = got.iter().zip(&host).position(|(g, h)| g.to_bits() != h.to_bits()) {
+                bail!("copy_bulk on {shape} is wrong at {i}");
+            }
+            rows.push(ctx.measure("copy", "copy bulk", &name, bytes, 0, Bound::Memory, None, || {
+                coalesce::copy::copy_bulk(s, &input, &mut output)
+            })?);
+        }
         for v in Variant::ALL {
             let got = poisoned_run(s, &mut output, shape.len(), |out| transpose::launch(s, v, &input, out, shape))?;
             if let Some((i, j)) = reference::transpose_mismatch(&host, &got, r, c) {
