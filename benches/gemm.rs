@@ -104,11 +104,8 @@ fn bench_shapes(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
 
 /// Correct before fast: NaN-poison C, run once, check 20000 elements.
 fn validate(
-    stream: &Stream<'_>,
-    v: Variant,
-    (a, b, out): (&DeviceBuffer<f32>, &DeviceBuffer<f32>, &mut DeviceBuffer<f32>),
-    shape: GemmShape,
-    (ha, hb): (&[f32], &[f32]),
+    stream: &Stream<'_>, v: Variant, (a, b, out): (&DeviceBuffer<f32>, &DeviceBuffer<f32>, &mut DeviceBuffer<f32>),
+    shape: GemmShape, (ha, hb): (&[f32], &[f32]),
 ) {
     let (n, k) = (shape.n(), shape.k());
     let got = poisoned_run(stream, out, |c| gemm::launch(stream, v, a, b, c, shape, AlphaBeta::PRODUCT)).unwrap();

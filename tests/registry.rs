@@ -111,7 +111,7 @@ fn the_docs_teach_every_step() {
         return;
     }
     // A utility list (GEMM's operand pass) is taught on its op's page.
-    for (_, steps) in OPS.iter().filter(|(op, _)| !matches!(*op, "copy" | "copy_bulk" | "probe")) {
+    for (_, steps) in OPS.iter().filter(|(op, _)| !matches!(*op, "copy" | "probe")) {
         for s in steps.iter() {
             let op = s.op;
             let page = read(&format!("docs/{op}.md"));

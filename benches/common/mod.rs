@@ -110,8 +110,7 @@ pub fn gpu_criterion() -> Option<(Criterion<GpuTime>, &'static Stream<'static>)>
 /// `launch` into it once, waits for `stream`, and returns what `output`
 /// holds (a NaN left there is an element the launch never wrote).
 pub fn poisoned_run(
-    stream: &Stream<'_>,
-    output: &mut DeviceBuffer<f32>,
+    stream: &Stream<'_>, output: &mut DeviceBuffer<f32>,
     launch: impl FnOnce(&mut DeviceBuffer<f32>) -> coalesce::Result<()>,
 ) -> coalesce::Result<Vec<f32>> {
     let len = output.len();

@@ -24,9 +24,7 @@ pub(crate) fn disjoint_spans(kernel: &'static str, a: (u64, u64), b: (u64, u64))
 
 /// [`Error::Aliased`] if `input` and `output` overlap in device memory.
 pub(crate) fn disjoint<T: cust::memory::DeviceCopy>(
-    kernel: &'static str,
-    input: &DeviceSlice<T>,
-    output: &DeviceSlice<T>,
+    kernel: &'static str, input: &DeviceSlice<T>, output: &DeviceSlice<T>,
 ) -> Result<()> {
     disjoint_spans(kernel, span(input), span(output))
 }

@@ -28,16 +28,28 @@ fn check_same_len(src: usize, dst: usize) -> Result<bool> {
 /// [`Error::Aliased`] if the slices overlap, and driver errors.
 #[cfg(feature = "cuda")]
 pub fn copy(stream: &Stream<'_>, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f32>) -> Result<()> {
+    launch_copy(stream, "copy_f32", copy_dims, src, dst)
+}
+
+/// One launch of a copy kernel `entry(const f32* src, f32* dst, u64 len)`
+/// on the grid `dims(len, SMs)`, once the lengths and the overlap are checked.
+#[cfg(feature = "cuda")]
+fn launch_copy(
+    stream: &Stream<'_>, entry: &'static str, dims: fn(u64, u32) -> LaunchDims, src: &DeviceSlice<f32>,
+    dst: &mut DeviceSlice<f32>,
+) -> Result<()> {
     if !check_same_len(src.len(), dst.len())? {
         return Ok(());
     }
-    crate::alias::disjoint("copy_f32", src, dst)?;
-    let dims = copy_dims(src.len() as u64, stream.gpu().sm_count());
+    crate::alias::disjoint(entry, src, dst)?;
+    let dims = dims(src.len() as u64, stream.gpu().sm_count());
+    stream.gpu().grid_limits().check(entry, &format_args!("{}-element", src.len()), dims)?;
     let args: (DevicePointer<f32>, DevicePointer<f32>, u64) =
         (src.as_device_ptr(), dst.as_device_ptr(), src.len() as u64);
-    // SAFETY: copy_f32(const f32*, f32*, u64 len); both hold len floats and
-    // do not overlap (checked above).
-    unsafe { stream.launch("copy_f32", dims, args) }
+    // SAFETY: both copy kernels take (const f32*, f32*, u64 len); both
+    // buffers hold len floats and do not overlap (checked above); `dims`
+    // carries the kernel's shared memory.
+    unsafe { stream.launch(entry, dims, args) }
 }
 
 /// `dst = src` by the bulk copy engine ([`coalesce_kernels::copy_bulk`]):
@@ -49,17 +61,7 @@ pub fn copy(stream: &Stream<'_>, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f
 /// module is not `sm_90a`.
 #[cfg(feature = "cuda")]
 pub fn copy_bulk(stream: &Stream<'_>, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f32>) -> Result<()> {
-    if !check_same_len(src.len(), dst.len())? {
-        return Ok(());
-    }
-    crate::alias::disjoint("copy_bulk_f32", src, dst)?;
-    let dims = copy_bulk_dims(src.len() as u64, stream.gpu().sm_count());
-    stream.gpu().grid_limits().check("copy_bulk_f32", &format_args!("{}-element", src.len()), dims)?;
-    let args: (DevicePointer<f32>, DevicePointer<f32>, u64) =
-        (src.as_device_ptr(), dst.as_device_ptr(), src.len() as u64);
-    // SAFETY: copy_bulk_f32(const f32*, f32*, u64 len); both hold len floats
-    // and do not overlap (checked above); its shared memory is in `dims`.
-    unsafe { stream.launch("copy_bulk_f32", dims, args) }
+    launch_copy(stream, "copy_bulk_f32", copy_bulk_dims, src, dst)
 }
 
 /// A strided run of `len` elements in a buffer: `offset + i * stride`. A
@@ -130,11 +132,7 @@ pub(crate) fn plan_strided(src: Strided, src_len: usize, dst: Strided, dst_len: 
 /// of no elements queue nothing.
 #[cfg(feature = "cuda")]
 pub fn copy_strided(
-    stream: &Stream<'_>,
-    src: &DeviceSlice<f32>,
-    src_run: Strided,
-    dst: &mut DeviceSlice<f32>,
-    dst_run: Strided,
+    stream: &Stream<'_>, src: &DeviceSlice<f32>, src_run: Strided, dst: &mut DeviceSlice<f32>, dst_run: Strided,
 ) -> Result<()> {
     let Some(dims) = plan_strided(src_run, src.len(), dst_run, dst.len())? else {
         return Ok(());
@@ -156,10 +154,7 @@ pub fn copy_strided(
 /// queues nothing.
 #[cfg(feature = "cuda")]
 pub fn transpose_by_column_copies(
-    stream: &Stream<'_>,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: MatrixShape,
+    stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, shape: MatrixShape,
 ) -> Result<()> {
     shape.check_len("input", input.len())?;
     shape.check_len("output", output.len())?;

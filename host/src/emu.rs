@@ -93,10 +93,7 @@ where
 /// [`staged`], with each copy `offset` floats past its 256-byte boundary
 /// ([`Aligned::copy_at`]).
 pub(crate) fn staged_at<const N: usize, F>(
-    dims: LaunchDims,
-    inputs: [(&[f32], usize); N],
-    (output, out_offset): (&mut [f32], usize),
-    kernel: F,
+    dims: LaunchDims, inputs: [(&[f32], usize); N], (output, out_offset): (&mut [f32], usize), kernel: F,
 ) -> Result<Report>
 where
     F: Fn(&EmuCtx<'_>, [*const f32; N], *mut f32) + Sync,
@@ -115,11 +112,7 @@ where
 /// lengths the op's `plan` has checked, over `dims` (`None`: an empty
 /// matrix, nothing to launch).
 pub(crate) fn launch_matrix<F>(
-    dims: Option<LaunchDims>,
-    input: &[f32],
-    output: &mut [f32],
-    shape: MatrixShape,
-    kernel: F,
+    dims: Option<LaunchDims>, input: &[f32], output: &mut [f32], shape: MatrixShape, kernel: F,
 ) -> Result<()>
 where
     F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
@@ -135,11 +128,7 @@ where
 /// on copies staged each `offset` floats past its 256-byte boundary
 /// ([`staged_at`]); an empty matrix launches nothing: an empty report.
 pub(crate) fn launch_matrix_checked<F>(
-    dims: Option<LaunchDims>,
-    input: (&[f32], usize),
-    output: (&mut [f32], usize),
-    shape: MatrixShape,
-    kernel: F,
+    dims: Option<LaunchDims>, input: (&[f32], usize), output: (&mut [f32], usize), shape: MatrixShape, kernel: F,
 ) -> Result<Report>
 where
     F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,

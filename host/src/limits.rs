@@ -65,10 +65,7 @@ impl GridLimits {
 /// buffers match: there is nothing to launch (CUDA refuses a grid of zero
 /// blocks), so no launch limit applies.
 pub(crate) fn plan_matrix(
-    entry: &'static str,
-    dims: LaunchDims,
-    shape: crate::MatrixShape,
-    (input_len, output_len): (usize, usize),
+    entry: &'static str, dims: LaunchDims, shape: crate::MatrixShape, (input_len, output_len): (usize, usize),
     limits: &GridLimits,
 ) -> Result<Option<LaunchDims>> {
     shape.check_len("input", input_len)?;

@@ -53,11 +53,7 @@ fn plan(stream: &Stream<'_>, entry: &'static str, len: usize) -> Result<LaunchDi
 /// `src` and `dst` valid for `len` floats, equal or not overlapping.
 #[cfg(feature = "cuda")]
 unsafe fn launch_one(
-    stream: &Stream<'_>,
-    variant: Variant,
-    src: DevicePointer<f32>,
-    dst: DevicePointer<f32>,
-    len: usize,
+    stream: &Stream<'_>, variant: Variant, src: DevicePointer<f32>, dst: DevicePointer<f32>, len: usize,
 ) -> Result<()> {
     if len == 0 {
         return Ok(());
@@ -81,10 +77,7 @@ unsafe fn launch_one(
 /// driver errors.
 #[cfg(feature = "cuda")]
 pub fn launch(
-    stream: &Stream<'_>,
-    variant: Variant,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
+    stream: &Stream<'_>, variant: Variant, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>,
 ) -> Result<()> {
     check_lengths(input.len(), output.len())?;
     crate::alias::disjoint(variant.entry_point(), input, output)?;

@@ -45,11 +45,7 @@ use cust::memory::DeviceSlice;
 /// A row too long for the kernel is an error even with no rows: the kernel
 /// was asked for a matrix it cannot take.
 fn plan(
-    kernel: Kernel,
-    shape: MatrixShape,
-    input_len: usize,
-    output_len: usize,
-    limits: &GridLimits,
+    kernel: Kernel, shape: MatrixShape, input_len: usize, output_len: usize, limits: &GridLimits,
 ) -> Result<Option<LaunchDims>> {
     let dims = kernel.launch_dims(shape.rows_u32(), shape.cols_u32());
     let dims = plan_matrix(kernel.entry_point(), dims, shape, (input_len, output_len), limits)?;
@@ -89,10 +85,7 @@ pub fn kernel_for(strategy: Strategy, shape: MatrixShape) -> Result<Kernel> {
 /// the output overlaps the input, and driver errors from the launch itself.
 #[cfg(feature = "cuda")]
 pub fn softmax(
-    stream: &Stream<'_>,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: MatrixShape,
+    stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, shape: MatrixShape,
 ) -> Result<()> {
     launch(
         stream,
@@ -116,10 +109,7 @@ fn kernel_on(limits: &GridLimits, kernel: Kernel, shape: MatrixShape) -> Kernel 
 /// [`Error::ShapeTooLarge`] if the rows are too long for it.
 #[cfg(feature = "cuda")]
 pub fn with_strategy(
-    stream: &Stream<'_>,
-    strategy: Strategy,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
+    stream: &Stream<'_>, strategy: Strategy, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>,
     shape: MatrixShape,
 ) -> Result<()> {
     let kernel = kernel_on(&stream.gpu().grid_limits(), kernel_for(strategy, shape)?, shape);
@@ -130,11 +120,7 @@ pub fn with_strategy(
 /// are longer than [`Kernel::max_cols`].
 #[cfg(feature = "cuda")]
 pub fn launch(
-    stream: &Stream<'_>,
-    kernel: Kernel,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: MatrixShape,
+    stream: &Stream<'_>, kernel: Kernel, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, shape: MatrixShape,
 ) -> Result<()> {
     let dims = plan(kernel, shape, input.len(), output.len(), &stream.gpu().grid_limits())?;
     launch_matrix(stream, kernel.entry_point(), dims, input, output, shape)

@@ -46,10 +46,7 @@ impl Timing {
 ///
 /// `work` must only enqueue work on `stream` (no synchronisation).
 pub fn time_on_stream(
-    stream: &Stream<'_>,
-    warmup: usize,
-    reps: usize,
-    mut work: impl FnMut() -> Result<()>,
+    stream: &Stream<'_>, warmup: usize, reps: usize, mut work: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
     let reps = reps.max(1);
     stream.gpu().bind()?;

@@ -28,11 +28,7 @@ use cust::memory::DeviceSlice;
 /// returns the launch geometry, or `None` for an empty matrix (nothing to
 /// launch). Shared by the GPU and emulator launchers.
 pub(crate) fn plan(
-    variant: Variant,
-    shape: MatrixShape,
-    input_len: usize,
-    output_len: usize,
-    limits: &GridLimits,
+    variant: Variant, shape: MatrixShape, input_len: usize, output_len: usize, limits: &GridLimits,
 ) -> Result<Option<LaunchDims>> {
     let dims = variant.launch_dims(shape.rows_u32(), shape.cols_u32());
     plan_matrix(variant.entry_point(), dims, shape, (input_len, output_len), limits)
@@ -48,11 +44,7 @@ pub(crate) fn plan(
 /// output overlaps the input, and driver errors from the launch itself.
 #[cfg(feature = "cuda")]
 pub fn launch(
-    stream: &Stream<'_>,
-    variant: Variant,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: MatrixShape,
+    stream: &Stream<'_>, variant: Variant, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, shape: MatrixShape,
 ) -> Result<()> {
     let dims = plan(variant, shape, input.len(), output.len(), &stream.gpu().grid_limits())?;
     launch_matrix(stream, variant.entry_point(), dims, input, output, shape)

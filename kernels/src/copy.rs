@@ -14,6 +14,11 @@ pub const STEPS: &[Step] = utilities! {
     copy => "copy_f32" in "copy.rs", geometry "copy_dims(len, sm_count)";
     /// one strided vector (a column) into another: one launch per column is how not to transpose
     copy_strided => "copy_strided_f32" in "copy.rs", geometry "copy_strided_dims(len)";
+    /// our copy by the bulk copy engine: one thread a block issues 16 KiB `cp.async.bulk` loads and stores through four shared buffers (`sm_90a`: PTX ISA 8.0)
+    copy_bulk => "copy_bulk_f32" in "copy_bulk.rs", geometry "copy_bulk_dims(len, sm_count)" {
+        needs: "sm_90a",
+        opt_in_shared: true,
+    };
 };
 
 /// Threads per block of both copy kernels.
@@ -78,12 +83,7 @@ pub unsafe fn copy<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u
 /// Both strided ranges valid, not overlapping.
 #[inline(always)]
 pub unsafe fn copy_strided<C: ThreadCtx>(
-    ctx: &C,
-    src: *const f32,
-    src_stride: u64,
-    dst: *mut f32,
-    dst_stride: u64,
-    len: u32,
+    ctx: &C, src: *const f32, src_stride: u64, dst: *mut f32, dst_stride: u64, len: u32,
 ) {
     let src = ctx.global(src, Strided { count: len, stride: src_stride });
     let dst = ctx.global_mut(dst, Strided { count: len, stride: dst_stride });

@@ -8,21 +8,10 @@
 //! [`BULK_STAGES`] shared buffers, completing on that buffer's mbarrier,
 //! then a store back out of it. Loads of the next three chunks are in
 //! flight while the thread waits for the first, and no thread touches the
-//! bytes. Measured against both in `docs/transpose.md`.
+//! bytes. Its registry entry is in [`crate::copy::STEPS`]; it is measured
+//! against both in `docs/transpose.md`.
 
-use crate::registry::{Step, utilities};
 use crate::{Dim3, LaunchDims, ThreadCtx};
-
-/// This module's entry of the registry: in the `sm_90a` module alone (bulk
-/// copies need PTX ISA 8.0 and `sm_90`), with 64 KiB of shared memory.
-pub const STEPS: &[Step] = utilities! {
-    op: "copy";
-    /// our copy by the bulk copy engine: one thread a block issues 16 KiB `cp.async.bulk` loads and stores through four shared buffers
-    copy_bulk => "copy_bulk_f32" in "copy_bulk.rs", geometry "copy_bulk_dims(len, sm_count)" {
-        needs: "sm_90a",
-        opt_in_shared: true,
-    };
-};
 
 /// Floats per chunk: 16 KiB, one bulk copy each way.
 pub const BULK_STAGE_FLOATS: u32 = 4096;

@@ -137,9 +137,7 @@ pub trait ThreadCtx {
     #[cfg(not(target_arch = "nvptx64"))]
     #[track_caller]
     unsafe fn mem_copy_async<T, U: Copy + Default>(
-        &self,
-        (dst, dst_len, i): (*mut T, usize, usize),
-        (src, src_len, j): (*const T, usize, usize),
+        &self, (dst, dst_len, i): (*mut T, usize, usize), (src, src_len, j): (*const T, usize, usize),
     ) {
         // SAFETY: forwarded from the caller.
         unsafe {

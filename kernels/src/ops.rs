@@ -7,7 +7,6 @@ use crate::registry::Step;
 /// Every op's [`Step`] table, in the order the docs teach them.
 pub const OPS: &[(&str, &[Step])] = &[
     ("copy", crate::copy::STEPS),
-    ("copy_bulk", crate::copy_bulk::STEPS),
     ("probe", crate::probe::STEPS),
     ("transpose", &crate::transpose::Variant::STEPS),
     ("nested_sin", &crate::nested_sin::Variant::STEPS),

@@ -61,8 +61,7 @@ pub fn with_large<T: Clone>(base: &[T], large: impl IntoIterator<Item = T>) -> V
 /// Each `(rows, cols)` as a shape, with random values (see
 /// [`random_matrix`]) to fill it, drawn in order.
 pub fn random_matrices<'a>(
-    rng: &'a mut StdRng,
-    shapes: &'a [(usize, usize)],
+    rng: &'a mut StdRng, shapes: &'a [(usize, usize)],
 ) -> impl Iterator<Item = (MatrixShape, Vec<f32>)> + 'a {
     shapes.iter().map(|&(rows, cols)| {
         let shape = MatrixShape::new(rows, cols).unwrap();
@@ -111,9 +110,7 @@ pub fn download(buffer: &DeviceSlice<f32>) -> Vec<f32> {
 /// Runs `launch` into a fresh poisoned device buffer of `len` floats, waits
 /// for `stream`, and returns what the buffer holds.
 pub fn run_poisoned(
-    stream: &Stream<'_>,
-    len: usize,
-    launch: impl FnOnce(&mut DeviceBuffer<f32>) -> coalesce::Result<()>,
+    stream: &Stream<'_>, len: usize, launch: impl FnOnce(&mut DeviceBuffer<f32>) -> coalesce::Result<()>,
 ) -> Vec<f32> {
     let mut out = stream.gpu().upload(&poison(len)).unwrap();
     launch(&mut out).unwrap();
@@ -125,8 +122,7 @@ pub fn run_poisoned(
 /// before launching (a shape past the grid or the kernel), for the caller
 /// to match.
 pub fn refusal(
-    gpu: &Gpu,
-    shape: MatrixShape,
+    gpu: &Gpu, shape: MatrixShape,
     launch: impl FnOnce(&DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> coalesce::Result<()>,
 ) -> Error {
     let input = gpu.alloc::<f32>(shape.len()).unwrap();
@@ -137,8 +133,7 @@ pub fn refusal(
 /// Asserts that `launch`, given an input of ones in `shape` and an output
 /// one float short of it, fails with a length mismatch of the output.
 pub fn short_output_is_an_error(
-    gpu: &Gpu,
-    shape: MatrixShape,
+    gpu: &Gpu, shape: MatrixShape,
     launch: impl FnOnce(&DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> coalesce::Result<()>,
 ) {
     let input = gpu.upload(&vec![1.0f32; shape.len()]).unwrap();
@@ -158,9 +153,7 @@ pub fn empty_shapes() -> impl Iterator<Item = MatrixShape> {
 /// `Ok` and leaves both buffers as they were: an empty problem launches
 /// nothing (CUDA would refuse a grid of zero blocks).
 pub fn empty_is_a_no_op(
-    stream: &Stream<'_>,
-    what: &str,
-    launch: impl Fn(&DeviceSlice<f32>, &mut DeviceSlice<f32>) -> coalesce::Result<()>,
+    stream: &Stream<'_>, what: &str, launch: impl Fn(&DeviceSlice<f32>, &mut DeviceSlice<f32>) -> coalesce::Result<()>,
 ) {
     let gpu = stream.gpu();
     let (input, output) = (gpu.upload(&poison(64)).unwrap(), gpu.upload(&poison(64)).unwrap());

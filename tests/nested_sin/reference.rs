@@ -160,11 +160,7 @@ pub fn worst(xs: &[f32], got: &[f32], want: &[f64], keep: impl Fn(f32) -> bool) 
 }
 
 pub fn worst_by(
-    error: fn(f32, f64) -> f64,
-    xs: &[f32],
-    got: &[f32],
-    want: &[f64],
-    keep: impl Fn(f32) -> bool,
+    error: fn(f32, f64) -> f64, xs: &[f32], got: &[f32], want: &[f64], keep: impl Fn(f32) -> bool,
 ) -> Worst {
     let mut w = Worst { ulp: 0.0, x: 0.0, got: 0.0, want: 0.0 };
     for ((&x, &g), &r) in xs.iter().zip(got).zip(want) {

@@ -11,10 +11,7 @@ use coalesce::{Error, MatrixShape};
 /// Every kernel that takes `shape`'s rows on the GPU over `input`, checked
 /// as [`check_every_kernel`] does.
 fn check_every_kernel_on_gpu(
-    stream: &coalesce::Stream<'_>,
-    shape: MatrixShape,
-    input: &[f32],
-    label: &str,
+    stream: &coalesce::Stream<'_>, shape: MatrixShape, input: &[f32], label: &str,
     each: impl FnMut(Kernel, &[f32], Stats),
 ) {
     let d_in = stream.gpu().upload(input).unwrap();

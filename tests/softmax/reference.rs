@@ -204,10 +204,7 @@ pub fn kernels_for(cols: usize) -> Vec<Kernel> {
 /// followed by `label`), and hands `each` the kernel, its output and what
 /// the check measured.
 pub fn check_every_kernel(
-    shape: MatrixShape,
-    input: &[f32],
-    label: &str,
-    run: impl Fn(Kernel) -> Vec<f32>,
+    shape: MatrixShape, input: &[f32], label: &str, run: impl Fn(Kernel) -> Vec<f32>,
     mut each: impl FnMut(Kernel, &[f32], Stats),
 ) {
     let want = reference(input, shape.rows(), shape.cols());

@@ -16,12 +16,7 @@ pub fn sgemm(a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: Alp
 /// [`super::launch`] on the emulator. The grid is checked against
 /// [`GridLimits::CUDA`], so shapes a GPU would refuse are refused here too.
 pub fn launch(
-    variant: Variant,
-    a: &[f32],
-    b: &[f32],
-    c: &mut [f32],
-    shape: GemmShape,
-    scalars: AlphaBeta,
+    variant: Variant, a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<()> {
     let (variant, dims, scalars) = match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)?
     {
@@ -47,12 +42,8 @@ pub fn launch(
 /// launch; the product's are returned in its [`Report`] when `checked`,
 /// else fail it.
 fn tma(
-    variant: Variant,
-    (a, b, c): (&[f32], &[f32], &mut [f32]),
-    shape: GemmShape,
-    scalars: AlphaBeta,
-    dims: coalesce_kernels::LaunchDims,
-    checked: bool,
+    variant: Variant, (a, b, c): (&[f32], &[f32], &mut [f32]), shape: GemmShape, scalars: AlphaBeta,
+    dims: coalesce_kernels::LaunchDims, checked: bool,
 ) -> Result<Report> {
     use super::plan::{TmaLayout, passes};
     use coalesce_kernels::TensorMap;
@@ -135,12 +126,7 @@ fn tma(
 /// # Ok(()) }
 /// ```
 pub fn launch_checked(
-    variant: Variant,
-    a: &[f32],
-    b: &[f32],
-    c: &mut [f32],
-    shape: GemmShape,
-    scalars: AlphaBeta,
+    variant: Variant, a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<Report> {
     let (variant, dims, scalars) = match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)?
     {

@@ -62,11 +62,7 @@ fn step_args((a, b, c): Operands, p: Problem) -> StepArgs {
 /// `a` and `b` are what the kernel reads (the matrices, or for a TMA step
 /// its tensor maps), `c` holds `m * n` floats and overlaps neither.
 pub(super) unsafe fn step(
-    stream: &Stream<'_>,
-    entry: &'static str,
-    dims: LaunchDims,
-    operands: Operands,
-    p: Problem,
+    stream: &Stream<'_>, entry: &'static str, dims: LaunchDims, operands: Operands, p: Problem,
 ) -> Result<()> {
     // SAFETY: every step takes `StepArgs` (`gemm_entry!`); the caller's
     // contract.
@@ -90,12 +86,8 @@ unsafe fn fixup(stream: &Stream<'_>, dims: LaunchDims, operands: Operands, p: Pr
 /// write the tensor maps), then the product, all on `stream`; the workspace
 /// is freed in stream order after it.
 pub(super) fn tma(
-    stream: &Stream<'_>,
-    variant: Variant,
-    dims: LaunchDims,
-    (a, b, c): (&DeviceSlice<f32>, &DeviceSlice<f32>, &mut DeviceSlice<f32>),
-    shape: GemmShape,
-    scalars: AlphaBeta,
+    stream: &Stream<'_>, variant: Variant, dims: LaunchDims,
+    (a, b, c): (&DeviceSlice<f32>, &DeviceSlice<f32>, &mut DeviceSlice<f32>), shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<()> {
     use coalesce_kernels::gemm::fixup::fixup_dims;
     use coalesce_kernels::gemm::pack::pack_dims;

@@ -153,13 +153,8 @@ impl AlphaBeta {
 /// may overlap: both are only read), and driver errors from the launch itself.
 #[cfg(feature = "cuda")]
 pub fn launch(
-    stream: &Stream<'_>,
-    variant: Variant,
-    a: &DeviceSlice<f32>,
-    b: &DeviceSlice<f32>,
-    c: &mut DeviceSlice<f32>,
-    shape: GemmShape,
-    scalars: AlphaBeta,
+    stream: &Stream<'_>, variant: Variant, a: &DeviceSlice<f32>, b: &DeviceSlice<f32>, c: &mut DeviceSlice<f32>,
+    shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<()> {
     let plan = plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &stream.gpu().grid_limits())?;
     crate::alias::disjoint(variant.entry_point(), a, c)?;
@@ -196,11 +191,7 @@ pub fn launch(
 /// [`crate::Error::OutOfMemory`].
 #[cfg(feature = "cuda")]
 pub fn sgemm(
-    stream: &Stream<'_>,
-    a: &DeviceSlice<f32>,
-    b: &DeviceSlice<f32>,
-    c: &mut DeviceSlice<f32>,
-    shape: GemmShape,
+    stream: &Stream<'_>, a: &DeviceSlice<f32>, b: &DeviceSlice<f32>, c: &mut DeviceSlice<f32>, shape: GemmShape,
     scalars: AlphaBeta,
 ) -> Result<()> {
     launch(stream, sgemm_variant(stream.gpu()), a, b, c, shape, scalars)

@@ -23,11 +23,7 @@ pub(crate) enum Plan {
 /// Checks buffer lengths against `shape` and the launch against `limits`;
 /// returns what to launch. Shared by the GPU and emulator launchers.
 pub(crate) fn plan(
-    variant: Variant,
-    shape: GemmShape,
-    lens: (usize, usize, usize),
-    scalars: AlphaBeta,
-    limits: &GridLimits,
+    variant: Variant, shape: GemmShape, lens: (usize, usize, usize), scalars: AlphaBeta, limits: &GridLimits,
 ) -> Result<Plan> {
     shape.a().check_len("A", lens.0)?;
     shape.b().check_len("B", lens.1)?;
@@ -156,11 +152,7 @@ pub(crate) struct Pass {
 /// order). With one array per operand, `A`'s pass writes both maps; with
 /// halves, each pass writes its operand's two.
 pub(crate) fn passes(
-    layout: &TmaLayout,
-    shape: GemmShape,
-    base: u64,
-    (a, b): (u64, u64),
-    maps: &[(u64, coalesce_kernels::TensorMap)],
+    layout: &TmaLayout, shape: GemmShape, base: u64, (a, b): (u64, u64), maps: &[(u64, coalesce_kernels::TensorMap)],
 ) -> [Pass; 2] {
     use coalesce_kernels::gemm::pack::{PACK_SPLIT, PACK_TRANSPOSE, PackShape};
     let (m, n, k, kp) = (shape.m() as u32, shape.n() as u32, shape.k() as u32, layout.kp as u32);

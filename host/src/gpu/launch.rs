@@ -137,12 +137,8 @@ impl Stream<'_> {
 /// checked the lengths and the launch (`dims`, `None` for an empty matrix:
 /// nothing to queue): refuses overlapping buffers ([`crate::Error::Aliased`]).
 pub(crate) fn launch_matrix(
-    stream: &Stream<'_>,
-    entry: &'static str,
-    dims: Option<LaunchDims>,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
-    shape: crate::MatrixShape,
+    stream: &Stream<'_>, entry: &'static str, dims: Option<LaunchDims>, input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>, shape: crate::MatrixShape,
 ) -> Result<()> {
     let Some(dims) = dims else { return Ok(()) };
     crate::alias::disjoint(entry, input, output)?;

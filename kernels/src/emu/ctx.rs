@@ -83,9 +83,7 @@ impl ThreadCtx for EmuCtx<'_> {
     }
     #[track_caller]
     unsafe fn mem_copy_async<T, U: Copy + Default>(
-        &self,
-        (dst, dst_len, i): (*mut T, usize, usize),
-        (src, src_len, j): (*const T, usize, usize),
+        &self, (dst, dst_len, i): (*mut T, usize, usize), (src, src_len, j): (*const T, usize, usize),
     ) {
         let loc = Location::caller();
         // SAFETY: forwarded from the caller.
@@ -209,11 +207,7 @@ impl EmuCtx<'_> {
     /// # Safety
     /// As [`ThreadCtx::mem_load`].
     unsafe fn read<T, U: Copy + Default>(
-        &self,
-        loc: &'static Location<'static>,
-        space: Space,
-        (base, len, i): (*const T, usize, usize),
-        via: Via,
+        &self, loc: &'static Location<'static>, space: Space, (base, len, i): (*const T, usize, usize), via: Via,
     ) -> U {
         let at = (size_of::<T>(), len, i);
         match self.request().access(loc, space, false, base.addr(), at, (size_of::<U>(), align_of::<U>()), via) {
@@ -230,11 +224,7 @@ impl EmuCtx<'_> {
     /// # Safety
     /// As [`ThreadCtx::mem_store`].
     unsafe fn write<T, U: Copy>(
-        &self,
-        loc: &'static Location<'static>,
-        space: Space,
-        (base, len, i): (*mut T, usize, usize),
-        value: U,
+        &self, loc: &'static Location<'static>, space: Space, (base, len, i): (*mut T, usize, usize), value: U,
         via: Via,
     ) {
         let at = (size_of::<T>(), len, i);
@@ -269,12 +259,7 @@ impl EmuCtx<'_> {
     /// says why, and its bytes still count, so that the kernel goes on to
     /// show what else is wrong.
     fn copy_in(
-        &self,
-        loc: &'static Location<'static>,
-        (dst, align): (u32, u32),
-        bytes: u32,
-        bar: u32,
-        fill: impl FnOnce(),
+        &self, loc: &'static Location<'static>, (dst, align): (u32, u32), bytes: u32, bar: u32, fill: impl FnOnce(),
     ) {
         let shared_bytes = self.shared.dims.shared_bytes;
         let caller = self.caller();

@@ -244,11 +244,7 @@ impl Mbarriers {
     /// tx-count, which may complete the phase. The registry stays locked
     /// throughout, so that the phase the copy names is the one it counts in.
     pub(super) fn copy(
-        &self,
-        c: &Caller<'_>,
-        bar: u32,
-        bytes: u32,
-        copy: impl FnOnce(u32, u32),
+        &self, c: &Caller<'_>, bar: u32, bytes: u32, copy: impl FnOnce(u32, u32),
     ) -> Result<(), EmuError> {
         let mut reg = self.lock();
         let i = self.live(&reg, c, bar)?;

@@ -247,14 +247,8 @@ impl Request<'_> {
     /// happen (out of bounds).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn access(
-        &self,
-        loc: &'static Location<'static>,
-        space: Space,
-        store: bool,
-        base: usize,
-        (elem, len, i): (usize, usize, usize),
-        (bytes, align): (usize, usize),
-        via: Via,
+        &self, loc: &'static Location<'static>, space: Space, store: bool, base: usize,
+        (elem, len, i): (usize, usize, usize), (bytes, align): (usize, usize), via: Via,
     ) -> Option<usize> {
         let access = Access::of(store);
         let elements = if elem == 0 { 1 } else { bytes.div_ceil(elem).max(1) };

@@ -201,12 +201,7 @@ impl Request<'_> {
     /// before an access only by a completed phase `phase` of the barrier
     /// whose agent is `agent` ([`Request::ordered`]). Not counted.
     pub(super) fn copy_write(
-        &self,
-        loc: &'static Location<'static>,
-        byte: usize,
-        bytes: usize,
-        agent: u32,
-        phase: u32,
+        &self, loc: &'static Location<'static>, byte: usize, bytes: usize, agent: u32, phase: u32,
     ) {
         let (site, _) = self.site_id(loc, false);
         let me = Event { agent, clock: phase, ..self.event(site) };

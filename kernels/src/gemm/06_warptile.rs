@@ -138,12 +138,7 @@ type Frags<const MI: usize, const NI: usize> = ([F4; MI], [F4; NI]);
 /// [`thread_origin`]; `kk < g.bk`.
 #[inline(always)]
 unsafe fn load_frags<C: ThreadCtx, const MI: usize, const NI: usize>(
-    g: &WarpTiling,
-    a_tile: Shared<'_, C, f32>,
-    b_tile: Shared<'_, C, f32>,
-    row: usize,
-    col: usize,
-    kk: usize,
+    g: &WarpTiling, a_tile: Shared<'_, C, f32>, b_tile: Shared<'_, C, f32>, row: usize, col: usize, kk: usize,
 ) -> Frags<MI, NI> {
     let (sub_m, sub_n) = (4 * g.lanes_m() as usize, 4 * g.lanes_n() as usize);
     let (a_stride, bn) = (g.a_stride() as usize, g.bn as usize);
@@ -183,11 +178,7 @@ fn outer_product<const MI: usize, const NI: usize>(acc: &mut Acc<MI, NI>, (av, b
 /// As [`load_frags`].
 #[inline(always)]
 pub(crate) unsafe fn compute_tile<C: ThreadCtx, const MI: usize, const NI: usize>(
-    g: &WarpTiling,
-    a_tile: Shared<'_, C, f32>,
-    b_tile: Shared<'_, C, f32>,
-    row: usize,
-    col: usize,
+    g: &WarpTiling, a_tile: Shared<'_, C, f32>, b_tile: Shared<'_, C, f32>, row: usize, col: usize,
     acc: &mut Acc<MI, NI>,
 ) {
     unroll!(kk < g.bk as usize, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], {
@@ -203,13 +194,7 @@ pub(crate) unsafe fn compute_tile<C: ThreadCtx, const MI: usize, const NI: usize
 /// `c` views the `m * n` floats of `C`.
 #[inline(always)]
 pub(crate) unsafe fn store_acc<C: ThreadCtx, const MI: usize, const NI: usize, const INTERIOR: bool>(
-    g: &WarpTiling,
-    c: GlobalMut<'_, C, f32>,
-    t: &TileCtx,
-    row: usize,
-    col: usize,
-    acc: &Acc<MI, NI>,
-    p: &Problem,
+    g: &WarpTiling, c: GlobalMut<'_, C, f32>, t: &TileCtx, row: usize, col: usize, acc: &Acc<MI, NI>, p: &Problem,
 ) {
     let (sub_m, sub_n) = (4 * g.lanes_m() as usize, 4 * g.lanes_n() as usize);
     let fast = INTERIOR || (t.bc_vec && t.m0 + g.bm as usize <= t.m && t.n0 + g.bn as usize <= t.n);
@@ -230,10 +215,7 @@ pub(crate) unsafe fn store_acc<C: ThreadCtx, const MI: usize, const NI: usize, c
 /// `g.shared_floats()` floats of shared memory.
 #[inline(always)]
 pub unsafe fn warptile_with<C: ThreadCtx, const MI: usize, const NI: usize>(
-    ctx: &C,
-    g: WarpTiling,
-    (a, b, c): (*const f32, *const f32, *mut f32),
-    p: Problem,
+    ctx: &C, g: WarpTiling, (a, b, c): (*const f32, *const f32, *mut f32), p: Problem,
 ) {
     debug_assert!(g.is_valid() && g.mi as usize == MI && g.ni as usize == NI);
     let (bm, bn, bk, threads) = (g.bm as usize, g.bn as usize, g.bk as usize, g.threads() as usize);

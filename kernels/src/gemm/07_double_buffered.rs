@@ -68,10 +68,7 @@ const _: () = assert!(DB.is_valid());
 /// `2 * g.shared_floats()` floats of shared memory.
 #[inline(always)]
 pub unsafe fn double_buffered_with<C: ThreadCtx, const MI: usize, const NI: usize, const NA: usize, const NB: usize>(
-    ctx: &C,
-    g: WarpTiling,
-    (a, b, c): (*const f32, *const f32, *mut f32),
-    p: Problem,
+    ctx: &C, g: WarpTiling, (a, b, c): (*const f32, *const f32, *mut f32), p: Problem,
 ) {
     debug_assert!(g.is_valid() && g.mi as usize == MI && g.ni as usize == NI);
     debug_assert!(g.a_vectors() as usize == NA && g.b_vectors() as usize == NB);
@@ -116,12 +113,7 @@ unsafe fn main_loop<
     const NB: usize,
     const MODE: u8,
 >(
-    ctx: &C,
-    g: &WarpTiling,
-    a: Global<'_, C, f32>,
-    b: Global<'_, C, f32>,
-    c: GlobalMut<'_, C, f32>,
-    p: &Problem,
+    ctx: &C, g: &WarpTiling, a: Global<'_, C, f32>, b: Global<'_, C, f32>, c: GlobalMut<'_, C, f32>, p: &Problem,
     t: &TileCtx,
 ) {
     let bk = g.bk as usize;
@@ -191,11 +183,7 @@ unsafe fn main_loop<
 /// `MODE` as for `main_loop`.
 #[inline(always)]
 unsafe fn load_tiles<C: ThreadCtx, const NA: usize, const NB: usize, const MODE: u8>(
-    g: &WarpTiling,
-    (a, b): (Global<'_, C, f32>, Global<'_, C, f32>),
-    t: &TileCtx,
-    k0: usize,
-    tid: usize,
+    g: &WarpTiling, (a, b): (Global<'_, C, f32>, Global<'_, C, f32>), t: &TileCtx, k0: usize, tid: usize,
     (sa, sb): (&mut [F4; NA], &mut [F4; NB]),
 ) {
     let (bn, bk, threads) = (g.bn as usize, g.bk as usize, g.threads() as usize);
@@ -221,14 +209,8 @@ unsafe fn load_tiles<C: ThreadCtx, const NA: usize, const NB: usize, const MODE:
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn load_first_tiles<C: ThreadCtx, const NA: usize, const NB: usize>(
-    g: &WarpTiling,
-    a: Global<'_, C, f32>,
-    b: Global<'_, C, f32>,
-    t: &TileCtx,
-    kw: usize,
-    tid: usize,
-    sa: &mut [F4; NA],
-    sb: &mut [F4; NB],
+    g: &WarpTiling, a: Global<'_, C, f32>, b: Global<'_, C, f32>, t: &TileCtx, kw: usize, tid: usize,
+    sa: &mut [F4; NA], sb: &mut [F4; NB],
 ) {
     let (bn, bk, threads) = (g.bn as usize, g.bk as usize, g.threads() as usize);
     unroll!(i < g.a_vectors() as usize, [0, 1, 2, 3, 4, 5, 6, 7], {
@@ -250,13 +232,7 @@ unsafe fn load_first_tiles<C: ThreadCtx, const NA: usize, const NB: usize>(
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn stage_tiles<C: ThreadCtx, const NA: usize, const NB: usize>(
-    g: &WarpTiling,
-    buffer: Shared<'_, C, f32>,
-    t: &TileCtx,
-    tid: usize,
-    sa: &[F4; NA],
-    sb: &[F4; NB],
-    realign: bool,
+    g: &WarpTiling, buffer: Shared<'_, C, f32>, t: &TileCtx, tid: usize, sa: &[F4; NA], sb: &[F4; NB], realign: bool,
 ) {
     let (bk, bn, threads, a_stride) = (g.bk as usize, g.bn as usize, g.threads() as usize, g.a_stride() as usize);
     // SAFETY: the B tile follows the A tile in the buffer.

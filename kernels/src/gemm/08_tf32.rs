@@ -83,16 +83,7 @@ struct MmaOut(f32, f32, f32, f32);
 unsafe extern "C" {
     #[link_name = "llvm.nvvm.mma.m16n8k8.row.col.tf32"]
     fn mma_m16n8k8_tf32(
-        a0: i32,
-        a1: i32,
-        a2: i32,
-        a3: i32,
-        b0: i32,
-        b1: i32,
-        c0: f32,
-        c1: f32,
-        c2: f32,
-        c3: f32,
+        a0: i32, a1: i32, a2: i32, a3: i32, b0: i32, b1: i32, c0: f32, c1: f32, c2: f32, c3: f32,
     ) -> MmaOut;
     #[link_name = "llvm.nvvm.f2tf32.rna"]
     fn f2tf32_rna(x: f32) -> i32;
@@ -166,10 +157,7 @@ fn mma(a: [f32; 4], b: [f32; 2], c: [f32; 4]) -> [f32; 4] {
 /// columns `2t` and `2t + 1` of `B`.
 #[cfg(not(target_arch = "nvptx64"))]
 fn mma_emulated(
-    lane: usize,
-    a_of: impl Fn(usize) -> [f32; 4],
-    b_of: impl Fn(usize) -> [f32; 2],
-    c: [f32; 4],
+    lane: usize, a_of: impl Fn(usize) -> [f32; 4], b_of: impl Fn(usize) -> [f32; 2], c: [f32; 4],
 ) -> [f32; 4] {
     let (g, t) = (lane / 4, lane % 4);
     let a_lanes: [[f32; 4]; 4] = core::array::from_fn(|j| a_of(4 * g + j));

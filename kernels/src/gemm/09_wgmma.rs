@@ -219,14 +219,8 @@ unsafe fn wgmma_with<C: ThreadCtx, const INTERIOR: bool>(ctx: &C, blk: StagedBlo
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) unsafe fn load_tiles<const INTERIOR: bool>(
-    a: &impl Load<f32>,
-    b: &impl Load<f32>,
-    p: &Problem,
-    (m0, n0, k0): (usize, usize, usize),
-    vec: (bool, bool),
-    tid: usize,
-    sa: &mut [[f32; 4]; NA],
-    sb: &mut [[[f32; 4]; 4]; NB],
+    a: &impl Load<f32>, b: &impl Load<f32>, p: &Problem, (m0, n0, k0): (usize, usize, usize), vec: (bool, bool),
+    tid: usize, sa: &mut [[f32; 4]; NA], sb: &mut [[[f32; 4]; 4]; NB],
 ) {
     let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
     let whole_k = k0 + BK <= k;

@@ -156,11 +156,7 @@ fn interior(a: *const f32, b: *const f32, p: &Problem, blk: crate::Dim3) -> bool
 /// As [`wgmma_promoted`]; `INTERIOR` only when [`interior`] says so.
 #[inline(always)]
 unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(
-    ctx: &C,
-    a: Global<'_, C, f32>,
-    b: Global<'_, C, f32>,
-    c: GlobalMut<'_, C, f32>,
-    p: Problem,
+    ctx: &C, a: Global<'_, C, f32>, b: Global<'_, C, f32>, c: GlobalMut<'_, C, f32>, p: Problem,
 ) {
     let tid = ctx.thread_idx().x as usize;
     let blk = ctx.block_idx();
@@ -258,9 +254,7 @@ unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(
 /// fenced (or delivered by copies whose barrier the caller waited for).
 #[inline(always)]
 unsafe fn products_3x<C: ThreadCtx>(
-    ctx: &C,
-    part: &mut [f32; ACC],
-    ((a_hi, a_lo), (b_hi, b_lo)): ((u32, u32), (u32, u32)),
+    ctx: &C, part: &mut [f32; ACC], ((a_hi, a_lo), (b_hi, b_lo)): ((u32, u32), (u32, u32)),
 ) {
     unroll!(kk < BK / 8, [0, 1, 2, 3], {
         let step = (32 * kk) as u32;
@@ -318,15 +312,8 @@ fn promote(acc: &mut [f32; ACC], part: &[f32; ACC]) {
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn load_tiles<const INTERIOR: bool>(
-    a: &impl Load<f32>,
-    b: &impl Load<f32>,
-    p: &Problem,
-    (m0, n0): (usize, usize),
-    (k0, kend): (usize, usize),
-    vec: (bool, bool),
-    tid: usize,
-    sa: &mut [[f32; 4]; NA],
-    sb: &mut [[f32; 4]; 4],
+    a: &impl Load<f32>, b: &impl Load<f32>, p: &Problem, (m0, n0): (usize, usize), (k0, kend): (usize, usize),
+    vec: (bool, bool), tid: usize, sa: &mut [[f32; 4]; NA], sb: &mut [[f32; 4]; 4],
 ) {
     let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
     let whole_k = INTERIOR || k0 + BK <= kend;
@@ -379,11 +366,7 @@ unsafe fn load_tiles<const INTERIOR: bool>(
 /// `c` holds the `m * n` floats.
 #[inline(always)]
 unsafe fn store_fragment<C: ThreadCtx>(
-    c: &GlobalMut<'_, C, f32>,
-    acc: &[f32; ACC],
-    p: &Problem,
-    (m0, n0): (usize, usize),
-    tid: usize,
+    c: &GlobalMut<'_, C, f32>, acc: &[f32; ACC], p: &Problem, (m0, n0): (usize, usize), tid: usize,
 ) {
     let (m, n) = (p.m as usize, p.n as usize);
     let (group, warp, lane) = (tid / 128, (tid % 128) / 32, tid % 32);

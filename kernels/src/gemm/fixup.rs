@@ -121,15 +121,7 @@ pub unsafe fn fixup<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "gpu-kernel" fn gemm_fixup(
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
-    m: u32,
-    n: u32,
-    k: u32,
-    alpha: f32,
-    beta: f32,
-    marks: *const u32,
+    a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, alpha: f32, beta: f32, marks: *const u32,
 ) {
     // SAFETY: the host launcher checked the lengths and the geometry.
     unsafe { fixup(&crate::gpu::Gpu, a, b, c, Problem { m, n, k, alpha, beta }, marks) }

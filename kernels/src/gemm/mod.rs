@@ -273,11 +273,7 @@ pub(crate) unsafe fn store_c_at<C: ThreadCtx>(c: GlobalMut<'_, C, f32>, i: usize
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub(crate) unsafe fn store_c4_at<C: ThreadCtx>(
-    c: GlobalMut<'_, C, f32>,
-    i: usize,
-    acc: [f32; 4],
-    alpha: f32,
-    beta: f32,
+    c: GlobalMut<'_, C, f32>, i: usize, acc: [f32; 4], alpha: f32, beta: f32,
 ) {
     // SAFETY: forwarded from the caller.
     let c = unsafe { c.at(i, 4usize) }.cast::<F4>(1usize);
@@ -303,10 +299,7 @@ pub(crate) unsafe fn store_c4_at<C: ThreadCtx>(
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub(crate) unsafe fn load_or_zero<C: ThreadCtx>(
-    x: Global<'_, C, f32>,
-    (rows, cols): (usize, usize),
-    (r, c): (usize, usize),
-    inside: bool,
+    x: Global<'_, C, f32>, (rows, cols): (usize, usize), (r, c): (usize, usize), inside: bool,
 ) -> f32 {
     // SAFETY: inside, or checked.
     if inside || (r < rows && c < cols) { unsafe { x.load(r * cols + c) } } else { 0.0 }
@@ -318,9 +311,7 @@ pub(crate) unsafe fn load_or_zero<C: ThreadCtx>(
 /// of 4 then).
 #[inline(always)]
 pub(crate) fn shared_tiles<C: ThreadCtx, T>(
-    ctx: &C,
-    a_floats: usize,
-    b_floats: usize,
+    ctx: &C, a_floats: usize, b_floats: usize,
 ) -> (Shared<'_, C, f32>, Shared<'_, C, f32>) {
     let floats = a_floats + b_floats;
     let smem = ctx.shared::<T>(floats * 4 / size_of::<T>()).cast::<f32>(floats);

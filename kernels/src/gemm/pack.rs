@@ -132,12 +132,7 @@ pub struct Marks {
 /// destination row ([`PackShape::dst_rows`]), overlapping nothing else.
 #[inline(always)]
 pub unsafe fn pack<C: ThreadCtx>(
-    ctx: &C,
-    src: *const f32,
-    (hi, lo): (*mut f32, *mut f32),
-    s: PackShape,
-    out: MapsOut,
-    marks: Marks,
+    ctx: &C, src: *const f32, (hi, lo): (*mut f32, *mut f32), s: PackShape, out: MapsOut, marks: Marks,
 ) {
     let b = ctx.block_idx();
     if !out.maps.is_null() && b.x == 0 && b.y == 0 {
@@ -221,18 +216,8 @@ pub struct MapParam(pub [u64; 16]);
 #[unsafe(no_mangle)]
 #[allow(improper_gpu_kernel_arg, clippy::too_many_arguments)]
 pub unsafe extern "gpu-kernel" fn gemm_pack(
-    src: *const f32,
-    hi: *mut f32,
-    lo: *mut f32,
-    rows: u32,
-    cols: u32,
-    stride: u32,
-    flags: u32,
-    maps: *mut TensorMap,
-    map0: MapParam,
-    map1: MapParam,
-    any: *mut u32,
-    lines: *mut u32,
+    src: *const f32, hi: *mut f32, lo: *mut f32, rows: u32, cols: u32, stride: u32, flags: u32, maps: *mut TensorMap,
+    map0: MapParam, map1: MapParam, any: *mut u32, lines: *mut u32,
 ) {
     let out = MapsOut { maps, words: [TensorMap(map0.0), TensorMap(map1.0)] };
     let marks = Marks { any, lines };

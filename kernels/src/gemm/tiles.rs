@@ -37,9 +37,7 @@ impl TileCtx {
     /// per tile, `x` along `N`), with the views `a`, `b`, `c` of problem `p`.
     #[inline(always)]
     pub fn new<C: ThreadCtx>(
-        ctx: &C,
-        p: &Problem,
-        (bm, bn): (usize, usize),
+        ctx: &C, p: &Problem, (bm, bn): (usize, usize),
         (a, b, c): (Global<'_, C, f32>, Global<'_, C, f32>, GlobalMut<'_, C, f32>),
     ) -> TileCtx {
         let blk = ctx.block_idx();
@@ -76,12 +74,7 @@ impl TileCtx {
 /// `a` views the `m * k` floats of `A`.
 #[inline(always)]
 pub(crate) unsafe fn load_a<C: ThreadCtx>(
-    a: Global<'_, C, f32>,
-    t: &TileCtx,
-    k0: usize,
-    bk: usize,
-    f: usize,
-    fast: bool,
+    a: Global<'_, C, f32>, t: &TileCtx, k0: usize, bk: usize, f: usize, fast: bool,
 ) -> F4 {
     let (r, c) = (t.m0 + f / (bk / 4), k0 + 4 * (f % (bk / 4)));
     // SAFETY: `fast`: the whole tile is inside A; k % 4 == 0, c % 4 == 0
@@ -110,12 +103,7 @@ pub(crate) unsafe fn stage_a<C: ThreadCtx>(a_tile: Shared<'_, C, f32>, a_stride:
 /// `b` views the `k * n` floats of `B`.
 #[inline(always)]
 pub(crate) unsafe fn load_b<C: ThreadCtx>(
-    b: Global<'_, C, f32>,
-    t: &TileCtx,
-    k0: usize,
-    bn: usize,
-    f: usize,
-    fast: bool,
+    b: Global<'_, C, f32>, t: &TileCtx, k0: usize, bn: usize, f: usize, fast: bool,
 ) -> F4 {
     let (r, c) = (k0 + f / (bn / 4), t.n0 + 4 * (f % (bn / 4)));
     // SAFETY: `fast`: the whole tile is inside B; n % 4 == 0 and an aligned
@@ -134,12 +122,7 @@ pub(crate) unsafe fn load_b<C: ThreadCtx>(
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 unsafe fn load_vec<C: ThreadCtx>(
-    x: Global<'_, C, f32>,
-    (rows, cols): (usize, usize),
-    stride: usize,
-    r: usize,
-    c: usize,
-    fast: bool,
+    x: Global<'_, C, f32>, (rows, cols): (usize, usize), stride: usize, r: usize, c: usize, fast: bool,
 ) -> F4 {
     if fast {
         // SAFETY: the caller's contract.
@@ -207,11 +190,7 @@ pub(crate) unsafe fn stage_b<C: ThreadCtx>(b_tile: Shared<'_, C, f32>, b_stride:
 /// `a` views the `m * k` floats of `A`; `f < bm * bk / 4`.
 #[inline(always)]
 pub(crate) unsafe fn load_a_first<C: ThreadCtx>(
-    a: Global<'_, C, f32>,
-    t: &TileCtx,
-    kw: usize,
-    bk: usize,
-    f: usize,
+    a: Global<'_, C, f32>, t: &TileCtx, kw: usize, bk: usize, f: usize,
 ) -> F4 {
     let (r, c) = (t.m0 + f / (bk / 4), 4 * (f % (bk / 4)));
     // SAFETY: checked: r < m and c + q < kw <= k, inside A.
@@ -224,11 +203,7 @@ pub(crate) unsafe fn load_a_first<C: ThreadCtx>(
 /// `b` views the `k * n` floats of `B`; `f < bk * bn / 4`.
 #[inline(always)]
 pub(crate) unsafe fn load_b_first<C: ThreadCtx>(
-    b: Global<'_, C, f32>,
-    t: &TileCtx,
-    kw: usize,
-    bn: usize,
-    f: usize,
+    b: Global<'_, C, f32>, t: &TileCtx, kw: usize, bn: usize, f: usize,
 ) -> F4 {
     let (r, c) = (f / (bn / 4), t.n0 + 4 * (f % (bn / 4)));
     // SAFETY: checked: r < kw <= k and c + q < n, inside B.
@@ -245,11 +220,7 @@ pub(crate) unsafe fn load_b_first<C: ThreadCtx>(
 /// `a` views the `m * k` floats of `A`; `k0 + bk <= k`.
 #[inline(always)]
 pub(crate) unsafe fn load_a_clamped<C: ThreadCtx>(
-    a: Global<'_, C, f32>,
-    t: &TileCtx,
-    k0: usize,
-    bk: usize,
-    f: usize,
+    a: Global<'_, C, f32>, t: &TileCtx, k0: usize, bk: usize, f: usize,
 ) -> F4 {
     let (r, c) = (t.m0 + f / (bk / 4), k0 + 4 * (f % (bk / 4)));
     let row = if r < t.m { r } else { 0 };
@@ -275,11 +246,7 @@ pub(crate) unsafe fn load_a_clamped<C: ThreadCtx>(
 /// `f < bk * bn / 4`.
 #[inline(always)]
 pub(crate) unsafe fn load_b_clamped<C: ThreadCtx>(
-    b: Global<'_, C, f32>,
-    t: &TileCtx,
-    k0: usize,
-    bn: usize,
-    f: usize,
+    b: Global<'_, C, f32>, t: &TileCtx, k0: usize, bn: usize, f: usize,
 ) -> F4 {
     let (r, c) = (k0 + f / (bn / 4), t.n0 + 4 * (f % (bn / 4)));
     let (start, _) = b_window(t, c);
@@ -340,13 +307,7 @@ pub(crate) fn b_fast(t: &TileCtx, bn: usize, k0: usize, bk: usize) -> bool {
 /// `C` and `C`'s rows are 16-byte aligned.
 #[inline(always)]
 pub(crate) unsafe fn store_fragment<C: ThreadCtx>(
-    c: GlobalMut<'_, C, f32>,
-    t: &TileCtx,
-    row: usize,
-    col: usize,
-    frag: &[[f32; 4]; 4],
-    p: &Problem,
-    fast: bool,
+    c: GlobalMut<'_, C, f32>, t: &TileCtx, row: usize, col: usize, frag: &[[f32; 4]; 4], p: &Problem, fast: bool,
 ) {
     let (alpha, beta) = (p.alpha, p.beta);
     unroll!(r < 4, [0, 1, 2, 3], {

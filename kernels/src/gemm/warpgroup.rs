@@ -66,12 +66,7 @@ pub(crate) fn swizzle_base<C: ThreadCtx>(ctx: &C, bytes: u32) -> (Shared<'_, C, 
 /// `fast`, the four are inside and 16-byte aligned.
 #[inline(always)]
 pub(super) unsafe fn load4(
-    p: &impl Load<f32>,
-    (rows, cols): (usize, usize),
-    stride: usize,
-    r: usize,
-    c: usize,
-    fast: bool,
+    p: &impl Load<f32>, (rows, cols): (usize, usize), stride: usize, r: usize, c: usize, fast: bool,
 ) -> [f32; 4] {
     if fast {
         // SAFETY: the caller's contract.
@@ -106,11 +101,7 @@ pub(super) fn rows_aligned(a: *const f32, b: *const f32, p: &Problem) -> (bool, 
 /// tile no longer fly together (step 7 met the same).
 #[inline(always)]
 pub(super) fn interior(
-    a: *const f32,
-    b: *const f32,
-    p: &Problem,
-    blk: crate::Dim3,
-    (bm, bn, bk): (usize, usize, usize),
+    a: *const f32, b: *const f32, p: &Problem, blk: crate::Dim3, (bm, bn, bk): (usize, usize, usize),
 ) -> bool {
     let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
     (blk.y as usize + 1) * bm <= m
@@ -146,10 +137,7 @@ impl<'c, C: ThreadCtx> StagedBlock<'c, C> {
     /// `c` and `p` as the steps' kernels take them.
     #[inline(always)]
     pub(super) fn new(
-        ctx: &'c C,
-        (a, b, c): (*const f32, *const f32, *mut f32),
-        p: Problem,
-        (bm, bn, bk): (usize, usize, usize),
+        ctx: &'c C, (a, b, c): (*const f32, *const f32, *mut f32), p: Problem, (bm, bn, bk): (usize, usize, usize),
     ) -> Self {
         let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
         let blk = ctx.block_idx();
@@ -194,11 +182,7 @@ pub(super) unsafe fn store_split<C: ThreadCtx>(tiles: Shared<'_, C, u8>, hi: usi
 /// `c` holds the `m * n` floats.
 #[inline(always)]
 pub(super) unsafe fn store_fragment<C: ThreadCtx, const REGS: usize>(
-    c: &GlobalMut<'_, C, f32>,
-    acc: &[f32; REGS],
-    p: &Problem,
-    (m0, n0): (usize, usize),
-    tid: usize,
+    c: &GlobalMut<'_, C, f32>, acc: &[f32; REGS], p: &Problem, (m0, n0): (usize, usize), tid: usize,
 ) {
     const { assert!(REGS <= 128) };
     let (m, n) = (p.m as usize, p.n as usize);
@@ -240,9 +224,7 @@ pub(super) const ACC_N128: usize = 64;
 /// fenced (or delivered by copies whose barrier the caller waited for).
 #[inline(always)]
 pub(super) unsafe fn products_3x<C: ThreadCtx>(
-    ctx: &C,
-    part: &mut [f32; ACC_N128],
-    ((a_hi, a_lo), (b_hi, b_lo)): ((u32, u32), (u32, u32)),
+    ctx: &C, part: &mut [f32; ACC_N128], ((a_hi, a_lo), (b_hi, b_lo)): ((u32, u32), (u32, u32)),
 ) {
     unroll!(kk < ROW_BYTES / 4 / 8, [0, 1, 2, 3], {
         let step = (32 * kk) as u32;

@@ -12,7 +12,7 @@
 //! leaves lanes holding `-inf` padding). Rows past 1024 floats would need
 //! more than 32 per lane: step 2.
 
-use super::{Part, Span, WARP, WARP_ROWS_PER_BLOCK, base_of, vector_rows, warp_max, warp_sum};
+use super::{Part, Span, WARP, WARP_ROWS_PER_BLOCK, base_of, by_alignment, vector_rows, warp_max, warp_sum};
 use crate::ThreadCtx;
 
 /// Softmax of each row of a `rows x cols` row-major matrix, one warp per row.
@@ -42,29 +42,15 @@ use crate::ThreadCtx;
 /// `1 <= cols <= 32 * N`; launched with [`super::Kernel::launch_dims`].
 #[inline(always)]
 pub unsafe fn warp_per_row<C: ThreadCtx, const N: usize>(
-    ctx: &C,
-    input: *const f32,
-    output: *mut f32,
-    rows: u32,
-    cols: u32,
+    ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32,
 ) {
     // SAFETY: forwarded; each path is its own straight-line code.
-    unsafe {
-        if vector_rows(input, output, cols as usize) {
-            body::<C, N, true>(ctx, input, output, rows, cols)
-        } else {
-            body::<C, N, false>(ctx, input, output, rows, cols)
-        }
-    }
+    unsafe { by_alignment!(input, output, cols, |VEC| body::<C, N, VEC>(ctx, input, output, rows, cols)) }
 }
 
 #[inline(always)]
 unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
-    ctx: &C,
-    input: *const f32,
-    output: *mut f32,
-    rows: u32,
-    cols: u32,
+    ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32,
 ) {
     const W: usize = WARP as usize;
     let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));

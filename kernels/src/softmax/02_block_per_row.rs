@@ -17,7 +17,7 @@
 //! 1024 threads: rows up to `1024 N` (32768 for `N = 32`, 128 KiB: half an
 //! SM's register file, so one such row per SM at a time). Longer rows: step 3.
 
-use super::{Part, Span, base_of, block_combine, exp_minus, vector_rows, warp_max, warp_sum};
+use super::{Part, Span, base_of, block_combine, by_alignment, exp_minus, vector_rows, warp_max, warp_sum};
 use crate::ThreadCtx;
 
 /// Softmax of each row of a `rows x cols` row-major matrix, one block per
@@ -46,29 +46,15 @@ use crate::ThreadCtx;
 /// launched with [`super::Kernel::launch_dims`] (which gives `cols <= N T`).
 #[inline(always)]
 pub unsafe fn block_per_row<C: ThreadCtx, const N: usize>(
-    ctx: &C,
-    input: *const f32,
-    output: *mut f32,
-    rows: u32,
-    cols: u32,
+    ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32,
 ) {
     // SAFETY: forwarded; each path is its own straight-line code.
-    unsafe {
-        if vector_rows(input, output, cols as usize) {
-            body::<C, N, true>(ctx, input, output, rows, cols)
-        } else {
-            body::<C, N, false>(ctx, input, output, rows, cols)
-        }
-    }
+    unsafe { by_alignment!(input, output, cols, |VEC| body::<C, N, VEC>(ctx, input, output, rows, cols)) }
 }
 
 #[inline(always)]
 unsafe fn body<C: ThreadCtx, const N: usize, const VEC: bool>(
-    ctx: &C,
-    input: *const f32,
-    output: *mut f32,
-    rows: u32,
-    cols: u32,
+    ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32,
 ) {
     let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));
     let t = ctx.thread_idx().x as usize;

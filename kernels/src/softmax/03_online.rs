@@ -41,8 +41,8 @@
 //! wavefronts per request instead of 1 (the fallback path only).
 
 use super::{
-    ONLINE_FLOATS, PAIRS_SHARED_BYTES, Part, STASH_MAX_COLS, Span, base_of, block_combine, exp_minus, vector_rows,
-    warp_combine,
+    ONLINE_FLOATS, PAIRS_SHARED_BYTES, Part, STASH_MAX_COLS, Span, base_of, block_combine, by_alignment, exp_minus,
+    vector_rows, warp_combine,
 };
 use crate::ThreadCtx;
 
@@ -76,14 +76,8 @@ const PAIRS: usize = PAIRS_SHARED_BYTES as usize / 4;
 /// launched with [`super::Kernel::launch_dims`].
 #[inline(always)]
 pub unsafe fn online<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-    // SAFETY: forwarded; each path is its own code.
-    unsafe {
-        if vector_rows(input, output, cols as usize) {
-            body::<C, true, false>(ctx, input, output, rows, cols)
-        } else {
-            body::<C, false, false>(ctx, input, output, rows, cols)
-        }
-    }
+    // SAFETY: forwarded; each path is its own straight-line code.
+    unsafe { by_alignment!(input, output, cols, |VEC| body::<C, VEC, false>(ctx, input, output, rows, cols)) }
 }
 
 /// [`online`] with the row stashed in shared memory by pass 1 and read back
@@ -99,14 +93,8 @@ pub unsafe fn online<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32,
 #[inline(always)]
 pub unsafe fn online_stash<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
     debug_assert!(cols <= STASH_MAX_COLS);
-    // SAFETY: forwarded; each path is its own code.
-    unsafe {
-        if vector_rows(input, output, cols as usize) {
-            body::<C, true, true>(ctx, input, output, rows, cols)
-        } else {
-            body::<C, false, true>(ctx, input, output, rows, cols)
-        }
-    }
+    // SAFETY: forwarded; each path is its own straight-line code.
+    unsafe { by_alignment!(input, output, cols, |VEC| body::<C, VEC, true>(ctx, input, output, rows, cols)) }
 }
 
 /// Folds one chunk into the running state `(m, s)`, `s = sum exp(x - base_of(m))`.
@@ -123,11 +111,7 @@ fn update<const VEC: bool>(m: &mut f32, s: &mut f32, part: &Part<F, VEC>) {
 /// (after the pairs, 16-byte aligned) and pass 2 reads it from there.
 #[inline(always)]
 unsafe fn body<C: ThreadCtx, const VEC: bool, const STASH: bool>(
-    ctx: &C,
-    input: *const f32,
-    output: *mut f32,
-    rows: u32,
-    cols: u32,
+    ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32,
 ) {
     let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));
     let t = ctx.thread_idx().x as usize;

@@ -62,7 +62,7 @@ mod tile;
 
 use maths::{base_of, exp_minus};
 use reduce::{block_combine, warp_combine, warp_max, warp_sum};
-use tile::{Part, Span, vector_rows};
+use tile::{Part, Span, by_alignment, vector_rows};
 
 /// Threads in a warp.
 pub const WARP: u32 = 32;

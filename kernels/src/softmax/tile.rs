@@ -3,7 +3,7 @@
 //! the two reductions over them, and their loads and stores.
 
 use super::maths::exp_minus;
-use crate::mem::{Load, Store};
+use crate::mem::{Global, GlobalMut, Load, Store};
 use crate::vector::F4;
 
 /// Whether a row can move as 16-byte vectors: both buffers 16-byte aligned
@@ -12,6 +12,22 @@ use crate::vector::F4;
 pub(crate) fn vector_rows(input: *const f32, output: *mut f32, cols: usize) -> bool {
     (input as usize | output as usize).is_multiple_of(16) && cols.is_multiple_of(4)
 }
+
+/// `$body` with the constant `$VEC` true where the rows move as 16-byte
+/// vectors ([`vector_rows`]), false otherwise: each kernel is two
+/// instantiations of straight-line code, and the launch picks one.
+macro_rules! by_alignment {
+    ($input:expr, $output:expr, $cols:expr, |$VEC:ident| $body:expr) => {
+        if vector_rows($input, $output, $cols as usize) {
+            const $VEC: bool = true;
+            $body
+        } else {
+            const $VEC: bool = false;
+            $body
+        }
+    };
+}
+pub(crate) use by_alignment;
 
 // Every kernel gives each thread `N` floats as `N / 4` *slots*: slot `k` is
 // the group of four floats `4g .. 4g + 4` of the row, `g = first + stride * k`

@@ -68,11 +68,7 @@ pub unsafe fn tiled<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, 
 #[inline(always)]
 #[allow(clippy::needless_range_loop)] // `k` picks the row as well as the register
 pub unsafe fn tiled_with<C: ThreadCtx, L: TileLayout, const T: usize, const R: usize>(
-    ctx: &C,
-    input: *const f32,
-    output: *mut f32,
-    rows: u32,
-    cols: u32,
+    ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32,
 ) {
     let tile = ctx.shared::<f32>(L::floats::<T>());
     let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));

@@ -85,10 +85,7 @@ fn tensor(rows: usize, cols: usize, stride: usize) -> Floats {
 
 /// The map of `t` (as [`tensor`] made it), with a `box_cols x box_rows` box.
 fn map_of(
-    t: &[f32],
-    (rows, cols, stride): (usize, usize, usize),
-    (box_cols, box_rows): (u32, u32),
-    swizzle: TmaSwizzle,
+    t: &[f32], (rows, cols, stride): (usize, usize, usize), (box_cols, box_rows): (u32, u32), swizzle: TmaSwizzle,
 ) -> TmaMap {
     TmaMap {
         base: t.as_ptr() as u64,

@@ -162,9 +162,7 @@ fn e4(which: Which) -> Result<Run> {
 /// `Yours`, launched as step 3 with the shared memory `Yours` asks for; or
 /// the ladder's `step` with its own layout `Step`.
 fn layout_run<Yours: TileLayout, Step: TileLayout>(
-    which: Which,
-    step: Variant,
-    yours: impl Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
+    which: Which, step: Variant, yours: impl Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
 ) -> Result<Run> {
     match which {
         Which::Yours => transpose_run(step_dims(Variant::Tiled, Some(tile_floats::<Yours>())), yours),

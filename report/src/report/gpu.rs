@@ -34,14 +34,7 @@ impl<'g> Ctx<'g> {
     /// Times `work` and returns a row (figures filled in by `Row::finish`).
     #[allow(clippy::too_many_arguments)]
     pub fn measure(
-        &self,
-        op: &str,
-        kernel: &str,
-        shape: &str,
-        bytes: u64,
-        flops: u64,
-        bound: Bound,
-        peer_key: Option<String>,
+        &self, op: &str, kernel: &str, shape: &str, bytes: u64, flops: u64, bound: Bound, peer_key: Option<String>,
         work: impl FnMut() -> coalesce::Result<()>,
     ) -> Result<Row> {
         self.progress.set_message(format!("{op} {kernel} {shape}"));
@@ -118,12 +111,7 @@ pub fn roofs(ctx: &mut Ctx<'_>) -> Result<(Roofs, Vec<Row>)> {
 /// Times the compute probe `kernel` (`blocks` blocks of 256 threads, `flops`
 /// in all, writing `out_len` floats): a roof row.
 fn probe_row(
-    ctx: &Ctx<'_>,
-    kernel: &str,
-    blocks: u32,
-    out_len: usize,
-    flops: u64,
-    run: impl FnMut() -> coalesce::Result<()>,
+    ctx: &Ctx<'_>, kernel: &str, blocks: u32, out_len: usize, flops: u64, run: impl FnMut() -> coalesce::Result<()>,
 ) -> Result<Row> {
     ctx.measure("roof", kernel, &format!("{blocks}x256 thr"), 4 * out_len as u64, flops, Bound::Compute, None, run)
 }
@@ -176,9 +164,7 @@ pub fn transpose(ctx: &mut Ctx<'_>, shapes: &[(usize, usize)]) -> Result<Vec<Row
 /// `launch` into it once, waits for `stream`, and returns the first `keep`
 /// elements of `output` (a NaN among them was never written).
 fn poisoned_run(
-    stream: &Stream<'_>,
-    output: &mut DeviceBuffer<f32>,
-    keep: usize,
+    stream: &Stream<'_>, output: &mut DeviceBuffer<f32>, keep: usize,
     launch: impl FnOnce(&mut DeviceBuffer<f32>) -> coalesce::Result<()>,
 ) -> Result<Vec<f32>> {
     let len = output.len();

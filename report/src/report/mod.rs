@@ -75,7 +75,8 @@ impl Roof {
     }
 }
 
-/// One measured kernel at one size.
+/// One measured kernel at one size. Fields added after the first reports
+/// are `Option`s, which serde reads as `None` where a report lacks them.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Row {
     pub op: String,
@@ -97,18 +98,15 @@ pub struct Row {
     /// The roof `percent_of_roof` is of; `None` in reports written before
     /// rows named it, whose percentages are of the copy (memory-bound) or
     /// of the FMA roof (compute-bound): see [`Row::roof`].
-    #[serde(default)]
     pub roof: Option<Roof>,
     /// For a memory-bound row, percent of the GPU's specified DRAM
     /// bandwidth ([`Roofs::dram_spec_gb_per_s`]); `None` for compute-bound
     /// rows and where there is no specified figure (the emulator).
-    #[serde(default)]
     pub percent_of_dram_spec: Option<f64>,
     /// The PyTorch figure for the same work from the peers file, in the
     /// same unit as the row's binding metric (GB/s or TFLOP/s), if any.
     pub peer: Option<f64>,
     /// Key of the peer figure in torch_peers.json.
-    #[serde(default)]
     pub peer_key: Option<String>,
 }
 
@@ -122,13 +120,11 @@ pub struct Roofs {
     /// TF32 tensor-core throughput of the `tf32_peak` probe (`wgmma`,
     /// `sm_90a` only). `None` on other GPUs, on the emulator, and in reports
     /// written before it was measured.
-    #[serde(default)]
     pub tf32_tflop_per_s: Option<f64>,
     /// The DRAM bandwidth the device specifies (2 x memory clock x bus
     /// width / 8), bytes read + written: the hardware's roof, which the
     /// driver's copy does not reach. `None` on the emulator, and in reports
     /// written before it was recorded.
-    #[serde(default)]
     pub dram_spec_gb_per_s: Option<f64>,
 }
 

@@ -19,12 +19,7 @@ pub fn nested_sin_ok(v: Sin, x: f32, got: f32) -> bool {
 /// within a bound on `sum |a_it b_tj|`: 1e-5 for FP32 (K rounding errors of
 /// 2^-24 each, K <= 8192), 1e-2 for TF32 (10-bit mantissa inputs).
 pub fn gemm_element_ok(
-    v: Gemm,
-    a: &[f32],
-    b: &[f32],
-    (k, n): (usize, usize),
-    (i, j): (usize, usize),
-    got: f32,
+    v: Gemm, a: &[f32], b: &[f32], (k, n): (usize, usize), (i, j): (usize, usize), got: f32,
 ) -> bool {
     let terms = (0..k).map(|t| a[i * k + t] as f64 * b[t * n + j] as f64);
     let want: f64 = terms.clone().sum();
