@@ -3,7 +3,7 @@
 //! the two reductions over them, and their loads and stores.
 
 use super::maths::exp_minus;
-use crate::mem::{Global, GlobalMut, Load, Store};
+use crate::mem::{Load, Store};
 use crate::vector::F4;
 
 /// Whether a row can move as 16-byte vectors: both buffers 16-byte aligned
