@@ -32,16 +32,11 @@ const SIZES: [usize; 2] = [4096, 8192];
 
 /// (M, N, K) off the tile: odd everywhere, K or N alone off by one, deep,
 /// shallow, and too small to fill the GPU; 4096^3 as the reference.
+#[rustfmt::skip] // a table: three shapes a row
 const AWKWARD: [(usize, usize, usize); 9] = [
-    (4096, 4096, 4096),
-    (4095, 4095, 4095),
-    (4097, 4097, 4097),
-    (4000, 4000, 4000),
-    (4096, 4096, 4095),
-    (4096, 4095, 4096),
-    (2048, 2048, 8192),
-    (8192, 8192, 256),
-    (1024, 1024, 1024),
+    (4096, 4096, 4096), (4095, 4095, 4095), (4097, 4097, 4097),
+    (4000, 4000, 4000), (4096, 4096, 4095), (4096, 4095, 4096),
+    (2048, 2048, 8192), (8192, 8192, 256), (1024, 1024, 1024),
 ];
 
 /// Values in [-1, 1) from a cheap deterministic generator.

@@ -43,16 +43,11 @@ use coalesce::gemm::{AlphaBeta, Variant};
 /// window of `load_b_clamped`: shifts 1, 2 and 3), `N = 4` exactly, every
 /// `K` residue from 1 to 7 and none, and blocks past `M` and `N` in a
 /// second block row and column.
+#[rustfmt::skip] // a table: three shapes a row
 const EDGE_SHAPES: [(usize, usize, usize); 9] = [
-    (5, 3, 21),
-    (9, 1, 40),
-    (2, 6, 9),
-    (3, 4, 17),
-    (7, 7, 26),
-    (130, 259, 23),
-    (129, 257, 16),
-    (33, 5, 44),
-    (12, 263, 11),
+    (5, 3, 21), (9, 1, 40), (2, 6, 9),
+    (3, 4, 17), (7, 7, 26), (130, 259, 23),
+    (129, 257, 16), (33, 5, 44), (12, 263, 11),
 ];
 
 /// Shapes for steps 9-13 (`wgmma`, 128x256 tiles, 128x128 for steps 11 and 13, 32
@@ -61,16 +56,11 @@ const EDGE_SHAPES: [(usize, usize, usize); 9] = [
 /// block row and column that is almost empty), `N` a multiple of 4 just
 /// past 128 (step 11's second block column, vector rows, not whole), and a
 /// shape whose interior blocks take the vector paths.
+#[rustfmt::skip] // a table: three shapes a row
 const WGMMA_SHAPES: [(usize, usize, usize); 9] = [
-    (1, 1, 1),
-    (5, 3, 1),
-    (9, 1, 40),
-    (3, 2, 33),
-    (130, 259, 33),
-    (129, 257, 64),
-    (64, 300, 7),
-    (192, 132, 97),
-    (256, 512, 96),
+    (1, 1, 1), (5, 3, 1), (9, 1, 40),
+    (3, 2, 33), (130, 259, 33), (129, 257, 64),
+    (64, 300, 7), (192, 132, 97), (256, 512, 96),
 ];
 
 /// The tensor-core steps that run `wgmma` (`sm_90a` only); the last two
