@@ -16,6 +16,7 @@ use coalesce::kernels::LaunchDims;
 use coalesce::kernels::emu::EmuCtx;
 use coalesce::kernels::transpose::{TILE, TileLayout, Variant};
 use coalesce::{Error, Result};
+use rand::Rng;
 use std::fmt::Write as _;
 
 /// Which kernel an exercise runs: the learner's file, or the ladder's step.
@@ -163,21 +164,11 @@ pub fn all() -> &'static [Exercise] {
     exercises::ALL
 }
 
-/// A fresh random `f32` in [-8, 8) per element (splitmix64 seeded from the
-/// clock and `salt`): every run checks other inputs.
-fn random(len: usize, salt: u64) -> Vec<f32> {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    let mut state = nanos ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    (0..len)
-        .map(|_| {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^= z >> 31;
-            (z >> 40) as f32 / (1u64 << 24) as f32 * 16.0 - 8.0
-        })
-        .collect()
+/// A fresh random `f32` in [-8, 8) per element, from the thread's
+/// OS-seeded generator: every run checks other inputs.
+fn random(len: usize) -> Vec<f32> {
+    let mut rng = rand::rng();
+    (0..len).map(|_| rng.random_range(-8.0f32..8.0)).collect()
 }
 
 /// The sizes a transpose exercise runs at: odd ones (edge tiles on both
@@ -190,9 +181,9 @@ where
     F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
 {
     let mut run = Run::default();
-    for (i, (rows, cols)) in TRANSPOSE_SIZES.into_iter().enumerate() {
+    for (rows, cols) in TRANSPOSE_SIZES {
         let (r, c) = (rows as usize, cols as usize);
-        let input = random(r * c, i as u64);
+        let input = random(r * c);
         let mut output = vec![f32::NAN; r * c];
         let d = dims(rows, cols);
         run.shared_floats = d.shared_bytes / 4;
@@ -220,8 +211,8 @@ where
     F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u64) + Sync,
 {
     let mut run = Run::default();
-    for (i, len) in COPY_LENS.into_iter().enumerate() {
-        let input = random(len, 100 + i as u64);
+    for len in COPY_LENS {
+        let input = random(len);
         let mut output = vec![f32::NAN; len];
         let dims = coalesce::kernels::copy::copy_dims(len as u64, 1);
         let launch = staged(dims, [&input], &mut output, |ctx, [s], d| kernel(ctx, s, d, len as u64));
@@ -280,9 +271,9 @@ where
     F: Fn(&EmuCtx<'_>, *const f32, *const f32, *mut f32, coalesce::kernels::gemm::Problem) + Sync,
 {
     let mut run = Run::default();
-    for (i, (m, n, k)) in GEMM_SIZES.into_iter().enumerate() {
+    for (m, n, k) in GEMM_SIZES {
         let (mu, nu, ku) = (m as usize, n as usize, k as usize);
-        let (a, b) = (random(mu * ku, 200 + i as u64), random(ku * nu, 300 + i as u64));
+        let (a, b) = (random(mu * ku), random(ku * nu));
         let mut c = vec![f32::NAN; mu * nu];
         let p = coalesce::kernels::gemm::Problem { m, n, k, alpha: 1.0, beta: 0.0 };
         let d = dims(m, n);
