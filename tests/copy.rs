@@ -139,14 +139,18 @@ fn copies_and_a_transpose_by_column_copies_on_the_gpu() {
         for len in LENGTHS.into_iter().chain([(3 << 21) + 5]) {
             let src_host = random_matrix(&mut rng, len + 3);
             let src = gpu.upload(&src_host).unwrap();
-            let out = gpu.upload(&poison(len + 3)).unwrap();
             for (src_off, dst_off) in [(0, 0), (3, 3), (1, 0)] {
+                let out = gpu.upload(&poison(len + 3)).unwrap();
                 let mut window = out.index(dst_off..dst_off + len);
                 copy::copy_bulk(&stream, &src.index(src_off..src_off + len), &mut window).unwrap();
                 stream.synchronize().unwrap();
                 let got = download(&out);
                 let what = format!("gpu bulk copy len {len} offsets {src_off}/{dst_off}");
                 assert_bits_eq(&what, &got[dst_off..dst_off + len], &src_host[src_off..src_off + len]);
+                assert!(
+                    got[..dst_off].iter().chain(&got[dst_off + len..]).all(|x| x.to_bits() == POISON_BITS),
+                    "{what}"
+                );
             }
         }
     } else {

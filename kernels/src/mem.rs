@@ -375,14 +375,13 @@ impl<C: ThreadCtx> Shared<'_, C, f32> {
             self.ctx.mem_copy_async::<f32, crate::vector::F4>((self.ptr, self.len, i), (src.as_ptr(), src.len(), j))
         }
     }
-}
-
-impl<C: ThreadCtx> Shared<'_, C, f32> {
     /// Starts a bulk copy of the `count` floats at element `j` of `src` to
     /// elements `i..i + count` of this view ([`ThreadCtx::mem_bulk_load`]):
     /// one instruction for the whole run, which lands while the thread goes
     /// on, and counts its bytes on the mbarrier at `bar`. On the emulator
-    /// the global side is checked and counted as 16-byte `cp.async` reads.
+    /// both sides are checked, and not counted: the copy engine's traffic is
+    /// not the load/store unit's requests, which the counters (and `ncu`'s)
+    /// are.
     ///
     /// # Safety
     /// As [`ThreadCtx::mem_bulk_load`]: `4 count` a multiple of 16, both

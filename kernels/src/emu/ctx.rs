@@ -162,8 +162,8 @@ impl ThreadCtx for EmuCtx<'_> {
     unsafe fn mem_bulk_load(&self, dst: u32, (src, len, j): (*const f32, usize, usize), bytes: u32, bar: u32) {
         let loc = Location::caller();
         assert!(bytes.is_multiple_of(16), "bulk copy: {bytes} bytes, not a multiple of 16");
-        // The global side: checked and counted as the copy's 16-byte reads,
-        // then landed in shared memory at once.
+        // The global side: checked 16 bytes at a time (not counted: see
+        // `Via::Bulk`), then landed in shared memory at once.
         let data: std::vec::Vec<F4> =
             // SAFETY: forwarded from the caller (the checker refuses what
             // lies outside `src`).
