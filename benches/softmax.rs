@@ -18,9 +18,9 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 use std::time::Duration;
 
 /// The three shapes `scripts/gpu/peers report` measures, then rows of 128,
-/// 1000 and 50000 columns.
-const SHAPES: [(usize, usize); 6] =
-    [(65536, 1024), (16384, 4096), (4096, 32768), (262144, 128), (32768, 1000), (1024, 50000)];
+/// 1000, 50000 and 100000 columns.
+const SHAPES: [(usize, usize); 7] =
+    [(65536, 1024), (16384, 4096), (4096, 32768), (262144, 128), (32768, 1000), (1024, 50000), (512, 100_000)];
 
 /// The kernels timed at `cols` columns: each strategy's pick, at 4096
 /// columns every block instantiation (8, 16, 32 floats per thread), and at

@@ -87,13 +87,14 @@ pub fn staged<const N: usize, F>(dims: LaunchDims, inputs: [&[f32]; N], output: 
 where
     F: Fn(&EmuCtx<'_>, [*const f32; N], *mut f32) + Sync,
 {
-    staged_at(dims, inputs.map(|i| (i, 0)), (output, 0), kernel)
+    staged_at((dims, 1), inputs.map(|i| (i, 0)), (output, 0), kernel)
 }
 
 /// [`staged`], with each copy `offset` floats past its 256-byte boundary
 /// ([`Aligned::copy_at`]).
 pub(crate) fn staged_at<const N: usize, F>(
-    dims: LaunchDims, inputs: [(&[f32], usize); N], (output, out_offset): (&mut [f32], usize), kernel: F,
+    (dims, cluster): (LaunchDims, u32), inputs: [(&[f32], usize); N], (output, out_offset): (&mut [f32], usize),
+    kernel: F,
 ) -> Result<Report>
 where
     F: Fn(&EmuCtx<'_>, [*const f32; N], *mut f32) + Sync,
@@ -102,7 +103,7 @@ where
     let mut out = Aligned::copy_at(output, out_offset);
     let i = inp.each_mut().map(|a| SyncPtr::new(a.as_mut_slice()));
     let o = SyncMutPtr::new(out.as_mut_slice());
-    let report = emu::launch_checked(dims, |ctx| kernel(ctx, i.map(SyncPtr::get), o.get()))?;
+    let report = emu::launch_cluster_checked(dims, cluster, |ctx| kernel(ctx, i.map(SyncPtr::get), o.get()))?;
     output.copy_from_slice(out.as_mut_slice());
     Ok(report)
 }
@@ -110,9 +111,9 @@ where
 /// The `launch` of the matrix ops' `emu` modules (transpose, softmax):
 /// `kernel(ctx, input, output, rows, cols)` on `shape` matrices whose
 /// lengths the op's `plan` has checked, over `dims` (`None`: an empty
-/// matrix, nothing to launch).
+/// matrix, nothing to launch) in clusters of `cluster` blocks (1: none).
 pub(crate) fn launch_matrix<F>(
-    dims: Option<LaunchDims>, input: &[f32], output: &mut [f32], shape: MatrixShape, kernel: F,
+    (dims, cluster): (Option<LaunchDims>, u32), input: &[f32], output: &mut [f32], shape: MatrixShape, kernel: F,
 ) -> Result<()>
 where
     F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
@@ -120,7 +121,7 @@ where
     let Some(dims) = dims else { return Ok(()) };
     let (inp, out) = (SyncPtr::new(input), SyncMutPtr::new(output));
     let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
-    emu::launch(dims, |ctx| kernel(ctx, inp.get(), out.get(), rows, cols))?;
+    emu::launch_cluster(dims, cluster, |ctx| kernel(ctx, inp.get(), out.get(), rows, cols))?;
     Ok(())
 }
 
@@ -128,12 +129,13 @@ where
 /// on copies staged each `offset` floats past its 256-byte boundary
 /// ([`staged_at`]); an empty matrix launches nothing: an empty report.
 pub(crate) fn launch_matrix_checked<F>(
-    dims: Option<LaunchDims>, input: (&[f32], usize), output: (&mut [f32], usize), shape: MatrixShape, kernel: F,
+    (dims, cluster): (Option<LaunchDims>, u32), input: (&[f32], usize), output: (&mut [f32], usize),
+    shape: MatrixShape, kernel: F,
 ) -> Result<Report>
 where
     F: Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
 {
     let Some(dims) = dims else { return Ok(Report::default()) };
     let (rows, cols) = (shape.rows_u32(), shape.cols_u32());
-    staged_at(dims, [input], output, |ctx, [inp], out| kernel(ctx, inp, out, rows, cols))
+    staged_at((dims, cluster), [input], output, |ctx, [inp], out| kernel(ctx, inp, out, rows, cols))
 }

@@ -5,9 +5,11 @@
 //!
 //! [`softmax`] picks the strategy by row length ([`Strategy::for_cols`]):
 //! a warp per row up to 1024 columns, a block per row (the row in registers)
-//! up to 32768, online (running max and rescaled sum) beyond: with the row
-//! stashed in shared memory up to 57344 columns where the device allows it
-//! (227 KiB per block on an H100), re-read from L2 and DRAM past that.
+//! up to 32768, a cluster of 8 blocks per row up to 114688 where the module
+//! has the cluster kernels (`sm_90a`: Hopper), online (running max and
+//! rescaled sum) beyond, and past 32768 on other GPUs: with the row stashed
+//! in shared memory up to 57344 columns where the device allows it (227 KiB
+//! per block on an H100), re-read from L2 and DRAM past that.
 //! [`with_strategy`] and [`launch`] force a strategy or one instantiation,
 //! for tests and benches.
 //!
@@ -60,6 +62,7 @@ fn too_long(strategy: Strategy) -> &'static str {
         Strategy::WarpPerRow => "a warp per row holds at most 1024 columns (32 floats per lane)",
         Strategy::BlockPerRow => "a block per row holds at most 32768 columns (1024 threads of 32 floats)",
         Strategy::Online => "the online strategy takes any row length (its shared-memory stash up to 57344 columns)",
+        Strategy::Cluster => "a cluster per row holds at most 114688 columns (8 blocks of 512 threads of 28 floats)",
     }
 }
 
@@ -87,13 +90,15 @@ pub fn kernel_for(strategy: Strategy, shape: MatrixShape) -> Result<Kernel> {
 pub fn softmax(
     stream: &Stream<'_>, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, shape: MatrixShape,
 ) -> Result<()> {
-    launch(
-        stream,
-        kernel_on(&stream.gpu().grid_limits(), Kernel::for_cols(shape.cols_u32()), shape),
-        input,
-        output,
-        shape,
-    )
+    let kernel = Kernel::for_cols(shape.cols_u32());
+    // Without the cluster kernels (a module other than sm_90a), the rows
+    // they would take go to the online strategy.
+    let kernel = if stream.gpu().has_kernel(kernel.entry_point()) {
+        kernel
+    } else {
+        Strategy::Online.kernel(shape.cols_u32().max(1)).unwrap_or(Kernel::Online)
+    };
+    launch(stream, kernel_on(&stream.gpu().grid_limits(), kernel, shape), input, output, shape)
 }
 
 /// `kernel`, or [`Kernel::Online`] where `kernel` is the shared-memory stash
@@ -123,7 +128,7 @@ pub fn launch(
     stream: &Stream<'_>, kernel: Kernel, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, shape: MatrixShape,
 ) -> Result<()> {
     let dims = plan(kernel, shape, input.len(), output.len(), &stream.gpu().grid_limits())?;
-    launch_matrix(stream, kernel.entry_point(), dims, input, output, shape)
+    launch_matrix(stream, (kernel.entry_point(), kernel.cluster()), dims, input, output, shape)
 }
 
 /// One launcher per strategy: [`with_strategy`] with the strategy named.
@@ -159,6 +164,10 @@ strategy_launchers! {
     /// Step 3, [`Strategy::Online`]: a block per row, online (max, sum) pass
     /// then a backward re-read; any row length.
     online => Online;
+    /// Step 4, [`Strategy::Cluster`]: a cluster of 8 blocks per row, the row
+    /// in their registers, up to 114688 columns (the `sm_90a` module:
+    /// [`crate::Error::ArchitectureRequired`] on other GPUs).
+    cluster => Cluster;
 }
 
 /// The softmax launchers on the CPU emulator: the same checks (grids against
@@ -188,7 +197,9 @@ pub mod emu {
         let dims = plan(kernel, shape, input.len(), output.len(), &GridLimits::CUDA)?;
         // SAFETY: lengths and cols checked by `plan`; `&` and `&mut` slices
         // cannot alias.
-        launch_matrix(dims, input, output, shape, |ctx, i, o, r, c| unsafe { kernel.run(ctx, i, o, r, c) })
+        launch_matrix((dims, kernel.cluster()), input, output, shape, |ctx, i, o, r, c| unsafe {
+            kernel.run(ctx, i, o, r, c)
+        })
     }
 
     /// [`launch`] with the memory counters: returns the [`Report`] (the
@@ -216,9 +227,13 @@ pub mod emu {
         let at = (misalignment(input), misalignment(output));
         // SAFETY: lengths and cols checked by `plan`; the staged copies are
         // distinct.
-        launch_matrix_checked(dims, (input, at.0), (output, at.1), shape, |ctx, i, o, r, c| unsafe {
-            kernel.run(ctx, i, o, r, c)
-        })
+        launch_matrix_checked(
+            (dims, kernel.cluster()),
+            (input, at.0),
+            (output, at.1),
+            shape,
+            |ctx, i, o, r, c| unsafe { kernel.run(ctx, i, o, r, c) },
+        )
     }
 }
 

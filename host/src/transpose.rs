@@ -47,7 +47,7 @@ pub fn launch(
     stream: &Stream<'_>, variant: Variant, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, shape: MatrixShape,
 ) -> Result<()> {
     let dims = plan(variant, shape, input.len(), output.len(), &stream.gpu().grid_limits())?;
-    launch_matrix(stream, variant.entry_point(), dims, input, output, shape)
+    launch_matrix(stream, (variant.entry_point(), 1), dims, input, output, shape)
 }
 
 #[cfg(feature = "cuda")]
@@ -69,7 +69,7 @@ pub mod emu {
     pub fn launch(variant: Variant, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<()> {
         let dims = plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)?;
         // SAFETY: lengths checked by `plan`; `&` and `&mut` slices cannot alias.
-        launch_matrix(dims, input, output, shape, |ctx, i, o, r, c| unsafe { variant.run(ctx, i, o, r, c) })
+        launch_matrix((dims, 1), input, output, shape, |ctx, i, o, r, c| unsafe { variant.run(ctx, i, o, r, c) })
     }
 
     /// [`launch`] with the memory counters: returns the [`Report`] (the
@@ -93,7 +93,7 @@ pub mod emu {
     pub fn launch_checked(variant: Variant, input: &[f32], output: &mut [f32], shape: MatrixShape) -> Result<Report> {
         let dims = plan(variant, shape, input.len(), output.len(), &GridLimits::CUDA)?;
         // SAFETY: lengths checked by `plan`; the staged copies are distinct.
-        launch_matrix_checked(dims, (input, 0), (output, 0), shape, |ctx, i, o, r, c| unsafe {
+        launch_matrix_checked((dims, 1), (input, 0), (output, 0), shape, |ctx, i, o, r, c| unsafe {
             variant.run(ctx, i, o, r, c)
         })
     }

@@ -300,4 +300,35 @@ pub trait ThreadCtx {
     /// As [`ThreadCtx::wgmma_m64n256k8_tf32`].
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn wgmma_m64n128k8_tf32(&self, d: &mut [f32; 64], a: u64, b: u64, accumulate: bool);
+    /// `%cluster_ctarank`: this block's rank in its thread-block cluster
+    /// (`0..` the cluster's size; 0 in a launch without clusters).
+    fn cluster_ctarank(&self) -> u32;
+    /// `barrier.cluster.arrive.relaxed.aligned`: this thread arrives at the
+    /// cluster's barrier without ordering its memory accesses (a
+    /// [`ThreadCtx::mbarrier_init_fence`] before it publishes mbarrier
+    /// inits). Every thread of every block of the cluster arrives once, then
+    /// waits ([`ThreadCtx::cluster_wait`]); work in between overlaps the wait.
+    fn cluster_arrive_relaxed(&self);
+    /// `barrier.cluster.wait.aligned`: waits until every thread of the
+    /// cluster has arrived, acquiring what the arrivals released. The
+    /// emulator orders everything before the wait before everything after,
+    /// across the cluster, as a barrier of all its threads.
+    fn cluster_wait(&self);
+    /// `st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32`: writes
+    /// the two floats to shared address `dst` *of block `rank` of this
+    /// cluster* (`mapa` turns this block's addresses `dst` and `bar` into
+    /// that block's) and counts their 8 bytes on that block's mbarrier at
+    /// `bar`, whose waiters then see them ([`ThreadCtx::mbarrier_wait_cluster`]).
+    ///
+    /// # Safety
+    /// `dst` (8-byte aligned) and `bar` lie in the shared memory of every
+    /// block of the cluster, `bar` an initialised mbarrier there whose phase
+    /// expects these bytes, which nobody else writes; block `rank` exists and
+    /// has not exited.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn st_async_f32x2(&self, rank: u32, dst: u32, value: [f32; 2], bar: u32);
+    /// [`ThreadCtx::mbarrier_wait`] with cluster scope
+    /// (`mbarrier.try_wait.parity.acquire.cluster`): also acquires what other
+    /// blocks of the cluster wrote towards the phase ([`ThreadCtx::st_async_f32x2`]).
+    fn mbarrier_wait_cluster(&self, bar: u32, parity: u32);
 }

@@ -90,7 +90,7 @@ pub use checker::{Access, Finding, FindingKind};
 pub use cost::{bank_ways, request_cost};
 pub use counters::{Counters, LaneAccess, Op, SiteCounters, Tally};
 pub use ctx::EmuCtx;
-pub use exec::{SyncMutPtr, SyncPtr, launch, launch_checked};
+pub use exec::{MAX_CLUSTER, SyncMutPtr, SyncPtr, launch, launch_checked, launch_cluster, launch_cluster_checked};
 pub use mbarrier::{MBARRIER_MAX, MBARRIER_TIMEOUT, MbarrierProblem};
 pub use memory::{Report, Site};
 pub use tma::{TmaMap, TmaSwizzle};
@@ -117,6 +117,10 @@ pub enum EmuError {
     InvalidBlock(Dim3),
     /// The grid has no blocks.
     EmptyGrid(Dim3),
+    /// A cluster launch ([`launch_cluster`]) of `cluster` blocks: not 1 to
+    /// [`MAX_CLUSTER`], not dividing the grid's `x`, or with blocks that are
+    /// not whole warps.
+    InvalidCluster { cluster: u32, grid: Dim3, block: Dim3 },
     /// Threads of one block met at different barriers (or some had returned).
     DivergentBarrier { block: Dim3 },
     /// A warp shuffle needs all 32 lanes and the warp had fewer.
@@ -151,6 +155,10 @@ impl core::fmt::Display for EmuError {
         match self {
             EmuError::InvalidBlock(b) => write!(f, "block {b:?} must have 1..={MAX_THREADS_PER_BLOCK} threads"),
             EmuError::EmptyGrid(g) => write!(f, "grid {g:?} has no blocks"),
+            EmuError::InvalidCluster { cluster, grid, block } => write!(
+                f,
+                "clusters of {cluster} blocks: need 1..={MAX_CLUSTER} blocks dividing grid {grid:?}'s x, of whole warps (block {block:?})"
+            ),
             EmuError::DivergentBarrier { block } => {
                 write!(f, "block {block:?}: not every thread reached the same sync_threads")
             }

@@ -312,6 +312,62 @@ impl ThreadCtx for Gpu {
             )
         }
     }
+    #[inline(always)]
+    fn cluster_ctarank(&self) -> u32 {
+        let r: u32;
+        // SAFETY: reads a special register.
+        unsafe { core::arch::asm!("mov.u32 {r}, %cluster_ctarank;", r = out(reg32) r, options(nostack, nomem, pure)) };
+        r
+    }
+    #[inline(always)]
+    fn cluster_arrive_relaxed(&self) {
+        // SAFETY: called by every thread of the cluster (the trait's
+        // contract); not `nomem`: the compiler keeps it in program order.
+        unsafe { core::arch::asm!("barrier.cluster.arrive.relaxed.aligned;", options(nostack)) }
+    }
+    #[inline(always)]
+    fn cluster_wait(&self) {
+        // SAFETY: as above; what the arrivals released is read after it.
+        unsafe { core::arch::asm!("barrier.cluster.wait.aligned;", options(nostack)) }
+    }
+    #[inline(always)]
+    unsafe fn st_async_f32x2(&self, rank: u32, dst: u32, [a, b]: [f32; 2], bar: u32) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .b32 rd, rb;",
+                "mapa.shared::cluster.u32 rd, {d}, {r};",
+                "mapa.shared::cluster.u32 rb, {m}, {r};",
+                "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [rd], {{{a}, {b}}}, [rb]; }}",
+                d = in(reg32) dst,
+                m = in(reg32) bar,
+                r = in(reg32) rank,
+                a = in(reg32) a,
+                b = in(reg32) b,
+                options(nostack)
+            )
+        }
+    }
+    #[inline(always)]
+    fn mbarrier_wait_cluster(&self, bar: u32, parity: u32) {
+        loop {
+            let done: u32;
+            // As mbarrier_wait, acquiring at cluster scope.
+            // SAFETY: `bar` is an initialised barrier in shared memory.
+            unsafe {
+                core::arch::asm!(
+                    "{{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [{b}], {q}; selp.u32 {d}, 1, 0, p; }}",
+                    b = in(reg32) bar,
+                    q = in(reg32) parity,
+                    d = out(reg32) done,
+                    options(nostack)
+                )
+            };
+            if done != 0 {
+                break;
+            }
+        }
+    }
 }
 
 /// A kernel must never unwind or call into `core::panicking` (that would leave

@@ -9,7 +9,7 @@
 # call returns at most eight) into $OUT:
 #   summary.txt            commit, nvidia-smi, nvcc; then one `== [Ns] part: status` line per part
 #   tests.log              test-softmax --nocapture: every test, with the `accuracy:` lines
-#   ptxas.txt              ptxas -v of the sm_90 module (every kernel's registers and stack)
+#   ptxas.txt              ptxas -v of the sm_90a module (every kernel's registers and stack)
 #   bench.log              criterion's softmax groups (benches/softmax.rs)
 #   criterion_medians.json scripts/gpu/criterion_medians.py over criterion's folder
 #   torch_softmax.json     scripts/gpu/peers softmax: torch.softmax at the bench's shapes
@@ -41,7 +41,7 @@ timeout 90 "$B/test-softmax" --nocapture >"$OUT/tests.log" 2>&1
 note "tests: $(status $?); $(grep '^test result' "$OUT/tests.log" | tail -1)"
 
 # Registers and stack of every kernel, as the H100 compiles the PTX that ran.
-ptxas -arch=sm_90 -v .gpu/sm_90.ptx -o /dev/null >"$OUT/ptxas.txt" 2>&1
+ptxas -arch=sm_90a -v .gpu/sm_90a.ptx -o /dev/null >"$OUT/ptxas.txt" 2>&1
 echo "ptxas: exit $?; $(grep -c 'entry function' "$OUT/ptxas.txt") entries"
 
 CRITERION_HOME=$CRIT timeout 180 "$B/bench-softmax" --bench >"$OUT/bench.log" 2>&1

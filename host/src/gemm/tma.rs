@@ -17,6 +17,7 @@
 //! remap a product's workspace on every call.
 
 use crate::error::check;
+use crate::gpu::driver_entry;
 use crate::{Error, Result, Stream};
 use coalesce_kernels::TensorMap;
 use cust::sys;
@@ -49,22 +50,7 @@ const CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: u32 = 0;
 /// The driver's `cuTensorMapEncodeTiled`, looked up once per process.
 fn encode_tiled() -> Result<EncodeTiled> {
     static FOUND: OnceLock<(sys::CUresult, usize)> = OnceLock::new();
-    let &(r, pfn) = FOUND.get_or_init(|| {
-        let mut pfn: *mut c_void = std::ptr::null_mut();
-        // SAFETY: a NUL-terminated name and an out-pointer; 12000 asks for
-        // the CUDA 12.0 version of the entry point.
-        let r = unsafe { sys::cuGetProcAddress(c"cuTensorMapEncodeTiled".as_ptr(), &mut pfn, 12000, 0) };
-        (r, pfn as usize)
-    });
-    check("cuGetProcAddress(cuTensorMapEncodeTiled)", r)?;
-    if pfn == 0 {
-        return Err(Error::Driver {
-            op: "cuGetProcAddress(cuTensorMapEncodeTiled)",
-            code: 500,
-            name: "CUDA_ERROR_NOT_FOUND".into(),
-            message: "this driver has no cuTensorMapEncodeTiled (the TMA steps need CUDA 12.0 or later)".into(),
-        });
-    }
+    let pfn = driver_entry(&FOUND, c"cuTensorMapEncodeTiled", "the TMA steps need CUDA 12.0 or later")?;
     // SAFETY: the driver's entry point of that name has this signature.
     Ok(unsafe { std::mem::transmute::<usize, EncodeTiled>(pfn) })
 }

@@ -1,12 +1,14 @@
 //! Launching a kernel: its arguments as one typed tuple ([`KernelArgs`]),
-//! and the crate's one `cuLaunchKernel`.
+//! and the crate's one raw launch: `cuLaunchKernel`, or `cuLaunchKernelEx`
+//! for a launch in thread-block clusters.
 
 use super::Stream;
 use crate::error::check;
 use crate::{LaunchDims, Result};
 use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
 use cust::sys;
-use std::ffi::c_void;
+use std::ffi::{CStr, c_void};
+use std::sync::OnceLock;
 
 /// What the host passes for a kernel parameter of this type: a device
 /// pointer for a pointer, the value itself for a scalar.
@@ -96,22 +98,53 @@ impl Stream<'_> {
     /// `args` matches the kernel's parameters in number, order and type
     /// (each element of its parameter's size and layout), and every pointer
     /// among them is valid for what the kernel touches.
-    pub(crate) unsafe fn launch(&self, entry: &'static str, dims: LaunchDims, mut args: impl KernelArgs) -> Result<()> {
+    pub(crate) unsafe fn launch(&self, entry: &'static str, dims: LaunchDims, args: impl KernelArgs) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { self.launch_in_clusters(entry, dims, 1, args) }
+    }
+
+    /// [`Stream::launch`] in thread-block clusters of `cluster` blocks,
+    /// consecutive in `x` (1: no clusters).
+    ///
+    /// # Safety
+    /// As [`Stream::launch`]; `dims.grid.x` a multiple of `cluster`.
+    pub(crate) unsafe fn launch_in_clusters(
+        &self, entry: &'static str, dims: LaunchDims, cluster: u32, mut args: impl KernelArgs,
+    ) -> Result<()> {
         let pointers = args.pointers();
         // SAFETY: the caller's contract; `args` stays in place until the
         // launch returns, and the driver copies the values at the launch.
-        unsafe { self.launch_raw(entry, dims, pointers.as_ref()) }
+        unsafe { self.launch_raw(entry, dims, cluster, pointers.as_ref()) }
     }
 
     /// The one raw launch of the crate, its arguments as `cuLaunchKernel`
     /// takes them.
     ///
     /// # Safety
-    /// As [`Stream::launch`]; `args` points at the values.
-    unsafe fn launch_raw(&self, name: &'static str, dims: LaunchDims, args: &[*mut c_void]) -> Result<()> {
+    /// As [`Stream::launch_in_clusters`]; `args` points at the values.
+    unsafe fn launch_raw(
+        &self, name: &'static str, dims: LaunchDims, cluster: u32, args: &[*mut c_void],
+    ) -> Result<()> {
         let f = self.gpu().function(name)?;
         self.gpu().bind()?;
         let (g, b) = (dims.grid, dims.block);
+        if cluster > 1 {
+            let mut attr = LaunchAttribute { id: CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, pad: 0, value: [0; 16] };
+            attr.value[..3].copy_from_slice(&[cluster, 1, 1]);
+            let config = LaunchConfig {
+                grid: [g.x, g.y, g.z],
+                block: [b.x, b.y, b.z],
+                shared_bytes: dims.shared_bytes,
+                stream: self.raw(),
+                attrs: &mut attr,
+                num_attrs: 1,
+            };
+            // SAFETY: as below; the config and its attribute live until the
+            // call returns (the driver copies them).
+            return check("cuLaunchKernelEx", unsafe {
+                launch_kernel_ex()?(&config, f, args.as_ptr() as *mut *mut c_void, std::ptr::null_mut())
+            });
+        }
         // SAFETY: `f` belongs to the module the Gpu keeps alive, and the
         // stream to its context; the arguments are the caller's contract.
         check("cuLaunchKernel", unsafe {
@@ -132,12 +165,79 @@ impl Stream<'_> {
     }
 }
 
+/// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` (`cuda.h`, CUDA 12.0).
+const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: u32 = 4;
+
+/// `CUlaunchAttribute`: the id, padding to 8 bytes, and the 64-byte union
+/// of values (a cluster dimension is its first three words).
+#[repr(C, align(8))]
+struct LaunchAttribute {
+    id: u32,
+    pad: u32,
+    value: [u32; 16],
+}
+
+/// `CUlaunchConfig` (`cuda.h`, CUDA 12.0).
+#[repr(C)]
+struct LaunchConfig {
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_bytes: u32,
+    stream: sys::CUstream,
+    attrs: *mut LaunchAttribute,
+    num_attrs: u32,
+}
+
+/// `cuLaunchKernelEx`'s signature (CUDA 12.0, `cuda.h`).
+type LaunchKernelEx = unsafe extern "C" fn(
+    config: *const LaunchConfig,
+    f: sys::CUfunction,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> sys::CUresult;
+
+/// The driver's `cuLaunchKernelEx`, looked up once per process: it appeared
+/// in CUDA 12.0, after the driver API that `cust` 0.3 binds.
+fn launch_kernel_ex() -> Result<LaunchKernelEx> {
+    static FOUND: OnceLock<(sys::CUresult, usize)> = OnceLock::new();
+    let pfn = driver_entry(&FOUND, c"cuLaunchKernelEx", "cluster launches need CUDA 12.0 or later")?;
+    // SAFETY: the driver's entry point of that name has this signature.
+    Ok(unsafe { std::mem::transmute::<usize, LaunchKernelEx>(pfn) })
+}
+
+/// The address of the driver's entry point `name` in its CUDA 12.0 version,
+/// looked up once (`found` caches the answer), or [`crate::Error::Driver`]
+/// saying what needs it (`needs`) when the driver has none.
+pub(crate) fn driver_entry(
+    found: &'static OnceLock<(sys::CUresult, usize)>, name: &'static CStr, needs: &'static str,
+) -> Result<usize> {
+    let &(r, pfn) = found.get_or_init(|| {
+        let mut pfn: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated name and an out-pointer; 12000 asks for
+        // the CUDA 12.0 version of the entry point.
+        let r = unsafe { sys::cuGetProcAddress(name.as_ptr(), &mut pfn, 12000, 0) };
+        (r, pfn as usize)
+    });
+    let op = "cuGetProcAddress";
+    check(op, r)?;
+    if pfn == 0 {
+        return Err(crate::Error::Driver {
+            op,
+            code: 500,
+            name: "CUDA_ERROR_NOT_FOUND".into(),
+            message: format!("this driver has no {} ({needs})", name.to_string_lossy()),
+        });
+    }
+    Ok(pfn)
+}
+
 /// Queues `entry`, a kernel of `(const f32* input, f32* output, u32 rows,
-/// u32 cols)` over a `shape` matrix (transposes, softmaxes), once its plan
-/// checked the lengths and the launch (`dims`, `None` for an empty matrix:
-/// nothing to queue): refuses overlapping buffers ([`crate::Error::Aliased`]).
+/// u32 cols)` over a `shape` matrix (transposes, softmaxes), in clusters of
+/// `cluster` blocks (1: none), once its plan checked the lengths and the
+/// launch (`dims`, `None` for an empty matrix: nothing to queue): refuses
+/// overlapping buffers ([`crate::Error::Aliased`]).
 pub(crate) fn launch_matrix(
-    stream: &Stream<'_>, entry: &'static str, dims: Option<LaunchDims>, input: &DeviceSlice<f32>,
+    stream: &Stream<'_>, (entry, cluster): (&'static str, u32), dims: Option<LaunchDims>, input: &DeviceSlice<f32>,
     output: &mut DeviceSlice<f32>, shape: crate::MatrixShape,
 ) -> Result<()> {
     let Some(dims) = dims else { return Ok(()) };
@@ -149,7 +249,7 @@ pub(crate) fn launch_matrix(
     // SAFETY: the kernel takes (const f32*, f32*, u32 rows, u32 cols); the
     // caller's plan checked that both buffers hold rows*cols floats and the
     // kernel's limits, and they do not overlap (checked above).
-    unsafe { stream.launch(entry, dims, args) }
+    unsafe { stream.launch_in_clusters(entry, dims, cluster, args) }
 }
 
 #[cfg(test)]

@@ -17,6 +17,6 @@ mod module;
 mod stream;
 
 pub use device::Gpu;
-pub(crate) use launch::launch_matrix;
+pub(crate) use launch::{driver_entry, launch_matrix};
 pub use module::Ptx;
 pub use stream::Stream;

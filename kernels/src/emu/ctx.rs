@@ -27,7 +27,11 @@ pub struct EmuCtx<'a> {
     pub(super) shared: &'a Shared,
     pub(super) local: &'a ThreadMemory,
     pub(super) thread: Dim3,
+    /// The thread's index among all threads of its cluster (of its block,
+    /// without clusters): its agent in the race checks.
     pub(super) linear: u32,
+    /// The block's rank in its cluster (0 without clusters).
+    pub(super) rank: u32,
     pub(super) block: Dim3,
 }
 
@@ -46,13 +50,14 @@ impl ThreadCtx for EmuCtx<'_> {
     }
     fn sync_threads(&self) {
         self.shared.memory.before_sync(self.local);
-        self.shared.sync(Waypoint::Kernel, self.block);
+        self.shared.sync_block(self.rank, self.block);
         self.local.barrier();
         self.shared.memory.after_sync(self.local);
     }
     fn shared_mem<T>(&self) -> *mut T {
-        // SAFETY: only the pointer is taken; see `Shared`'s Sync note.
-        unsafe { (*self.shared.smem.get()).as_mut_ptr().cast() }
+        // SAFETY: only the pointer is taken (this block's region, inside the
+        // allocation); see `Shared`'s Sync note.
+        unsafe { self.cluster_smem().add(self.cta_offset() as usize).cast() }
     }
     #[track_caller]
     unsafe fn mem_load<T, U: Copy + Default>(&self, space: Space, base: *const T, len: usize, i: usize) -> U {
@@ -128,17 +133,17 @@ impl ThreadCtx for EmuCtx<'_> {
         self.wgmma_tf32(d, a, b, true);
     }
     fn mbarrier_init(&self, bar: u32, count: u32) {
-        self.mbarrier_result(self.shared.mbarriers.init(&self.caller(), bar, count));
+        self.mbarrier_result(self.shared.mbarriers.init(&self.caller(), self.in_cluster(bar), count));
     }
     fn mbarrier_init_fence(&self) {}
     fn mbarrier_arrive(&self, bar: u32) {
-        self.mbarrier_result(self.shared.mbarriers.arrive(&self.caller(), bar, 0));
+        self.mbarrier_result(self.shared.mbarriers.arrive(&self.caller(), self.in_cluster(bar), 0));
     }
     fn mbarrier_arrive_expect_tx(&self, bar: u32, bytes: u32) {
-        self.mbarrier_result(self.shared.mbarriers.arrive(&self.caller(), bar, bytes));
+        self.mbarrier_result(self.shared.mbarriers.arrive(&self.caller(), self.in_cluster(bar), bytes));
     }
     fn mbarrier_wait(&self, bar: u32, parity: u32) {
-        match self.shared.mbarriers.wait(&self.caller(), bar, parity) {
+        match self.shared.mbarriers.wait(&self.caller(), self.in_cluster(bar), parity) {
             Ok(()) => {}
             Err(Stuck::Abandoned) => std::panic::resume_unwind(Box::new(Abandoned)),
             Err(Stuck::Failed(e)) => self.shared.abandon(e),
@@ -170,7 +175,7 @@ impl ThreadCtx for EmuCtx<'_> {
             (0..bytes as usize / 16).map(|q| unsafe { self.read(loc, Space::Global, (src, len, j + 4 * q), Via::Bulk) }).collect();
         let smem = self.shared_mem::<u8>();
         // SAFETY: `copy_in` fills only a destination inside the shared memory.
-        self.copy_in(loc, (dst, 16), bytes, bar, || unsafe {
+        self.copy_in(loc, (self.rank, dst, 16), bytes, bar, || unsafe {
             core::ptr::copy_nonoverlapping(data.as_ptr().cast::<u8>(), smem.add(dst as usize), bytes as usize)
         });
     }
@@ -195,6 +200,30 @@ impl ThreadCtx for EmuCtx<'_> {
     #[track_caller]
     unsafe fn wgmma_m64n128k8_tf32(&self, d: &mut [f32; 64], a: u64, b: u64, accumulate: bool) {
         self.wgmma_tf32(d, a, b, accumulate);
+    }
+    fn cluster_ctarank(&self) -> u32 {
+        self.rank
+    }
+    fn cluster_arrive_relaxed(&self) {}
+    fn cluster_wait(&self) {
+        self.shared.memory.before_sync(self.local);
+        self.shared.sync(Waypoint::Kernel, self.block);
+        self.local.barrier();
+        self.shared.memory.after_sync(self.local);
+    }
+    #[track_caller]
+    unsafe fn st_async_f32x2(&self, rank: u32, dst: u32, value: [f32; 2], bar: u32) {
+        let loc = Location::caller();
+        assert!(rank < self.shared.cluster, "st_async_f32x2: rank {rank} outside a cluster of {}", self.shared.cluster);
+        let (smem, at) = (self.cluster_smem(), rank as usize * self.shared.cta_stride + dst as usize);
+        // SAFETY: `copy_in` fills only a destination inside block `rank`'s
+        // shared memory (the region at `at - dst`).
+        self.copy_in(loc, (rank, dst, 8), 8, bar, || unsafe {
+            core::ptr::copy_nonoverlapping(value.as_ptr().cast::<u8>(), smem.add(at), 8)
+        });
+    }
+    fn mbarrier_wait_cluster(&self, bar: u32, parity: u32) {
+        self.mbarrier_wait(bar, parity);
     }
 }
 
@@ -246,12 +275,15 @@ impl EmuCtx<'_> {
         // SAFETY: the tensor is readable (the caller's contract), and
         // `copy_in` calls this only where the box lies inside the shared
         // memory.
-        self.copy_in(loc, (dst, map.dst_align()), map.box_bytes(), bar, || unsafe { map.copy_box(xy, smem, dst) });
+        self.copy_in(loc, (self.rank, dst, map.dst_align()), map.box_bytes(), bar, || unsafe {
+            map.copy_box(xy, smem, dst)
+        });
     }
 
     /// An asynchronous copy into shared memory (a bulk tensor copy, a bulk
-    /// copy): `fill` writes the `bytes` at the shared address `dst` at
-    /// once, then they count on the mbarrier at `bar`. The shared writes are
+    /// copy, an `st.async`): `fill` writes the `bytes` at the shared address
+    /// `dst` of the block of rank `rank` in the cluster (this block, but for
+    /// `st.async`) at once, then they count on that block's mbarrier at `bar`. The shared writes are
     /// checked as the copy's ([`super::races`]): ordered after what this
     /// thread knows now, and before what acquires the barrier's phase that
     /// they count in. A copy the hardware refuses (a destination misaligned
@@ -259,9 +291,11 @@ impl EmuCtx<'_> {
     /// says why, and its bytes still count, so that the kernel goes on to
     /// show what else is wrong.
     fn copy_in(
-        &self, loc: &'static Location<'static>, (dst, align): (u32, u32), bytes: u32, bar: u32, fill: impl FnOnce(),
+        &self, loc: &'static Location<'static>, (rank, dst, align): (u32, u32, u32), bytes: u32, bar: u32,
+        fill: impl FnOnce(),
     ) {
         let shared_bytes = self.shared.dims.shared_bytes;
+        let region = rank * self.shared.cta_stride as u32;
         let caller = self.caller();
         let request = &caller.request;
         let (access, space) = (Access::Copy, Space::Shared);
@@ -276,9 +310,9 @@ impl EmuCtx<'_> {
         if let Some(kind) = refused {
             request.find(kind, loc);
         }
-        let done = self.shared.mbarriers.copy(&caller, bar, bytes, |agent, phase| {
+        let done = self.shared.mbarriers.copy(&caller, region + bar, bytes, |agent, phase| {
             if fits {
-                request.copy_write(loc, dst as usize, bytes as usize, agent, phase);
+                request.copy_write(loc, (region + dst) as usize, bytes as usize, agent, phase);
                 fill();
             }
         });
@@ -297,8 +331,26 @@ impl EmuCtx<'_> {
             block: self.block,
             thread: self.thread,
             linear: self.linear,
-            shared_base: self.shared_mem::<u8>().addr(),
+            shared_base: self.cluster_smem().addr(),
         }
+    }
+
+    /// The shared memory of the whole cluster (of the block, without
+    /// clusters): block `r`'s region starts `r * cta_stride` bytes in.
+    pub(super) fn cluster_smem(&self) -> *mut u8 {
+        // SAFETY: only the pointer is taken; see `Shared`'s Sync note.
+        unsafe { (*self.shared.smem.get()).as_mut_ptr().cast() }
+    }
+
+    /// Where this block's region starts in the cluster's shared memory.
+    pub(super) fn cta_offset(&self) -> u32 {
+        self.rank * self.shared.cta_stride as u32
+    }
+
+    /// This block's shared address `addr` as the cluster's (the emulator's
+    /// mbarriers and checks key on it).
+    fn in_cluster(&self, addr: u32) -> u32 {
+        self.cta_offset() + addr
     }
 
     pub(super) fn group_sync(&self, group: &Warpgroup) {
@@ -314,7 +366,8 @@ impl EmuCtx<'_> {
         Caller {
             request: self.request(),
             block: self.block,
-            shared_bytes: self.shared.dims.shared_bytes,
+            // The bound of the cluster's addresses: the last block's region ends here.
+            shared_bytes: self.shared.memory.shared_bytes,
             running: &self.shared.running,
             abort: &self.shared.abort,
         }

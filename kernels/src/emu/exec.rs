@@ -8,6 +8,15 @@
 //! shuffles and `wgmma`s, the shared memory, the memory checks, and the
 //! first error, which aborts the launch (every waiting thread unwinds).
 //!
+//! A launch with thread-block clusters ([`launch_cluster`]) runs the blocks
+//! of one cluster at once: one OS thread per thread of every block of the
+//! cluster, each block with its own shared memory (one region each, side by
+//! side) and its own `sync_threads` barrier, and the cluster's barrier over
+//! all of them. Inside the emulator a shared address is the cluster's: the
+//! block's rank times the region's size, plus the address the kernel sees
+//! (which, as on the GPU, is its own block's), so mbarriers, bulk copies and
+//! the race checks tell the blocks' shared memories apart.
+//!
 //! Kernel bodies take raw pointers; [`SyncPtr`] and [`SyncMutPtr`] let a
 //! launch closure share them with the threads.
 
@@ -41,10 +50,21 @@ pub(super) struct Warpgroup {
 /// The state all threads of one launch share.
 pub(super) struct Shared {
     pub(super) dims: LaunchDims,
+    /// Blocks per cluster (1: no clusters), consecutive in `x`.
+    pub(super) cluster: u32,
+    /// Bytes between two blocks' regions of `smem`: the dynamic shared
+    /// memory rounded up to 16.
+    pub(super) cta_stride: usize,
+    /// Every thread of the cluster (of the block, without clusters): the
+    /// block's end, and `cluster_wait`.
     block_barrier: Barrier,
+    /// One per block of a cluster (`sync_threads`); empty without clusters,
+    /// where `block_barrier` serves.
+    cta_barriers: Vec<Barrier>,
     pub(super) warps: Vec<Warp>,
     pub(super) warpgroups: Vec<Warpgroup>,
-    /// This block's dynamic shared memory (u128 words: 16-byte aligned).
+    /// The dynamic shared memory of this block (of each block of the
+    /// cluster, one region after the other), in u128 words: 16-byte aligned.
     pub(super) smem: UnsafeCell<Vec<u128>>,
     pub(super) abort: AtomicBool,
     error: Mutex<Option<EmuError>>,
@@ -67,6 +87,9 @@ impl Shared {
         drop(slot);
         self.abort.store(true, Ordering::Release);
         self.block_barrier.wake_all();
+        for b in &self.cta_barriers {
+            b.wake_all();
+        }
         for w in &self.warps {
             w.barrier.wake_all();
         }
@@ -95,8 +118,18 @@ impl Shared {
         }
     }
 
+    /// Waits at the barrier of every thread of the cluster (of the block,
+    /// without clusters).
     pub(super) fn sync(&self, site: Waypoint, block: Dim3) {
         self.meet(&self.block_barrier, site, block);
+    }
+
+    /// `sync_threads` of the block of rank `rank` in its cluster.
+    pub(super) fn sync_block(&self, rank: u32, block: Dim3) {
+        match self.cta_barriers.get(rank as usize) {
+            Some(b) => self.meet(b, Waypoint::Kernel, block),
+            None => self.sync(Waypoint::Kernel, block),
+        }
     }
 }
 
@@ -128,9 +161,26 @@ pub fn launch<F>(dims: LaunchDims, kernel: F) -> Result<(), EmuError>
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
-    let report = run(dims, false, kernel)?;
+    launch_cluster(dims, 1, kernel)
+}
+
+/// [`launch`] in thread-block clusters of `cluster` blocks, consecutive in
+/// `x` (as a launch with the cluster dimension `(cluster, 1, 1)`): the
+/// blocks of a cluster run at once, each with its own shared memory, which
+/// the others reach through [`crate::ThreadCtx::st_async_f32x2`]. The grid's
+/// `x` must be a multiple of `cluster` (1 to [`MAX_CLUSTER`]), and each
+/// block a whole number of warps ([`EmuError::InvalidCluster`]).
+pub fn launch_cluster<F>(dims: LaunchDims, cluster: u32, kernel: F) -> Result<(), EmuError>
+where
+    F: Fn(&EmuCtx<'_>) + Sync,
+{
+    let report = run(dims, cluster, false, kernel)?;
     if report.findings.is_empty() { Ok(()) } else { Err(EmuError::Checker(report.findings)) }
 }
+
+/// The most blocks a cluster may have: 16, the non-portable size Hopper
+/// allows (8 is the portable one).
+pub const MAX_CLUSTER: u32 = 16;
 
 /// [`launch`], counting as well ([`super::counters`]): returns the memory
 /// counters of every line that accesses memory through a view, and the
@@ -144,21 +194,37 @@ pub fn launch_checked<F>(dims: LaunchDims, kernel: F) -> Result<Report, EmuError
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
-    run(dims, true, kernel)
+    run(dims, 1, true, kernel)
 }
 
-fn run<F>(dims: LaunchDims, counting: bool, kernel: F) -> Result<Report, EmuError>
+/// [`launch_checked`] in clusters, as [`launch_cluster`].
+pub fn launch_cluster_checked<F>(dims: LaunchDims, cluster: u32, kernel: F) -> Result<Report, EmuError>
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
-    let threads = dims.block.count();
-    if threads == 0 || threads > MAX_THREADS_PER_BLOCK {
+    run(dims, cluster, true, kernel)
+}
+
+fn run<F>(dims: LaunchDims, cluster: u32, counting: bool, kernel: F) -> Result<Report, EmuError>
+where
+    F: Fn(&EmuCtx<'_>) + Sync,
+{
+    let block_threads = dims.block.count();
+    if block_threads == 0 || block_threads > MAX_THREADS_PER_BLOCK {
         return Err(EmuError::InvalidBlock(dims.block));
     }
     if dims.grid.count() == 0 {
         return Err(EmuError::EmptyGrid(dims.grid));
     }
-    let threads = threads as u32;
+    if cluster == 0
+        || cluster > MAX_CLUSTER
+        || !dims.grid.x.is_multiple_of(cluster)
+        || (cluster > 1 && !block_threads.is_multiple_of(WARP_SIZE as u64))
+    {
+        return Err(EmuError::InvalidCluster { cluster, grid: dims.grid, block: dims.block });
+    }
+    let block_threads = block_threads as u32;
+    let threads = block_threads * cluster;
     let warps = (0..threads.div_ceil(WARP_SIZE))
         .map(|w| {
             let lanes = (threads - w * WARP_SIZE).min(WARP_SIZE);
@@ -176,15 +242,26 @@ where
         })
         .collect();
     let words = (dims.shared_bytes as usize).div_ceil(16);
+    let cta_stride = 16 * words;
+    // The checks see the cluster's shared memory as one: the last block's
+    // region ends at its shared_bytes.
+    let shared_bytes = (cluster as usize - 1) * cta_stride + dims.shared_bytes as usize;
     let shared = Shared {
         dims,
+        cluster,
+        cta_stride,
         block_barrier: Barrier::new(threads),
+        cta_barriers: if cluster > 1 {
+            (0..cluster).map(|_| Barrier::new(block_threads)).collect()
+        } else {
+            Vec::new()
+        },
         warps,
         warpgroups,
-        smem: UnsafeCell::new(std::vec![u128::from_ne_bytes([SHARED_POISON; 16]); words]),
+        smem: UnsafeCell::new(std::vec![u128::from_ne_bytes([SHARED_POISON; 16]); words * cluster as usize]),
         abort: AtomicBool::new(false),
         error: Mutex::new(None),
-        memory: Memory::new(counting, dims.block, threads, dims.shared_bytes),
+        memory: Memory::new(counting, dims.block, threads, shared_bytes as u32),
         mbarriers: Mbarriers::new(),
         running: AtomicU32::new(threads),
     };
@@ -205,15 +282,18 @@ where
 }
 
 fn run_thread<F: Fn(&EmuCtx<'_>) + Sync>(shared: &Shared, kernel: &F, linear: u32) {
-    let thread = unlinear(linear as u64, shared.dims.block);
+    let block_threads = shared.dims.block.count();
+    let (rank, thread) =
+        ((linear as u64 / block_threads) as u32, unlinear(linear as u64 % block_threads, shared.dims.block));
     let local = ThreadMemory::default();
     let mut current = Dim3::new(0, 0, 0);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        for b in 0..shared.dims.grid.count() {
-            let block = unlinear(b, shared.dims.grid);
+        let cluster = shared.cluster as u64;
+        for c in 0..shared.dims.grid.count() / cluster {
+            let block = unlinear(c * cluster + rank as u64, shared.dims.grid);
             current = block;
             local.start_block();
-            kernel(&EmuCtx { shared, local: &local, thread, linear, block });
+            kernel(&EmuCtx { shared, local: &local, thread, linear, rank, block });
             shared.memory.end_block(linear, &local);
             // Everyone is done with this block's shared memory; thread 0
             // counts the block's requests and poisons the memory for the

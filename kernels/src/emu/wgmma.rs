@@ -93,10 +93,9 @@ impl EmuCtx<'_> {
             std::panic::resume_unwind(Box::new(Abandoned));
         }
         let (warp, lane) = (t / 32, t % 32);
-        // SAFETY: the block's shared memory, alive for the whole launch.
-        let smem = unsafe { &*self.shared.smem.get() };
-        let bytes = smem.len() * 16;
-        let smem = smem.as_ptr().cast::<u8>();
+        // This block's region of the shared memory, alive for the whole launch.
+        let (smem, region) = (crate::ThreadCtx::shared_mem::<u8>(self).cast_const(), self.cta_offset() as usize);
+        let bytes = self.shared.cta_stride;
         let (loc, request) = (Location::caller(), self.request());
         // The 8 TF32 values of `k` that row `row` of an operand holds, each
         // word read through the checker (races with the staging stores,
@@ -106,7 +105,7 @@ impl EmuCtx<'_> {
             core::array::from_fn(|k| {
                 let at = descriptor_address(desc, row, 4 * k);
                 assert!(at + 4 <= bytes, "wgmma: operand at shared byte {at}, past the {bytes} bytes of the block");
-                request.operand_read(loc, at, 4);
+                request.operand_read(loc, region + at, 4);
                 // SAFETY: inside the shared memory (checked); any bits are an f32.
                 let bits = unsafe { smem.add(at).cast::<u32>().read_unaligned() };
                 f32::from_bits(bits & TF32_MASK) as f64

@@ -17,6 +17,7 @@
 //! | 2 | [`block_per_row`] | one block per row; each warp reduces its part, one barrier combines the warps' (max, sum) pairs | registers of a block: `Block8` .. `Block32` floats per thread | up to 1024 x that: 32768 |
 //! | 3 | [`online`] | one block per row; pass 1 keeps a running max and a rescaled sum (Milakov & Gimelshein), pass 2 re-reads the row backwards and writes | nowhere: re-read, from L2 when it is still there | any |
 //! | 3b | [`online_stash`] | step 3 with the row copied once to shared memory (`cp.async`, all in flight) and both passes reading it there | shared memory: 4 bytes per column, one block per SM | up to 57344 (224 KiB, an H100's opt-in shared memory) |
+//! | 4 | [`cluster`] | a cluster of 8 blocks per row (Hopper), each step 2 on a slice; the blocks trade their (max, sum) pairs through each other's shared memory | registers of 8 blocks | up to 114688 |
 //!
 //! [`Kernel::for_cols`] picks the strategy by row length at launch (the
 //! thresholds and why are on [`Strategy::for_cols`]); each strategy and each
@@ -44,12 +45,15 @@
 
 #[path = "02_block_per_row.rs"]
 mod block_per_row_kernel;
+#[path = "04_cluster.rs"]
+mod cluster_kernel;
 #[path = "03_online.rs"]
 mod online_kernel;
 #[path = "01_warp_per_row.rs"]
 mod warp_per_row_kernel;
 
 pub use block_per_row_kernel::block_per_row;
+pub use cluster_kernel::cluster;
 pub use online_kernel::{online, online_stash};
 pub use warp_per_row_kernel::warp_per_row;
 
@@ -92,7 +96,7 @@ pub const PAIRS_SHARED_BYTES: u32 = 2 * (MAX_BLOCK_THREADS / WARP) * 4;
 /// (the host launcher checks the device's limit).
 pub const STASH_MAX_COLS: u32 = 57_344;
 
-/// The three strategies, in teaching order.
+/// The four strategies, in teaching order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Strategy {
     /// Step 1: a warp per row, the row in its registers.
@@ -101,11 +105,14 @@ pub enum Strategy {
     BlockPerRow,
     /// Step 3: a block per row, online (running max, rescaled sum), re-read.
     Online,
+    /// Step 4: a cluster of blocks per row, the row in their registers
+    /// (Hopper: the `sm_90a` module only).
+    Cluster,
 }
 
 impl Strategy {
     /// Every strategy, in teaching order.
-    pub const ALL: [Strategy; 3] = [Strategy::WarpPerRow, Strategy::BlockPerRow, Strategy::Online];
+    pub const ALL: [Strategy; 4] = [Strategy::WarpPerRow, Strategy::BlockPerRow, Strategy::Online, Strategy::Cluster];
 
     /// Short name used by tests, benches and the docs.
     pub const fn name(self) -> &'static str {
@@ -113,6 +120,7 @@ impl Strategy {
             Strategy::WarpPerRow => "warp_per_row",
             Strategy::BlockPerRow => "block_per_row",
             Strategy::Online => "online",
+            Strategy::Cluster => "cluster",
         }
     }
 
@@ -122,6 +130,7 @@ impl Strategy {
             Strategy::WarpPerRow => Kernel::Warp32.max_cols(),
             Strategy::BlockPerRow => Kernel::Block32.max_cols(),
             Strategy::Online => u32::MAX,
+            Strategy::Cluster => Kernel::Cluster8x512.max_cols(),
         }
     }
 
@@ -136,6 +145,10 @@ impl Strategy {
     ///   one warp, but fits the registers of one block (at most 1024 threads
     ///   of 32 floats: 128 KiB, half an SM's register file), so it is still
     ///   read once and the reductions cost one barrier;
+    /// - up to 114688 columns, [`Strategy::Cluster`]: the row no longer fits
+    ///   one block, but fits the registers of a cluster of 8, still read once;
+    ///   on GPUs without clusters (modules other than `sm_90a`) the host
+    ///   takes [`Strategy::Online`] instead;
     /// - beyond, [`Strategy::Online`]: the row does not fit on chip, so it is
     ///   read twice; the online pass needs one read for both reductions
     ///   (three passes in the textbook max / sum / write kernel), and the
@@ -145,6 +158,8 @@ impl Strategy {
             Strategy::WarpPerRow
         } else if cols <= Strategy::BlockPerRow.max_cols() {
             Strategy::BlockPerRow
+        } else if cols <= Strategy::Cluster.max_cols() {
+            Strategy::Cluster
         } else {
             Strategy::Online
         }
@@ -165,8 +180,8 @@ impl Strategy {
                 // The smallest that keeps the block within BLOCK_TARGET_THREADS
                 // (the last one takes every row up to its limit).
                 Kernel::Block8 | Kernel::Block16 => cols.div_ceil(k.floats_per_thread()) <= BLOCK_TARGET_THREADS,
-                Kernel::OnlineStash => cols <= k.max_cols(),
-                Kernel::Block32 | Kernel::Online => true,
+                Kernel::OnlineStash | Kernel::Cluster8x256 => cols <= k.max_cols(),
+                Kernel::Block32 | Kernel::Online | Kernel::Cluster8x512 => true,
             };
             if fits && k.strategy() as u32 == self as u32 {
                 return Some(k);
@@ -230,12 +245,24 @@ macro_rules! softmax_steps {
             /// step 3 with the row copied once to shared memory (`cp.async`) and both passes reading it there: rows up to `STASH_MAX_COLS`
             OnlineStash => online_stash: "3b" in "03_online.rs" {
                 body: online_stash,
-                geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS, stash: true },
+                geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS, stash: true, cluster: 1, threads: 0 },
             };
             /// one block per row; pass 1 keeps a running max and a rescaled sum, pass 2 re-reads the row and writes: any row length
             Online => online: "3" in "03_online.rs" {
                 body: online,
-                geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS, stash: false },
+                geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS, stash: false, cluster: 1, threads: 0 },
+            };
+            /// a cluster of 8 blocks of 256 threads per row (`sm_90a`), each holding a slice in registers as step 2 (28 floats per thread: up to 57344 columns); the blocks trade their (max, sum) pairs with `st.async` into each other's shared memory
+            Cluster8x256 => cluster8x256: "4" in "04_cluster.rs" {
+                body: cluster::<C, 28, 8>,
+                geometry: Geometry::cluster(28, 8, 256),
+                needs: "sm_90a",
+            };
+            /// step 4 with blocks of 512 threads: up to 114688 columns
+            Cluster8x512 => cluster8x512: "4" in "04_cluster.rs" {
+                body: cluster::<C, 28, 8>,
+                geometry: Geometry::cluster(28, 8, 512),
+                needs: "sm_90a",
             };
         }
     };
@@ -252,12 +279,23 @@ pub struct Geometry {
     pub floats: u32,
     /// Whether the row is stashed in shared memory ([`online_stash`]).
     pub stash: bool,
+    /// Blocks per cluster, consecutive in `x` (1: no clusters).
+    pub cluster: u32,
+    /// The most threads per block of [`Strategy::Cluster`] (the row length
+    /// sizes the block up to it); 0 for the others.
+    pub threads: u32,
 }
 
 impl Geometry {
     /// A strategy that holds `floats` per thread in registers, no stash.
     pub const fn registers(strategy: Strategy, floats: u32) -> Geometry {
-        Geometry { strategy, floats, stash: false }
+        Geometry { strategy, floats, stash: false, cluster: 1, threads: 0 }
+    }
+
+    /// [`Strategy::Cluster`]: clusters of `cluster` blocks of up to
+    /// `threads` threads, each holding `floats` per thread.
+    pub const fn cluster(floats: u32, cluster: u32, threads: u32) -> Geometry {
+        Geometry { strategy: Strategy::Cluster, floats, stash: false, cluster, threads }
     }
 
     /// The stash takes more than 48 KiB of shared memory for long rows.
@@ -286,6 +324,12 @@ impl Kernel {
         self.geometry().floats
     }
 
+    /// Blocks per thread-block cluster of its launch (1: launched without
+    /// clusters).
+    pub const fn cluster(self) -> u32 {
+        self.geometry().cluster
+    }
+
     /// The most columns this instantiation handles.
     pub const fn max_cols(self) -> u32 {
         if let Kernel::OnlineStash = self {
@@ -295,6 +339,7 @@ impl Kernel {
             Strategy::WarpPerRow => WARP * self.floats_per_thread(),
             Strategy::BlockPerRow => MAX_BLOCK_THREADS * self.floats_per_thread(),
             Strategy::Online => u32::MAX,
+            Strategy::Cluster => self.cluster() * self.geometry().threads * self.floats_per_thread(),
         }
     }
 
@@ -321,8 +366,35 @@ impl Kernel {
                     _ => PAIRS_SHARED_BYTES,
                 },
             },
+            // Saturating: a grid past the device's limit is refused by the host.
+            Strategy::Cluster => LaunchDims {
+                grid: Dim3::xy(rows.saturating_mul(self.cluster()), 1),
+                block: Dim3::xy(
+                    block_threads(
+                        cluster_slice(cols, self.cluster()),
+                        self.floats_per_thread(),
+                        self.geometry().threads,
+                    ),
+                    1,
+                ),
+                shared_bytes: cluster_shared_bytes(self.cluster()),
+            },
         }
     }
+}
+
+/// Floats of a row of `cols` that each block of a [`cluster`] of `cluster`
+/// blocks holds (the last one fewer): whole float4 groups, so that every
+/// slice of an aligned row starts aligned.
+pub const fn cluster_slice(cols: u32, cluster: u32) -> u32 {
+    cols.div_ceil(4).div_ceil(cluster) * 4
+}
+
+/// Dynamic shared memory of [`cluster`] for clusters of `cluster` blocks:
+/// the warps' pairs ([`PAIRS_SHARED_BYTES`]), an 8-byte mbarrier, and one
+/// (max, sum) pair per block of the cluster.
+pub const fn cluster_shared_bytes(cluster: u32) -> u32 {
+    PAIRS_SHARED_BYTES + 8 + 8 * cluster
 }
 
 /// Bytes of the row stash of [`online_stash`]: the row in whole 16-byte groups.

@@ -1,7 +1,7 @@
 """`softmax`: PyTorch's torch.softmax on the same GPU, in the same device call
 as our binaries: the ratios of docs/softmax.md. The copy roof, the report's
 three softmax shapes (65536x1024, 16384x4096, 4096x32768) plus the bench's
-rows of 128, 1000 and 50000 columns (median of CUDA-event timings after
+rows of 128, 1000, 50000 and 100000 columns (median of CUDA-event timings after
 warm-up, fp32), and torch's own answers on the special values (all -inf,
 NaN, +inf, +-1e30) that docs/softmax.md documents. Prints a table, writes
 OUT/torch_softmax.json."""
@@ -25,7 +25,7 @@ CASES = {
     "1 column, -inf": [-inf],
     "1 column, 3.0": [3.0],
 }
-SHAPES = ((65536, 1024), (16384, 4096), (4096, 32768), (262144, 128), (32768, 1000), (1024, 50000))
+SHAPES = ((65536, 1024), (16384, 4096), (4096, 32768), (262144, 128), (32768, 1000), (1024, 50000), (512, 100000))
 
 
 def run(out):
