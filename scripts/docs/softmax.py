@@ -74,12 +74,22 @@ L2_MB, SM_SHARED_KB = 50, 228
 
 
 # ---- the registry: steps grouped by strategy (step number), in step order --
+def cluster(step):
+    """(floats, blocks, threads) of a `Geometry::cluster(floats, blocks, threads)` step, else None."""
+    m = re.search(r"Geometry::cluster\((\d+), (\d+), (\d+)\)", step["geometry"])
+    return tuple(map(int, m.groups())) if m else None
+
+
 def floats(step):
+    if cluster(step):
+        return cluster(step)[0]
     m = re.search(r"floats: (\d+)", step["geometry"])
     return int(m.group(1)) if m else ONLINE_FLOATS
 
 
 def strategy(step):
+    if cluster(step):
+        return "cluster"
     return re.sub(r"(?<!^)([A-Z])", r" \1", re.search(r"strategy: (\w+)", step["geometry"]).group(1)).lower()
 
 
@@ -282,18 +292,25 @@ def reach(label):
         return [WARP * floats(k) for k in ks]
     if kind == "block per row":
         return [BLOCK_TARGET_THREADS * floats(k) for k in ks[:-1]] + [MAX_BLOCK_THREADS * floats(ks[-1])]
+    if kind == "cluster":
+        return [f * b * t for f, b, t in map(cluster, ks)]
     return [STASH_MAX_COLS] if "stash" in ks[0]["name"] else [None]
 
 
+# The dispatch's order of reach; the stash (3b) is what GPUs without clusters
+# take where the cluster kernels would, so its range is that part of theirs.
 lo, RANGE = 1, {}
-for label in sorted(GROUPS, key=lambda l: (reach(l)[-1] is None, reach(l)[-1] or 0)):
+for label in sorted((l for l in GROUPS if l != "3b"), key=lambda l: (reach(l)[-1] is None, reach(l)[-1] or 0)):
     top = reach(label)[-1]
-    RANGE[label] = f"{lo}-{top}" if top else f"{lo}- (or a GPU with less shared memory)"
+    RANGE[label] = f"{lo}-{top}" if top else f"{lo}- (or, without clusters, past {reach('2')[-1]})"
     lo = (top or 0) + 1
+RANGE["3b"] = f"{reach('2')[-1] + 1}-{STASH_MAX_COLS} without clusters (and shared memory allowing)"
 
 
 def picks(label):
     ks, tops = GROUPS[label], reach(label)
+    if strategy(ks[0]) == "cluster":
+        return ", ".join(f"`{k['name']}` up to {t}" for k, t in zip(ks, tops)) + " (the smaller cluster that fits)"
     if len(ks) == 1:
         return f"`{ks[0]['name']}` ({floats(ks[0])} floats per thread per chunk, up to {MAX_BLOCK_THREADS} threads)"
     return ", ".join(f"`{k['name']}` up to {t}" for k, t in zip(ks, tops)) + " (the smallest register budget that fits)"
@@ -308,6 +325,9 @@ FOR = {
          "backwards and writes",
     "3b": f"the row no longer fits registers but fits the 227 KiB of shared memory a block may opt in to on an H100 "
           f"(4 bytes per column): copied there once with `cp.async`, then both passes read it there",
+    "4": "the row fits the registers of a cluster of 8 blocks (Hopper: `sm_90a`): each block reduces its slice as step 2, "
+         "and the blocks trade their (max, sum) pairs with `st.async` into each other's shared memory, counted on an "
+         "mbarrier",
 }
 w("## The strategies, one idea per step\n")
 w("Every kernel computes `exp(x - max)` as `2^((x - max) * log2 e)` with one `ex2.approx.ftz.f32`, on `x - max` rounded "
@@ -317,7 +337,7 @@ w("Every kernel computes `exp(x - max)` as `2^((x - max) * log2 e)` with one `ex
   "`cols % 4` floats of a row are a separate 1-3 float tail. The dispatch (`Kernel::for_cols`):\n")
 w("| columns | step | kernels | registers (`ptxas -v`) | why |")
 w("| --- | --- | --- | --- | --- |")
-for label in sorted(GROUPS, key=lambda l: int(RANGE[l].split("-")[0])):
+for label in sorted(GROUPS, key=lambda l: (int(RANGE[l].split("-")[0]), l)):
     w(f"| {RANGE[label]} | {label}. {title(label)} | {picks(label)} | "
       f"{', '.join(str(r(k['name'])) for k in GROUPS[label])} | {FOR[label]} |")
 w(f"\n`ptxas -v`: {'0 bytes of stack and spills for every kernel' if no_spills else 'stack or spills: see ptxas.txt'}. "
@@ -345,6 +365,7 @@ def kernel_line(step):
 
 shortest = min(SHAPES, key=lambda s: s[1])
 longest = max(SHAPES, key=lambda s: s[1])
+stashed = max((s for s in SHAPES if s[1] <= STASH_MAX_COLS), key=lambda s: s[1])  # the longest row the stash holds
 reg_top = max((s for s in SHAPES if s[1] <= reach("2")[-1]), key=lambda s: s[1])  # the longest row the registers hold
 mid = max((s for s in SHAPES if DISPATCH[s] in [k["name"] for k in GROUPS["2"]] and s != reg_top), key=lambda s: s[1])
 
@@ -383,9 +404,21 @@ WHY = {
     f"(`block32`: {g(reg_top, 'block32')}). "
     "The row is copied to shared memory once with `cp.async` (global to shared without registers, 16 bytes per copy, all of "
     "a thread's copies in flight before it waits), and both passes read it there, so DRAM sees each element once "
-    f"(ncu at {sh(longest)}: {n('online_stash', longest)['dram__bytes_read.sum']:,.0f} MB read for "
-    f"{4 * longest[0] * longest[1] / 1e6:,.0f} MB of input). One block per SM (a {longest[1]}-column row takes "
-    f"{4 * longest[1] / 1e3:.0f} KB of the SM's {SM_SHARED_KB}), so each SM alternates between reading a row and writing it.",
+    f"(ncu at {sh(stashed)}: {n('online_stash', stashed)['dram__bytes_read.sum']:,.0f} MB read for "
+    f"{4 * stashed[0] * stashed[1] / 1e6:,.0f} MB of input). One block per SM (a {stashed[1]}-column row takes "
+    f"{4 * stashed[1] / 1e3:.0f} KB of the SM's {SM_SHARED_KB}), so each SM alternates between reading a row and writing it.",
+    "4": lambda: f"At {sh(stashed)} `cluster8x256` gets {g(stashed, 'cluster8x256')} against `online_stash`'s "
+    f"{g(stashed, 'online_stash')}; at {sh(longest)} `cluster8x512` gets {g(longest, 'cluster8x512')} against "
+    f"`online`'s {g(longest, 'online')}. A block holds a slice of {n('cluster8x256', stashed)['block']:.0f} threads of "
+    f"{floats(GROUPS['4'][0])} floats at {stashed[1]} columns ({r('cluster8x256')} registers a thread: "
+    f"{65536 // (r('cluster8x256') * n('cluster8x256', stashed)['block']):.0f} blocks an SM), so while one block reduces, "
+    "the others on its SM still load: step 3b's one block per SM could not overlap the two. The blocks of a row trade "
+    "their pairs through each other's shared memory (`st.async`, 8 bytes each, counted on the receiver's mbarrier); a "
+    "cluster-wide barrier there instead measured 77-79% of the copy roof at 1024x50000 on an H200, where this reaches "
+    "97% (the probe: `kernels/src/softmax/04_cluster.rs` says why). "
+    f"ncu at {sh(longest)}: {n('cluster8x512', longest)['dram__bytes_read.sum']:,.0f} MB read for "
+    f"{4 * longest[0] * longest[1] / 1e6:,.0f} MB of input, against `online`'s "
+    f"{n('online', longest)['dram__bytes_read.sum']:,.0f} MB.",
 }
 for label, ks in GROUPS.items():
     w(f"### {label}. {title(label)}\n")
@@ -401,12 +434,18 @@ w(f"`cargo run --release -- --emulate --counters` ([`counters.json`](measurement
   "access of the kernels the `ncu` probe launches, at the probe's row lengths on a few rows (per-request figures do not "
   "depend on the number of rows). Each cell reads *emulator / ncu*; a pair more than 10% apart is starred and explained "
   "below.\n")
-rows = []
+rows, uncounted = [], []
 for k in ncu:
-    e = next(v for key, v in emu.items() if key[:2] == ("softmax", k["kernel"]) and v["shape"].endswith(f"x{k['shape'][1]}"))
+    e = next((v for key, v in emu.items() if key[:2] == ("softmax", k["kernel"]) and v["shape"].endswith(f"x{k['shape'][1]}")),
+             None)
+    if e is None:
+        uncounted.append(f"`{k['kernel']}` at `{k['shape'][0]}x{k['shape'][1]}`")
+        continue
     rows.append((f"{k['kernel']}` at `{k['shape'][0]}x{k['shape'][1]}", e, k))
 apart = counters_table(w, emu, rows)
 w("")
+if uncounted:
+    w(f"Not in this counters run (it predates them): {', '.join(uncounted)}.\n")
 copies = sorted({(round(v["totals"]["cp.async ld"]["per_request"], 2), round(v["totals"]["cp.async st"]["per_request"], 2))
                  for v in emu.values() if "cp.async ld" in v["totals"]})
 w(f"The stash's `cp.async` copies are in the global load column on both sides (`ncu` counts the global side of "

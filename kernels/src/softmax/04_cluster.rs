@@ -19,9 +19,10 @@
 //!
 //! **Why an mbarrier and not the cluster barrier:** a cluster-wide barrier
 //! after the pairs (`barrier.cluster.arrive` + `wait`) measured 77-79% of
-//! the copy roof at 1024x50000 on an H200 against 97% here: each block then
-//! waits for every thread of every block, where here it waits only for the
-//! pairs' bytes. The cluster barrier still publishes each block's mbarrier
+//! the copy roof at 1024x50000 on an H200 against 97% here (a CUDA C probe
+//! of both, `docs/measurements/2026-11-25-softmax-cluster-probe`): each
+//! block then waits for every thread of every block, where here it waits
+//! only for the pairs' bytes. The cluster barrier still publishes each block's mbarrier
 //! before anyone sends to it: arrived (relaxed) as soon as the loads are
 //! issued, waited on only after the block's own reduction, so it costs
 //! nothing but an instruction.
@@ -103,7 +104,6 @@ unsafe fn body<C: ThreadCtx, const N: usize, const CLUSTER: usize, const VEC: bo
     let slot = |r: usize| bar + 8 + 8 * r as u32;
     if t == 0 {
         ctx.mbarrier_init(bar, 1);
-        ctx.mbarrier_arrive_expect_tx(bar, 8 * (CLUSTER as u32 - 1));
         ctx.mbarrier_init_fence();
     }
     ctx.cluster_arrive_relaxed();
@@ -114,6 +114,14 @@ unsafe fn body<C: ThreadCtx, const N: usize, const CLUSTER: usize, const VEC: bo
     // SAFETY: every thread of the block gets here exactly once.
     let (m_block, s_block) = unsafe { block_combine(ctx, m_warp, s_warp) };
 
+    // The one arrival, announcing the others' bytes. It may come after some
+    // of them have landed (the tx-count goes below zero until it does), and
+    // it comes after `block_combine`'s barrier, which orders it after the
+    // init for compute-sanitizer's racecheck: ptxas issues the init once per
+    // warp, which racecheck counts as another lane's write.
+    if t == 0 {
+        ctx.mbarrier_arrive_expect_tx(bar, 8 * (CLUSTER as u32 - 1));
+    }
     // Every block's mbarrier is initialised once the cluster has arrived.
     ctx.cluster_wait();
     let first = (PAIRS_FLOATS + 2) as usize;
