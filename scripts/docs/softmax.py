@@ -75,21 +75,17 @@ L2_MB, SM_SHARED_KB = 50, 228
 
 # ---- the registry: steps grouped by strategy (step number), in step order --
 def cluster(step):
-    """(floats, blocks, threads) of a `Geometry::cluster(floats, blocks, threads)` step, else None."""
-    m = re.search(r"Geometry::cluster\((\d+), (\d+), (\d+)\)", step["geometry"])
-    return tuple(map(int, m.groups())) if m else None
+    """(floats, blocks, threads) of a step launched in clusters, else None."""
+    m = re.search(r"floats: (\d+), stash: \w+, cluster: (\d+), threads: (\d+)", step["geometry"])
+    return tuple(map(int, m.groups())) if m and int(m.group(2)) > 1 else None
 
 
 def floats(step):
-    if cluster(step):
-        return cluster(step)[0]
     m = re.search(r"floats: (\d+)", step["geometry"])
     return int(m.group(1)) if m else ONLINE_FLOATS
 
 
 def strategy(step):
-    if cluster(step):
-        return "cluster"
     return re.sub(r"(?<!^)([A-Z])", r" \1", re.search(r"strategy: (\w+)", step["geometry"]).group(1)).lower()
 
 
@@ -124,7 +120,7 @@ def g(s, k):
 
 samples = sorted({int(x) for x in re.findall(r"Collecting (\d+) samples", bench_log)})
 launches = [int(x) for x in re.findall(r"Collecting \d+ samples in estimated [\d.]+ \w+ \((\d+) iterations\)", bench_log)]
-ptx_arch = re.search(r"for '(sm_\d+)'", ptxas_txt).group(1)
+ptx_arch = re.search(r"for '(sm_\d+a?)'", ptxas_txt).group(1)
 
 # ---- ncu.txt: counters per launch, in launch order, with the probe's shapes -
 UNIT = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3, "ns": 1e-3, "us": 1, "ms": 1e3}  # to MB and us

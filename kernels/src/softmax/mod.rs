@@ -252,13 +252,13 @@ macro_rules! softmax_steps {
                 body: online,
                 geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS, stash: false, cluster: 1, threads: 0 },
             };
-            /// a cluster of 8 blocks of 256 threads per row (`sm_90a`), each holding a slice in registers as step 2 (28 floats per thread: up to 57344 columns); the blocks trade their (max, sum) pairs with `st.async` into each other's shared memory
+            /// a cluster of 8 blocks of up to 256 threads per row (`sm_90a`), each holding a slice in registers as step 2 (28 floats per thread: up to 57344 columns); the blocks trade their (max, sum) pairs with `st.async` into each other's shared memory
             Cluster8x256 => cluster8x256: "4" in "04_cluster.rs" {
                 body: cluster::<C, 28, 8>,
                 geometry: Geometry::cluster(28, 8, 256),
                 needs: "sm_90a",
             };
-            /// step 4 with blocks of 512 threads: up to 114688 columns
+            /// step 4 with blocks of up to 512 threads: up to 114688 columns
             Cluster8x512 => cluster8x512: "4" in "04_cluster.rs" {
                 body: cluster::<C, 28, 8>,
                 geometry: Geometry::cluster(28, 8, 512),
