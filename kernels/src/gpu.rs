@@ -39,6 +39,33 @@ macro_rules! special_registers {
     };
 }
 
+/// Waits on the mbarrier at shared address `$bar` for the phase of parity
+/// `$parity`, with the `try_wait` instruction `$op` (its qualifiers say the
+/// scope it acquires at), in a loop: `try_wait` suspends the thread for a
+/// while in hardware before it gives up, so the loop does not spin hot. Not
+/// `nomem`: what the phase released must not be read before it.
+macro_rules! try_wait_loop {
+    ($op:literal, $bar:expr, $parity:expr) => {
+        loop {
+            let done: u32;
+            // SAFETY: `$bar` is an initialised barrier in shared memory (the
+            // trait's contract).
+            unsafe {
+                core::arch::asm!(
+                    concat!("{{ .reg .pred p; ", $op, " p, [{b}], {q}; selp.u32 {d}, 1, 0, p; }}"),
+                    b = in(reg32) $bar,
+                    q = in(reg32) $parity,
+                    d = out(reg32) done,
+                    options(nostack)
+                )
+            };
+            if done != 0 {
+                break;
+            }
+        }
+    };
+}
+
 unsafe extern "C" {
     #[link_name = "llvm.nvvm.shfl.sync.bfly.f32"]
     fn shfl_sync_bfly_f32(member_mask: u32, value: f32, lane_mask: u32, clamp: u32) -> f32;
@@ -193,25 +220,7 @@ impl ThreadCtx for Gpu {
     }
     #[inline(always)]
     fn mbarrier_wait(&self, bar: u32, parity: u32) {
-        loop {
-            let done: u32;
-            // try_wait suspends the thread for a while in hardware before it
-            // gives up, so this loop does not spin hot. Not `nomem`: what
-            // the phase released must not be read before it.
-            // SAFETY: as above.
-            unsafe {
-                core::arch::asm!(
-                    "{{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [{b}], {q}; selp.u32 {d}, 1, 0, p; }}",
-                    b = in(reg32) bar,
-                    q = in(reg32) parity,
-                    d = out(reg32) done,
-                    options(nostack)
-                )
-            };
-            if done != 0 {
-                break;
-            }
-        }
+        try_wait_loop!("mbarrier.try_wait.parity.shared::cta.b64", bar, parity);
     }
     #[inline(always)]
     unsafe fn tensormap_acquire(&self, map: *const TensorMap) {
@@ -350,23 +359,7 @@ impl ThreadCtx for Gpu {
     }
     #[inline(always)]
     fn mbarrier_wait_cluster(&self, bar: u32, parity: u32) {
-        loop {
-            let done: u32;
-            // As mbarrier_wait, acquiring at cluster scope.
-            // SAFETY: `bar` is an initialised barrier in shared memory.
-            unsafe {
-                core::arch::asm!(
-                    "{{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [{b}], {q}; selp.u32 {d}, 1, 0, p; }}",
-                    b = in(reg32) bar,
-                    q = in(reg32) parity,
-                    d = out(reg32) done,
-                    options(nostack)
-                )
-            };
-            if done != 0 {
-                break;
-            }
-        }
+        try_wait_loop!("mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64", bar, parity);
     }
 }
 

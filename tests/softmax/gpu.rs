@@ -27,19 +27,10 @@ fn every_kernel_on_the_gpu_at_odd_shapes_and_hard_cases() {
     let Some(gpu) = gpu_or_skip("gpu softmax") else { return };
     let stream = gpu.stream().unwrap();
     let mut rng = rng("gpu softmax");
+    #[rustfmt::skip]
     let shapes = [
-        (7, 1),
-        (5, 3),
-        (5, 33),
-        (3, 128),
-        (4, 130),
-        (3, 1000),
-        (2, 1023),
-        (2, 4100),
-        (3, 20001),
-        (2, 32768),
-        (3, 57345),
-        (2, 100_003),
+        (7, 1), (5, 3), (5, 33), (3, 128), (4, 130), (3, 1000), (2, 1023), (2, 4100), (3, 20001), (2, 32768),
+        (3, 57345), (2, 100_003),
     ];
     for (rows, cols) in shapes {
         let shape = MatrixShape::new(rows, cols).unwrap();
