@@ -23,7 +23,9 @@ const ITERATIONS: usize = 200;
 /// per second and the sanitizers can run the whole test.
 const T_SHAPE: (usize, usize) = (97, 131);
 const SIN_LEN: usize = 10_007;
-const SOFTMAX_SHAPES: [(usize, usize); 2] = [(33, 1000), (7, 5000)];
+/// The last takes a cluster of blocks per row on Hopper (softmax step 4,
+/// launched with `cuLaunchKernelEx`), inside the captured graph too.
+const SOFTMAX_SHAPES: [(usize, usize); 3] = [(33, 1000), (7, 5000), (3, 40_001)];
 const GEMM: (usize, usize, usize) = (65, 129, 33);
 
 #[test]
@@ -127,27 +129,35 @@ fn every_op(gpu: &Gpu, blocking: &Stream<'_>, other: &Stream<'_>, x: &Inputs) ->
         out.push((format!("gemm {}", variant.name()), bits(&host)));
     }
 
-    // A graph of five launches, captured while the other threads copy on the
+    // A graph of six launches, captured while the other threads copy on the
     // legacy default stream, replayed twice (the second replay recomputes
     // the same values from the same input).
     let mut graph_sin = other.upload(&poison(SIN_LEN))?;
     let mut graph_t = other.upload(&poison(shape.len()))?;
+    let ((r, c), long) = (SOFTMAX_SHAPES[SOFTMAX_SHAPES.len() - 1], &x.logits[SOFTMAX_SHAPES.len() - 1]);
+    let (long_shape, long) = (MatrixShape::new(r, c)?, other.upload(long)?);
+    let mut graph_p = other.upload(&poison(long_shape.len()))?;
     let replayed = {
         let g = graph::capture(other, || {
             nested_sin::unfused(other, &sines, &mut graph_sin)?;
-            transpose::vec4(other, &matrix, &mut graph_t, shape)
+            transpose::vec4(other, &matrix, &mut graph_t, shape)?;
+            softmax::softmax(other, &long, &mut graph_p, long_shape)
         })?;
-        assert_eq!(g.node_count(), 5);
+        assert_eq!(g.node_count(), 6);
         g.launch(other)?;
         g.launch(other)?;
         other.synchronize()?;
         g.node_count()
     };
-    let (mut hs, mut ht) = (poison(SIN_LEN), poison(shape.len()));
+    let (mut hs, mut ht, mut hp) = (poison(SIN_LEN), poison(shape.len()), poison(long_shape.len()));
     other.download(&graph_sin, &mut hs)?;
     other.download(&graph_t, &mut ht)?;
+    other.download(&graph_p, &mut hp)?;
     out.push((format!("graph of {replayed}: nested_sin unfused"), bits(&hs)));
     out.push((format!("graph of {replayed}: transpose vec4"), bits(&ht)));
+    let direct = out.iter().find(|(name, _)| *name == format!("softmax {r}x{c}")).map(|(_, b)| b);
+    assert_eq!(direct, Some(&bits(&hp)), "softmax {r}x{c}: the graph's replay differs from the direct launch");
+    out.push((format!("graph of {replayed}: softmax {r}x{c}"), bits(&hp)));
     Ok(out)
 }
 
