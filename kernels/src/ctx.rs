@@ -303,6 +303,14 @@ pub trait ThreadCtx {
     /// `%cluster_ctarank`: this block's rank in its thread-block cluster
     /// (`0..` the cluster's size; 0 in a launch without clusters).
     fn cluster_ctarank(&self) -> u32;
+    /// `%cluster_nctarank`: the blocks of this block's cluster (1 in a launch
+    /// without clusters).
+    fn cluster_nctarank(&self) -> u32;
+    /// `trap`: ends the launch with an error (on the host, the stream's next
+    /// synchronisation fails); the emulator fails the launch with `why`. For
+    /// a launch that cannot go on, where going on would hang or write wrong
+    /// values.
+    fn trap(&self, why: &'static str) -> !;
     /// `barrier.cluster.arrive.relaxed.aligned`: this thread arrives at the
     /// cluster's barrier without ordering its memory accesses (a
     /// [`ThreadCtx::mbarrier_init_fence`] before it publishes mbarrier

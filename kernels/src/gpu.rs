@@ -329,6 +329,18 @@ impl ThreadCtx for Gpu {
         r
     }
     #[inline(always)]
+    fn cluster_nctarank(&self) -> u32 {
+        let n: u32;
+        // SAFETY: reads a special register.
+        unsafe { core::arch::asm!("mov.u32 {n}, %cluster_nctarank;", n = out(reg32) n, options(nostack, nomem, pure)) };
+        n
+    }
+    #[inline(always)]
+    fn trap(&self, _why: &'static str) -> ! {
+        // SAFETY: `trap` aborts the kernel; nothing follows it.
+        unsafe { core::arch::asm!("trap;", options(noreturn, nostack)) }
+    }
+    #[inline(always)]
     fn cluster_arrive_relaxed(&self) {
         // SAFETY: called by every thread of the cluster (the trait's
         // contract); not `nomem`: the compiler keeps it in program order.

@@ -169,3 +169,20 @@ fn bad_cluster_shapes_are_errors() {
     bad(2, 4, 48); // blocks of a cluster are whole warps
     assert!(emu::launch_cluster(dims(MAX_CLUSTER, 32), MAX_CLUSTER, |_| {}).is_ok());
 }
+
+/// Softmax step 4 launched without its clusters stops with an error instead
+/// of waiting for pairs that never come.
+#[test]
+fn a_cluster_kernel_launched_without_its_clusters_traps() {
+    use coalesce_kernels::emu::SyncPtr;
+    use coalesce_kernels::softmax::{Kernel, cluster};
+    let (rows, cols) = (2u32, 1000u32);
+    let input = vec![0.5f32; (rows * cols) as usize];
+    let mut output = vec![0.0f32; input.len()];
+    let (i, o) = (SyncPtr::new(&input), SyncMutPtr::new(&mut output));
+    let dims = Kernel::Cluster8x256.launch_dims(rows, cols);
+    // SAFETY: the buffers hold rows * cols floats; the launch lacks only the clusters.
+    let e = emu::launch(dims, |ctx| unsafe { cluster::<_, 28, 8>(ctx, i.get(), o.get(), rows, cols) }).unwrap_err();
+    let EmuError::Panicked { message, .. } = &e else { panic!("{e}") };
+    assert!(message.contains("launched without its clusters"), "{e}");
+}

@@ -204,6 +204,14 @@ impl ThreadCtx for EmuCtx<'_> {
     fn cluster_ctarank(&self) -> u32 {
         self.rank
     }
+    fn cluster_nctarank(&self) -> u32 {
+        self.shared.cluster
+    }
+    fn trap(&self, why: &'static str) -> ! {
+        // Reported as the launch's error, with this thread's indices
+        // (`EmuError::Panicked`).
+        panic!("trap: {why}")
+    }
     fn cluster_arrive_relaxed(&self) {}
     fn cluster_wait(&self) {
         self.shared.memory.before_sync(self.local);

@@ -86,6 +86,11 @@ unsafe fn body<C: ThreadCtx, const N: usize, const CLUSTER: usize, const VEC: bo
     if row >= rows as usize {
         return; // the whole cluster: its blocks share the row
     }
+    // Launched without its clusters, every block would wait for pairs that
+    // never come: stop the launch instead (a launch error on the host).
+    if ctx.cluster_nctarank() != CLUSTER as u32 {
+        ctx.trap("softmax step 4 launched without its clusters");
+    }
     let (cols, rank) = (cols as usize, ctx.cluster_ctarank() as usize);
     let slice = super::cluster_slice(cols as u32, CLUSTER as u32) as usize;
     let start = (rank * slice).min(cols);
