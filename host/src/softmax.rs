@@ -6,10 +6,11 @@
 //! [`softmax`] picks the strategy by row length ([`Strategy::for_cols`]):
 //! a warp per row up to 1024 columns, a block per row (the row in registers)
 //! up to 32768, a cluster of 8 blocks per row up to 114688 where the module
-//! has the cluster kernels (`sm_90a`: Hopper), online (running max and
-//! rescaled sum) beyond, and past 32768 on other GPUs: with the row stashed
-//! in shared memory up to 57344 columns where the device allows it (227 KiB
-//! per block on an H100), re-read from L2 and DRAM past that.
+//! has the cluster kernels (`sm_90a`: Hopper), and online (running max and
+//! rescaled sum) beyond, or past 32768 without them: the online kernel
+//! stashes the row in shared memory up to 57344 columns where the device
+//! allows it (227 KiB per block on an H100), and re-reads it from L2 and
+//! DRAM past that.
 //! [`with_strategy`] and [`launch`] force a strategy or one instantiation,
 //! for tests and benches.
 //!

@@ -49,10 +49,7 @@ impl ThreadCtx for EmuCtx<'_> {
         self.shared.dims.grid
     }
     fn sync_threads(&self) {
-        self.shared.memory.before_sync(self.local);
-        self.shared.sync_block(self.rank, self.block);
-        self.local.barrier();
-        self.shared.memory.after_sync(self.local);
+        self.pass_barrier(|| self.shared.sync_block(self.rank, self.block));
     }
     fn shared_mem<T>(&self) -> *mut T {
         // SAFETY: only the pointer is taken (this block's region, inside the
@@ -214,16 +211,13 @@ impl ThreadCtx for EmuCtx<'_> {
     }
     fn cluster_arrive_relaxed(&self) {}
     fn cluster_wait(&self) {
-        self.shared.memory.before_sync(self.local);
-        self.shared.sync(Waypoint::Kernel, self.block);
-        self.local.barrier();
-        self.shared.memory.after_sync(self.local);
+        self.pass_barrier(|| self.shared.sync(Waypoint::Kernel, self.block));
     }
     #[track_caller]
     unsafe fn st_async_f32x2(&self, rank: u32, dst: u32, value: [f32; 2], bar: u32) {
         let loc = Location::caller();
         assert!(rank < self.shared.cluster, "st_async_f32x2: rank {rank} outside a cluster of {}", self.shared.cluster);
-        let (smem, at) = (self.cluster_smem(), rank as usize * self.shared.cta_stride + dst as usize);
+        let (smem, at) = (self.cluster_smem(), (self.region(rank) + dst) as usize);
         // SAFETY: `copy_in` fills only a destination inside block `rank`'s
         // shared memory (the region at `at - dst`).
         self.copy_in(loc, (rank, dst, 8), 8, bar, || unsafe {
@@ -303,7 +297,7 @@ impl EmuCtx<'_> {
         fill: impl FnOnce(),
     ) {
         let shared_bytes = self.shared.dims.shared_bytes;
-        let region = rank * self.shared.cta_stride as u32;
+        let region = self.region(rank);
         let caller = self.caller();
         let request = &caller.request;
         let (access, space) = (Access::Copy, Space::Shared);
@@ -350,9 +344,24 @@ impl EmuCtx<'_> {
         unsafe { (*self.shared.smem.get()).as_mut_ptr().cast() }
     }
 
+    /// Where block `rank`'s region starts in the cluster's shared memory.
+    fn region(&self, rank: u32) -> u32 {
+        rank * self.shared.cta_stride as u32
+    }
+
     /// Where this block's region starts in the cluster's shared memory.
     pub(super) fn cta_offset(&self) -> u32 {
-        self.rank * self.shared.cta_stride as u32
+        self.region(self.rank)
+    }
+
+    /// Passes a barrier, `meet` waiting at it (the block's, or the
+    /// cluster's): the epochs and mbarrier knowledge of the race checks
+    /// around it.
+    fn pass_barrier(&self, meet: impl FnOnce()) {
+        self.shared.memory.before_sync(self.local);
+        meet();
+        self.local.barrier();
+        self.shared.memory.after_sync(self.local);
     }
 
     /// This block's shared address `addr` as the cluster's (the emulator's

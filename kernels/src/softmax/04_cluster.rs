@@ -105,8 +105,10 @@ unsafe fn body<C: ThreadCtx, const N: usize, const CLUSTER: usize, const VEC: bo
     // The cluster's pairs (m, s), one per rank, after the warps' pairs of
     // `block_combine` and the mbarrier that counts the others' bytes.
     let pairs = ctx.shared::<f32>(super::cluster_shared_bytes(CLUSTER as u32) as usize / 4);
-    let bar = ctx.shared_addr(pairs.as_ptr()) + super::PAIRS_SHARED_BYTES;
-    let slot = |r: usize| bar + 8 + 8 * r as u32;
+    let base = ctx.shared_addr(pairs.as_ptr());
+    let bar = base + super::PAIRS_SHARED_BYTES;
+    // The float index in `pairs` of block r's (m, s): after the mbarrier.
+    let slot = |r: usize| (PAIRS_FLOATS + 2) as usize + 2 * r;
     if t == 0 {
         ctx.mbarrier_init(bar, 1);
         ctx.mbarrier_init_fence();
@@ -129,18 +131,17 @@ unsafe fn body<C: ThreadCtx, const N: usize, const CLUSTER: usize, const VEC: bo
     }
     // Every block's mbarrier is initialised once the cluster has arrived.
     ctx.cluster_wait();
-    let first = (PAIRS_FLOATS + 2) as usize;
     if t < CLUSTER {
         if t == rank {
             // SAFETY: this block's own slot, read after the barrier below.
             unsafe {
-                pairs.store(first + 2 * t, m_block);
-                pairs.store(first + 2 * t + 1, s_block);
+                pairs.store(slot(t), m_block);
+                pairs.store(slot(t) + 1, s_block);
             }
         } else {
             // SAFETY: slot `rank` of block `t`, which nobody else writes and
             // which block `t` reads only after its mbarrier counted it.
-            unsafe { ctx.st_async_f32x2(t as u32, slot(rank), [m_block, s_block], bar) };
+            unsafe { ctx.st_async_f32x2(t as u32, base + 4 * slot(rank) as u32, [m_block, s_block], bar) };
         }
     }
     ctx.mbarrier_wait_cluster(bar, 0);
@@ -152,7 +153,7 @@ unsafe fn body<C: ThreadCtx, const N: usize, const CLUSTER: usize, const VEC: bo
     let (m, s) = if lane < CLUSTER {
         // SAFETY: slot `lane`: written by block `lane` (counted on the
         // mbarrier), or by this block before the barrier.
-        unsafe { (pairs.load(first + 2 * lane), pairs.load(first + 2 * lane + 1)) }
+        unsafe { (pairs.load(slot(lane)), pairs.load(slot(lane) + 1)) }
     } else {
         (f32::NEG_INFINITY, 0.0)
     };
