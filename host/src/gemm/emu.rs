@@ -7,8 +7,12 @@ use crate::emu::{Report, staged};
 use crate::{GridLimits, Result};
 use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
 
+/// The SMs of the GPU whose launches the emulator's TMA steps repeat (an
+/// H100's): step 13 splits `K` by them ([`coalesce_kernels::gemm::tx3_splits`]).
+pub const EMULATED_SMS: u32 = 132;
+
 /// [`super::sgemm`] on the emulator: the version an H100 runs
-/// ([`Variant::sgemm_for`] of the `sm_90a` module).
+/// ([`Variant::sgemm_for`] of the `sm_90a` module), split as it splits.
 pub fn sgemm(a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta) -> Result<()> {
     launch(Variant::sgemm_for("sm_90a"), a, b, c, shape, scalars)
 }
@@ -37,7 +41,8 @@ pub fn launch(
 /// A TMA step on the emulator, laid out as on the GPU ([`TmaLayout`]):
 /// the operand passes into a zeroed host workspace (256-byte aligned, as
 /// the pool's allocations are; the marks zeroed as on the GPU), writing
-/// the emulator's tensor maps ([`TmaMap`]), then the product, then for
+/// the emulator's tensor maps ([`TmaMap`]), then the product (split as on
+/// an H100, [`EMULATED_SMS`], and summed by `gemm_reduce`), then for
 /// 3xTF32 the fix-up. The passes' and the fix-up's findings fail the
 /// launch; the product's are returned in its [`Report`] when `checked`,
 /// else fail it.
@@ -50,7 +55,8 @@ fn tma(
     use coalesce_kernels::emu::{TmaMap, TmaSwizzle};
     use coalesce_kernels::gemm::fixup::{fixup, fixup_dims};
     use coalesce_kernels::gemm::pack::{MapsOut, Marks, pack, pack_dims};
-    let layout = TmaLayout::new(variant, shape);
+    use coalesce_kernels::gemm::reduce::{reduce, reduce_dims};
+    let layout = TmaLayout::new(variant, shape, EMULATED_SMS);
     let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; layout.bytes.div_ceil(4)], 0);
     let base = ws.as_mut_slice().as_mut_ptr() as u64;
     let maps: Vec<(u64, TensorMap)> = layout
@@ -87,12 +93,30 @@ fn tma(
     let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
     let pc = SyncMutPtr::new(staged_c.as_mut_slice());
     let p = shape.problem(scalars);
-    // SAFETY: the maps describe the workspace's arrays, written above; C
-    // holds m x n floats (checked by `plan`).
-    let report =
-        emu::launch_checked(dims, |ctx| unsafe { variant.run(ctx, pa as *const f32, pb as *const f32, pc.get(), p) })?;
+    let dims = coalesce_kernels::LaunchDims { grid: coalesce_kernels::Dim3 { z: layout.runs, ..dims.grid }, ..dims };
+    GridLimits::CUDA.check(variant.entry_point(), &shape, dims)?;
+    // Split K: the product writes the runs' partial products into the
+    // workspace, unscaled, and `gemm_reduce` sums them into C.
+    let (out, q) = match layout.parts {
+        Some(at) => ((base + at as u64) as *mut f32, shape.problem(AlphaBeta::PRODUCT)),
+        None => (pc.get(), p),
+    };
+    let out = out as u64;
+    // SAFETY: the maps describe the workspace's arrays, written above; the
+    // product's output holds `runs` matrices of m x n floats (C, checked by
+    // `plan`, or the workspace's partial products).
+    let report = emu::launch_checked(dims, |ctx| unsafe {
+        variant.run(ctx, pa as *const f32, pb as *const f32, out as *mut f32, q)
+    })?;
     if !checked && !report.findings.is_empty() {
         return Err(emu::EmuError::Checker(report.findings).into());
+    }
+    if layout.parts.is_some() {
+        let sum = reduce_dims(shape.c().len() as u64);
+        GridLimits::CUDA.check("gemm_reduce", &shape, sum)?;
+        // SAFETY: the partial products (`runs` matrices) were written above,
+        // in the workspace; C is staged apart.
+        emu::launch(sum, |ctx| unsafe { reduce(ctx, out as *const f32, pc.get(), p, layout.runs) })?;
     }
     if layout.marks.is_some() {
         let (any, _, _) = layout.marks_at(base, shape);

@@ -31,6 +31,13 @@
 //! machine code and measured 101.2 TFLOP/s at 8192^3 against 108.6 (step 12
 //! and the rest of the ladder unchanged in the same call).
 //!
+//! **Split K, where tiles are few:** a grid with `z > 1` splits `K`'s
+//! tiles into `gridDim.z` runs; block `z` takes run `z` and writes its
+//! product, unscaled, to the `z`-th `m x n` matrix at `c`, and `gemm_reduce`
+//! sums them (in `z` order, so the result does not depend on timing). At
+//! 1024^3 a grid of 128x128 tiles has 64 blocks for 132 SMs: two runs of
+//! `K` fill 128 of them ([`tx3_splits`] chooses by shape).
+//!
 //! On the CPU emulator, copies complete at issue, and the tensor cores'
 //! accumulation truncates as on the GPU (see `emu/wgmma.rs`).
 
@@ -71,6 +78,23 @@ const CONSUMERS: usize = 256;
 
 const _: () = assert!(ROW_BYTES == BK * 4 && TILE_BYTES.is_multiple_of(1024) && TX3_BN == 128);
 
+/// The fewest tiles of `K` a run of split K takes: below that, the
+/// pipeline's fill and the partial products' round trip outweigh the SMs
+/// gained.
+pub const TX3_MIN_RUN_TILES: u32 = 8;
+
+/// Runs of `K` (the grid's `z`) for an `m x n x k` product on `sms` SMs:
+/// as many as keep the grid within one wave (one block per SM: the stages
+/// take 193 KiB), each at least [`TX3_MIN_RUN_TILES`] tiles deep; 1 where
+/// the tiles alone fill the SMs.
+pub const fn tx3_splits(m: u32, n: u32, k: u32, sms: u32) -> u32 {
+    let tiles = m.div_ceil(TX3_BM) as u64 * n.div_ceil(TX3_BN) as u64;
+    let by_sms = sms as u64 / tiles;
+    let by_depth = (k.div_ceil(TX3_BK) / TX3_MIN_RUN_TILES) as u64;
+    let s = if by_sms < by_depth { by_sms } else { by_depth };
+    if s < 1 { 1 } else { s as u32 }
+}
+
 /// `C = alpha * A * B + beta * C` in 3xTF32 with promoted partial sums, the
 /// operands' halves copied by the TMA into a three-stage pipeline.
 ///
@@ -79,23 +103,29 @@ const _: () = assert!(ROW_BYTES == BK * 4 && TILE_BYTES.is_multiple_of(1024) && 
 /// [`TensorMap`]s each in global memory (64-byte aligned), written before
 /// the launch: `a`'s describe `A_hi` and `A_lo` (`K` columns by `M` rows),
 /// `b`'s `B^T_hi` and `B^T_lo` (`K` columns by `N` rows); f32 TF32 halves,
-/// boxes of 32 x 128, the 128-byte swizzle. `c`, `p` as [`super::naive`].
+/// boxes of 32 x 128, the 128-byte swizzle. `c`, `p` as [`super::naive`]
+/// with a grid of one `z`; with more, `c` holds `gridDim.z` matrices of `m x
+/// n`, and block `z` writes `alpha` times its run's product (plus `beta`
+/// times the old value) to matrix `z`.
 /// Shared memory: [`TX3_SHARED_BYTES`] (193 KiB, an opt-in size).
 ///
 /// # Thread mapping
-/// 288 threads (1D), grid `ceil(n/128) x ceil(m/128)`; the block computes
-/// the tile `grouped_tile` names (step 12's order). Threads `0..256`:
+/// 288 threads (1D), grid `ceil(n/128) x ceil(m/128) x runs`; the block
+/// computes the tile `grouped_tile` names (step 12's order) over run `z` of
+/// `K`'s tiles. Threads `0..256`:
 /// warpgroup `g` owns rows `64 g ..+64`, all 128 columns (step 11's
 /// fragments). Thread 256 issues the copies.
 ///
 /// # Safety
 /// The tensor maps describe the halves as above, readable; `c` holds the
-/// `m * n` floats; the GPU runs `sm_90a` code (compute capability 9.0).
+/// `gridDim.z * m * n` floats; the GPU runs `sm_90a` code (compute capability 9.0).
 #[inline(always)]
 pub unsafe fn wgmma_tma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     let maps_a = a.cast::<TensorMap>();
     let maps_b = b.cast::<TensorMap>();
-    let c = ctx.global_mut(c, (p.m, p.n));
+    let (z, runs) = (ctx.block_idx().z as usize, ctx.grid_dim().z as usize);
+    let mn = p.m as usize * p.n as usize;
+    let c = ctx.global_mut(c.wrapping_add(z * mn), (p.m, p.n));
     let tid = ctx.thread_idx().x as usize;
     let (tile_m, tile_n) = grouped_tile(ctx.block_idx(), ctx.grid_dim());
     let (m0, n0) = (tile_m as usize * BM, tile_n as usize * TX3_BN as usize);
@@ -115,7 +145,10 @@ pub unsafe fn wgmma_tma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f
     }
     ctx.sync_threads();
 
-    let tiles = (p.k as usize).div_ceil(BK);
+    // This block's run of K's tiles: `first..first + tiles`.
+    let all = (p.k as usize).div_ceil(BK);
+    let first = all * z / runs.max(1);
+    let tiles = all * (z + 1) / runs.max(1) - first;
     if tid >= CONSUMERS {
         if tid == CONSUMERS {
             // SAFETY (all): the caller's contract: two maps at `a`, two at
@@ -133,7 +166,7 @@ pub unsafe fn wgmma_tma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f
                 // (t/3 - 1)-th release; the first three pass at once.
                 ctx.mbarrier_wait(empty(s), ((t / STAGES) as u32 & 1) ^ 1);
                 ctx.mbarrier_arrive_expect_tx(full(s), TX3_STAGE_BYTES);
-                let k0 = (t * BK) as i32;
+                let k0 = ((first + t) * BK) as i32;
                 // SAFETY: as above.
                 unsafe {
                     for i in 0..2 {
