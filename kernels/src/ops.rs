@@ -14,6 +14,7 @@ pub const OPS: &[(&str, &[Step])] = &[
     ("gemm", &crate::gemm::Variant::STEPS),
     ("gemm_pack", crate::gemm::pack::PACK_STEPS),
     ("gemm_fixup", crate::gemm::fixup::FIXUP_STEPS),
+    ("gemm_split", crate::gemm::SPLIT_STEPS),
     ("gemm_reduce", crate::gemm::reduce::REDUCE_STEPS),
 ];
 

@@ -56,6 +56,7 @@ fn tma(
     use coalesce_kernels::gemm::fixup::{fixup, fixup_dims};
     use coalesce_kernels::gemm::pack::{MapsOut, Marks, pack, pack_dims};
     use coalesce_kernels::gemm::reduce::{reduce, reduce_dims};
+    use coalesce_kernels::gemm::wgmma_tma_3xtf32_split;
     let layout = TmaLayout::new(variant, shape, EMULATED_SMS);
     let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; layout.bytes.div_ceil(4)], 0);
     let base = ws.as_mut_slice().as_mut_ptr() as u64;
@@ -93,21 +94,28 @@ fn tma(
     let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
     let pc = SyncMutPtr::new(staged_c.as_mut_slice());
     let p = shape.problem(scalars);
-    let dims = coalesce_kernels::LaunchDims { grid: coalesce_kernels::Dim3 { z: layout.runs, ..dims.grid }, ..dims };
-    GridLimits::CUDA.check(variant.entry_point(), &shape, dims)?;
-    // Split K: the product writes the runs' partial products into the
-    // workspace, unscaled, and `gemm_reduce` sums them into C.
+    // Split K: step 13 over runs of K writes the runs' partial products
+    // into the workspace, unscaled, and `gemm_reduce` sums them into C.
     let (out, q) = match layout.parts {
-        Some(at) => ((base + at as u64) as *mut f32, shape.problem(AlphaBeta::PRODUCT)),
-        None => (pc.get(), p),
+        Some(at) => (base + at as u64, shape.problem(AlphaBeta::PRODUCT)),
+        None => (pc.get() as u64, p),
     };
-    let out = out as u64;
-    // SAFETY: the maps describe the workspace's arrays, written above; the
-    // product's output holds `runs` matrices of m x n floats (C, checked by
-    // `plan`, or the workspace's partial products).
-    let report = emu::launch_checked(dims, |ctx| unsafe {
-        variant.run(ctx, pa as *const f32, pb as *const f32, out as *mut f32, q)
-    })?;
+    let report = if layout.runs > 1 {
+        let dims =
+            coalesce_kernels::LaunchDims { grid: coalesce_kernels::Dim3 { z: layout.runs, ..dims.grid }, ..dims };
+        GridLimits::CUDA.check("gemm_wgmma_tma_3xtf32_split", &shape, dims)?;
+        // SAFETY: the maps describe the workspace's arrays, written above;
+        // the partial products (`runs` matrices of m x n) lie in it too.
+        emu::launch_checked(dims, |ctx| unsafe {
+            wgmma_tma_3xtf32_split(ctx, pa as *const f32, pb as *const f32, out as *mut f32, q)
+        })?
+    } else {
+        // SAFETY: the maps describe the workspace's arrays, written above;
+        // C holds m x n floats (checked by `plan`).
+        emu::launch_checked(dims, |ctx| unsafe {
+            variant.run(ctx, pa as *const f32, pb as *const f32, out as *mut f32, q)
+        })?
+    };
     if !checked && !report.findings.is_empty() {
         return Err(emu::EmuError::Checker(report.findings).into());
     }

@@ -15,7 +15,8 @@ const FIXUP: &str = "gemm_fixup";
 /// The operand pass's entry point.
 const PACK: &str = "gemm_pack";
 
-/// The sum of split K's runs' entry point.
+/// Step 13 over runs of `K` (split K) and the sum of the runs: entry points.
+const SPLIT: &str = "gemm_wgmma_tma_3xtf32_split";
 const REDUCE: &str = "gemm_reduce";
 
 /// `A`, `B` and `C` as a step reads them; for a TMA step, `A` and `B` are
@@ -111,10 +112,11 @@ pub(super) fn tma(
     if let Some(fix) = fix {
         limits.check(FIXUP, &shape, fix)?;
     }
-    let dims = LaunchDims { grid: Dim3 { z: layout.runs, ..dims.grid }, ..dims };
-    limits.check(variant.entry_point(), &shape, dims)?;
     let sum = layout.parts.map(|_| reduce_dims(shape.c().len() as u64));
+    let dims = LaunchDims { grid: Dim3 { z: layout.runs, ..dims.grid }, ..dims };
     if let Some(sum) = sum {
+        gpu.require(SPLIT)?;
+        limits.check(SPLIT, &shape, dims)?;
         limits.check(REDUCE, &shape, sum)?;
     }
     let ws = Workspace::new(stream, layout.bytes)?;
@@ -144,10 +146,11 @@ pub(super) fn tma(
         (Some(sum), Some(parts)) => {
             let parts = DevicePointer::from_raw(base + parts as u64);
             let p = shape.problem(AlphaBeta::PRODUCT);
-            // SAFETY: the maps describe A's and B^T's arrays, written by the
-            // passes queued before it; the partial products (`runs` of m*n
-            // floats) lie in the workspace, apart from the arrays.
-            unsafe { step(stream, variant.entry_point(), dims, (a_maps, b_maps, parts), p) }?;
+            // SAFETY: the split takes step 13's parameters; the maps describe
+            // A's and B^T's arrays, written by the passes queued before it;
+            // the partial products (`runs` of m*n floats) lie in the
+            // workspace, apart from the arrays.
+            unsafe { step(stream, SPLIT, dims, (a_maps, b_maps, parts), p) }?;
             let q = shape.problem(scalars);
             let args: ReduceArgs = (parts, cp, q.m, q.n, q.k, q.alpha, q.beta, layout.runs);
             // SAFETY: `gemm_reduce` takes `ReduceArgs`; the parts hold

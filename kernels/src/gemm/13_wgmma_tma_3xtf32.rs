@@ -31,12 +31,13 @@
 //! machine code and measured 101.2 TFLOP/s at 8192^3 against 108.6 (step 12
 //! and the rest of the ladder unchanged in the same call).
 //!
-//! **Split K, where tiles are few:** a grid with `z > 1` splits `K`'s
-//! tiles into `gridDim.z` runs; block `z` takes run `z` and writes its
-//! product, unscaled, to the `z`-th `m x n` matrix at `c`, and `gemm_reduce`
-//! sums them (in `z` order, so the result does not depend on timing). At
-//! 1024^3 a grid of 128x128 tiles has 64 blocks for 132 SMs: two runs of
-//! `K` fill 128 of them ([`tx3_splits`] chooses by shape).
+//! **Split K, where tiles are few:** at 1024^3 a grid of 128x128 tiles has
+//! 64 blocks for 132 SMs. `gemm_wgmma_tma_3xtf32_split`, the same code with
+//! a grid `z`, splits `K`'s tiles into `gridDim.z` runs: block `z` takes run
+//! `z` and writes its product, unscaled, to the `z`-th `m x n` matrix of a
+//! workspace, and `gemm_reduce` sums them into `C` (in `z` order, so the
+//! result does not depend on timing). [`tx3_splits`] chooses the runs by
+//! shape; with one, the host launches the step itself.
 //!
 //! On the CPU emulator, copies complete at issue, and the tensor cores'
 //! accumulation truncates as on the GPU (see `emu/wgmma.rs`).
@@ -103,29 +104,49 @@ pub const fn tx3_splits(m: u32, n: u32, k: u32, sms: u32) -> u32 {
 /// [`TensorMap`]s each in global memory (64-byte aligned), written before
 /// the launch: `a`'s describe `A_hi` and `A_lo` (`K` columns by `M` rows),
 /// `b`'s `B^T_hi` and `B^T_lo` (`K` columns by `N` rows); f32 TF32 halves,
-/// boxes of 32 x 128, the 128-byte swizzle. `c`, `p` as [`super::naive`]
-/// with a grid of one `z`; with more, `c` holds `gridDim.z` matrices of `m x
-/// n`, and block `z` writes `alpha` times its run's product (plus `beta`
-/// times the old value) to matrix `z`.
+/// boxes of 32 x 128, the 128-byte swizzle. `c`, `p` as [`super::naive`].
 /// Shared memory: [`TX3_SHARED_BYTES`] (193 KiB, an opt-in size).
 ///
 /// # Thread mapping
-/// 288 threads (1D), grid `ceil(n/128) x ceil(m/128) x runs`; the block
-/// computes the tile `grouped_tile` names (step 12's order) over run `z` of
-/// `K`'s tiles. Threads `0..256`:
+/// 288 threads (1D), grid `ceil(n/128) x ceil(m/128)`; the block computes
+/// the tile `grouped_tile` names (step 12's order). Threads `0..256`:
 /// warpgroup `g` owns rows `64 g ..+64`, all 128 columns (step 11's
 /// fragments). Thread 256 issues the copies.
 ///
 /// # Safety
 /// The tensor maps describe the halves as above, readable; `c` holds the
-/// `gridDim.z * m * n` floats; the GPU runs `sm_90a` code (compute capability 9.0).
+/// `m * n` floats; the GPU runs `sm_90a` code (compute capability 9.0).
 #[inline(always)]
 pub unsafe fn wgmma_tma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    // SAFETY: the caller's contract.
+    unsafe { product::<C, false>(ctx, a, b, c, p) }
+}
+
+/// [`wgmma_tma_3xtf32`] over run `z` of `gridDim.z` runs of `K`'s tiles
+/// (the split K of a shape with few tiles): block `z` writes `alpha` times
+/// its run's product (plus `beta` times the old value) to the `z`-th `m x
+/// n` matrix at `c`.
+///
+/// # Thread mapping
+/// As [`wgmma_tma_3xtf32`]'s, with grid `z` the runs.
+///
+/// # Safety
+/// As [`wgmma_tma_3xtf32`]'s, with `c` holding `gridDim.z * m * n` floats.
+#[inline(always)]
+pub unsafe fn wgmma_tma_3xtf32_split<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    // SAFETY: the caller's contract.
+    unsafe { product::<C, true>(ctx, a, b, c, p) }
+}
+
+/// Both: with `SPLIT`, over this block's run of `K` into its own matrix;
+/// without, the code of one run over all of `K`.
+#[inline(always)]
+unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     let maps_a = a.cast::<TensorMap>();
     let maps_b = b.cast::<TensorMap>();
-    let (z, runs) = (ctx.block_idx().z as usize, ctx.grid_dim().z as usize);
-    let mn = p.m as usize * p.n as usize;
-    let c = ctx.global_mut(c.wrapping_add(z * mn), (p.m, p.n));
+    let (z, runs) = if SPLIT { (ctx.block_idx().z as usize, ctx.grid_dim().z as usize) } else { (0, 1) };
+    let c = if SPLIT { c.wrapping_add(z * p.m as usize * p.n as usize) } else { c };
+    let c = ctx.global_mut(c, (p.m, p.n));
     let tid = ctx.thread_idx().x as usize;
     let (tile_m, tile_n) = grouped_tile(ctx.block_idx(), ctx.grid_dim());
     let (m0, n0) = (tile_m as usize * BM, tile_n as usize * TX3_BN as usize);
@@ -147,8 +168,8 @@ pub unsafe fn wgmma_tma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f
 
     // This block's run of K's tiles: `first..first + tiles`.
     let all = (p.k as usize).div_ceil(BK);
-    let first = all * z / runs.max(1);
-    let tiles = all * (z + 1) / runs.max(1) - first;
+    let (first, tiles) =
+        if SPLIT { (all * z / runs.max(1), all * (z + 1) / runs.max(1) - all * z / runs.max(1)) } else { (0, all) };
     if tid >= CONSUMERS {
         if tid == CONSUMERS {
             // SAFETY (all): the caller's contract: two maps at `a`, two at
@@ -203,4 +224,26 @@ pub unsafe fn wgmma_tma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f
 
     // SAFETY: the caller's contract (C holds its matrix).
     unsafe { store_fragment(&c, &acc, &p, (m0, n0), tid) };
+}
+
+/// The split-K instance in the registry (a utility of step 13: the step's
+/// code with runs of `K`, launched by `gemm::sgemm` where [`tx3_splits`]
+/// gives more than one).
+pub const SPLIT_STEPS: &[crate::registry::Step] = crate::registry::utilities! {
+    op: "gemm";
+    /// step 13 over run `z` of `gridDim.z` runs of `K`'s tiles, each run's product into its own matrix for `gemm_reduce`: more blocks where the tiles alone leave SMs idle
+    split => "gemm_wgmma_tma_3xtf32_split" in "gemm/13_wgmma_tma_3xtf32.rs", geometry "launch_dims(m, n) with grid z = tx3_splits(m, n, k, sms)" {
+        needs: "sm_90a",
+        opt_in_shared: true,
+    };
+};
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "gpu-kernel" fn gemm_wgmma_tma_3xtf32_split(
+    a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, alpha: f32, beta: f32,
+) {
+    // SAFETY: the host launcher checked the lengths and the geometry.
+    unsafe { wgmma_tma_3xtf32_split(&crate::gpu::Gpu, a, b, c, Problem { m, n, k, alpha, beta }) }
 }

@@ -33,7 +33,7 @@ pub(crate) use warpgroup::{swizzle_base, swizzled};
 pub use warptile::{WT, WarpTiling};
 pub use wgmma_3xtf32::split_tf32;
 pub use wgmma_tma::TMA_BK;
-pub use wgmma_tma_3xtf32::tx3_splits;
+pub use wgmma_tma_3xtf32::{SPLIT_STEPS, tx3_splits, wgmma_tma_3xtf32_split};
 
 // The steps name it `super::F4`.
 use crate::mem::{Global, GlobalMut, Shared};
