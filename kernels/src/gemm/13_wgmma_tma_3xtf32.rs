@@ -16,11 +16,12 @@
 //! **Promotion, as step 11:** each tile's products start a new partial sum
 //! (scale-d 0 on the first), and after the tile each thread adds it into
 //! its f32 sums (`add.f32`, to nearest): the tensor cores' truncation stays
-//! inside one 32-deep partial sum. So each warpgroup waits for its tile's
-//! products (`wgmma.wait_group 0`) before it adds, releases the stage and
-//! goes on; the other warpgroup's products keep the tensor cores busy
-//! meanwhile. The tile is step 11's 128x128 (`m64n128k8`, 64 registers a set,
-//! two sets), since two sets of `m64n256`'s 128 do not fit in 255.
+//! inside one 32-deep partial sum. Each warpgroup keeps two partial sums:
+//! it issues tile t's products into one, then waits only for tile t - 1's
+//! (`wgmma.wait_group 1`), releases that stage and adds the other, while
+//! tile t's products keep the tensor cores busy. The tile is step 11's
+//! 128x128 (`m64n128k8`, 64 registers a set, three sets), since two sets
+//! of `m64n256`'s 128 do not fit in 255.
 //!
 //! **What it costs:** the pass over the operands writes four halves (at
 //! 4096^2, 64 MiB each) before the product starts, and the tensor cores do
@@ -201,25 +202,49 @@ unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *c
     }
 
     let group = tid / 128;
-    // The promoted sums, and the tensor cores' partial sum of the current
-    // tile (each tile's first product overwrites it: no reset needed).
+    // The promoted sums, and two partial sums of the tensor cores: tile t's
+    // products go into one while the other, tile t - 1's, is promoted (each
+    // tile's first product overwrites its set: no reset needed).
     let mut acc = [0.0f32; ACC_N128];
-    let mut part = [0.0f32; ACC_N128];
+    let (mut even, mut odd) = ([0.0f32; ACC_N128], [0.0f32; ACC_N128]);
     let a_rows = (group * 64 * ROW_BYTES) as u32;
-    for t in 0..tiles {
-        let s = t % STAGES;
-        ctx.mbarrier_wait(full(s), (t / STAGES) as u32 & 1);
-        let (a_hi, a_lo) = (tile(s, 0) + a_rows, tile(s, 1) + a_rows);
-        let (b_hi, b_lo) = (tile(s, 2), tile(s, 3));
-        ctx.wgmma_fence();
-        // SAFETY: stage s holds tile t: its copies completed the phase
-        // waited for. The tile's first product starts the partial sum.
-        unsafe { products_3x(ctx, &mut part, ((a_hi, a_lo), (b_hi, b_lo))) };
-        ctx.wgmma_commit();
-        ctx.wgmma_wait_n128::<0>(&mut part);
-        // The products have read stage s: release it, then add.
-        ctx.mbarrier_arrive(empty(s));
-        promote(&mut acc, &part);
+    // Tile t's products into `cur`; then, with only those in flight, tile
+    // t - 1's `prev` is complete: its stage is released and it is added.
+    // The last tile waits for its own products too and adds them after.
+    // (A macro, not a closure: each expansion names its two sets, which
+    // then stay in registers.)
+    macro_rules! tile_products {
+        ($t:expr, $cur:ident, $prev:ident) => {{
+            let t: usize = $t;
+            let s = t % STAGES;
+            ctx.mbarrier_wait(full(s), (t / STAGES) as u32 & 1);
+            let (a_hi, a_lo) = (tile(s, 0) + a_rows, tile(s, 1) + a_rows);
+            let (b_hi, b_lo) = (tile(s, 2), tile(s, 3));
+            ctx.wgmma_fence();
+            // SAFETY: stage s holds tile t: its copies completed the phase
+            // waited for. The tile's first product starts the partial sum.
+            unsafe { products_3x(ctx, &mut $cur, ((a_hi, a_lo), (b_hi, b_lo))) };
+            ctx.wgmma_commit();
+            if t > 0 {
+                ctx.wgmma_wait_n128::<1>(&mut $prev);
+                ctx.mbarrier_arrive(empty((t - 1) % STAGES));
+                promote(&mut acc, &$prev);
+            }
+            if t + 1 == tiles {
+                ctx.wgmma_wait_n128::<0>(&mut $cur);
+                ctx.mbarrier_arrive(empty(s));
+                promote(&mut acc, &$cur);
+            }
+        }};
+    }
+    // Two tiles a turn, so that each set is always the same registers.
+    let mut t = 0;
+    while t < tiles {
+        tile_products!(t, even, odd);
+        if t + 1 < tiles {
+            tile_products!(t + 1, odd, even);
+        }
+        t += 2;
     }
 
     // SAFETY: the caller's contract (C holds its matrix).
