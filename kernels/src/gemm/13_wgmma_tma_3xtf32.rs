@@ -59,8 +59,14 @@ pub const TX3_BM: u32 = 128;
 pub const TX3_BN: u32 = 128;
 /// Depth of a stage: one 128-byte swizzled row of each operand tile.
 pub const TX3_BK: u32 = 32;
-/// Threads per block: two consumer warpgroups and one producer warp.
-pub const TX3_THREADS: u32 = 2 * 128 + 32;
+/// Threads per block: two consumer warpgroups and one producer warpgroup
+/// (a whole one: registers move between warpgroups, see [`TX3_REGS`]).
+pub const TX3_THREADS: u32 = 3 * 128;
+/// Registers per thread: 168 at launch (65536 for 384 threads, 3 warps of
+/// 128 threads on each SM sub-partition's 16384); then the producer
+/// warpgroup, which only issues copies, gives all but 40 back and each
+/// consumer takes 232, for its 3 x 64 accumulators (`setmaxnreg`).
+pub const TX3_REGS: (u32, u32) = (40, 232);
 /// Stages of the pipeline.
 pub const TX3_STAGES: u32 = 3;
 /// Bytes one stage holds: `A_hi`, `A_lo`, `B^T_hi`, `B^T_lo`, 128 rows each.
@@ -109,10 +115,10 @@ pub const fn tx3_splits(m: u32, n: u32, k: u32, sms: u32) -> u32 {
 /// Shared memory: [`TX3_SHARED_BYTES`] (193 KiB, an opt-in size).
 ///
 /// # Thread mapping
-/// 288 threads (1D), grid `ceil(n/128) x ceil(m/128)`; the block computes
+/// 384 threads (1D), grid `ceil(n/128) x ceil(m/128)`; the block computes
 /// the tile `grouped_tile` names (step 12's order). Threads `0..256`:
 /// warpgroup `g` owns rows `64 g ..+64`, all 128 columns (step 11's
-/// fragments). Thread 256 issues the copies.
+/// fragments). Thread 256 issues the copies; threads 257..384 idle.
 ///
 /// # Safety
 /// The tensor maps describe the halves as above, readable; `c` holds the
@@ -143,6 +149,9 @@ pub unsafe fn wgmma_tma_3xtf32_split<C: ThreadCtx>(ctx: &C, a: *const f32, b: *c
 /// without, the code of one run over all of `K`.
 #[inline(always)]
 unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    // ptxas fits the launch to 384 threads (168 registers each); the
+    // consumers' three sets of 64 accumulators live past `setmaxnreg.inc`.
+    ctx.launch_bound::<TX3_THREADS>();
     let maps_a = a.cast::<TensorMap>();
     let maps_b = b.cast::<TensorMap>();
     let (z, runs) = if SPLIT { (ctx.block_idx().z as usize, ctx.grid_dim().z as usize) } else { (0, 1) };
@@ -172,6 +181,7 @@ unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *c
     let (first, tiles) =
         if SPLIT { (all * z / runs.max(1), all * (z + 1) / runs.max(1) - all * z / runs.max(1)) } else { (0, all) };
     if tid >= CONSUMERS {
+        ctx.setmaxnreg_dec::<{ TX3_REGS.0 }>();
         if tid == CONSUMERS {
             // SAFETY (all): the caller's contract: two maps at `a`, two at
             // `b`; each box (16 KiB) fits its tile at a 1024-byte-aligned
@@ -201,6 +211,7 @@ unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *c
         return;
     }
 
+    ctx.setmaxnreg_inc::<{ TX3_REGS.1 }>();
     let group = tid / 128;
     // The promoted sums, and two partial sums of the tensor cores: tile t's
     // products go into one while the other, tile t - 1's, is promoted (each
