@@ -311,24 +311,6 @@ pub trait ThreadCtx {
     /// a launch that cannot go on, where going on would hang or write wrong
     /// values.
     fn trap(&self, why: &'static str) -> !;
-    /// Declares the kernel's launch bound: it is never launched with more
-    /// than `N` threads a block. On the GPU it marks the kernel's PTX, and
-    /// the build writes `.maxntid N, 1, 1` into the entry's header (see
-    /// `build/ptx.rs`), so that ptxas allocates registers for `N` threads:
-    /// without it, a kernel near 255 registers may get more than `65536 /
-    /// N` from the driver's compiler and fail to launch. The emulator fails
-    /// a launch of a bigger block with this reason. Call it once, first.
-    fn launch_bound<const N: u32>(&self);
-    /// `setmaxnreg.dec.sync.aligned.u32 N` (`sm_90a`): this warpgroup's
-    /// threads give up registers down to `N` each, into the block's pool,
-    /// for another warpgroup's [`ThreadCtx::setmaxnreg_inc`]. Every thread
-    /// of the warpgroup calls it; the emulator has no registers to move.
-    fn setmaxnreg_dec<const N: u32>(&self);
-    /// `setmaxnreg.inc.sync.aligned.u32 N` (`sm_90a`): this warpgroup's
-    /// threads take registers from the block's pool, up to `N` each,
-    /// waiting until another warpgroup has released enough. Every thread of
-    /// the warpgroup calls it.
-    fn setmaxnreg_inc<const N: u32>(&self);
     /// `barrier.cluster.arrive.relaxed.aligned`: this thread arrives at the
     /// cluster's barrier without ordering its memory accesses (a
     /// [`ThreadCtx::mbarrier_init_fence`] before it publishes mbarrier

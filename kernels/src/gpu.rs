@@ -336,25 +336,6 @@ impl ThreadCtx for Gpu {
         n
     }
     #[inline(always)]
-    fn launch_bound<const N: u32>(&self) {
-        // A PTX comment that the build turns into the entry's `.maxntid`
-        // (`build/ptx.rs`, `LAUNCH_BOUND`); it emits no instruction.
-        // SAFETY: a comment.
-        unsafe {
-            core::arch::asm!("// coalesce.launch_bound {n}", n = const N, options(nomem, nostack, preserves_flags))
-        }
-    }
-    #[inline(always)]
-    fn setmaxnreg_dec<const N: u32>(&self) {
-        // SAFETY: warpgroup-uniform (the trait's contract); no memory.
-        unsafe { core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack)) }
-    }
-    #[inline(always)]
-    fn setmaxnreg_inc<const N: u32>(&self) {
-        // SAFETY: as above.
-        unsafe { core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack)) }
-    }
-    #[inline(always)]
     fn trap(&self, _why: &'static str) -> ! {
         // SAFETY: `trap` aborts the kernel; nothing follows it.
         unsafe { core::arch::asm!("trap;", options(noreturn, nostack)) }

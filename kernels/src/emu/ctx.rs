@@ -204,15 +204,6 @@ impl ThreadCtx for EmuCtx<'_> {
     fn cluster_nctarank(&self) -> u32 {
         self.shared.cluster
     }
-    fn launch_bound<const N: u32>(&self) {
-        let threads = self.block_dim().x * self.block_dim().y * self.block_dim().z;
-        if threads > N {
-            // Reported as the launch's error (`EmuError::Panicked`).
-            panic!("launch bound: a block of {threads} threads for a kernel bounded to {N}");
-        }
-    }
-    fn setmaxnreg_dec<const N: u32>(&self) {}
-    fn setmaxnreg_inc<const N: u32>(&self) {}
     fn trap(&self, why: &'static str) -> ! {
         // Reported as the launch's error, with this thread's indices
         // (`EmuError::Panicked`).

@@ -16,12 +16,11 @@
 //! **Promotion, as step 11:** each tile's products start a new partial sum
 //! (scale-d 0 on the first), and after the tile each thread adds it into
 //! its f32 sums (`add.f32`, to nearest): the tensor cores' truncation stays
-//! inside one 32-deep partial sum. Each warpgroup keeps two partial sums:
-//! it issues tile t's products into one, then waits only for tile t - 1's
-//! (`wgmma.wait_group 1`), releases that stage and adds the other, while
-//! tile t's products keep the tensor cores busy. The tile is step 11's
-//! 128x128 (`m64n128k8`, 64 registers a set, three sets), since two sets
-//! of `m64n256`'s 128 do not fit in 255.
+//! inside one 32-deep partial sum. So each warpgroup waits for its tile's
+//! products (`wgmma.wait_group 0`) before it adds, releases the stage and
+//! goes on; the other warpgroup's products keep the tensor cores busy
+//! meanwhile. The tile is step 11's 128x128 (`m64n128k8`, 64 registers a set,
+//! two sets), since two sets of `m64n256`'s 128 do not fit in 255.
 //!
 //! **What it costs:** the pass over the operands writes four halves (at
 //! 4096^2, 64 MiB each) before the product starts, and the tensor cores do
@@ -59,14 +58,8 @@ pub const TX3_BM: u32 = 128;
 pub const TX3_BN: u32 = 128;
 /// Depth of a stage: one 128-byte swizzled row of each operand tile.
 pub const TX3_BK: u32 = 32;
-/// Threads per block: two consumer warpgroups and one producer warpgroup
-/// (a whole one: registers move between warpgroups, see [`TX3_REGS`]).
-pub const TX3_THREADS: u32 = 3 * 128;
-/// Registers per thread: 168 at launch (65536 for 384 threads, 3 warps of
-/// 128 threads on each SM sub-partition's 16384); then the producer
-/// warpgroup, which only issues copies, gives all but 40 back and each
-/// consumer takes 232, for its 3 x 64 accumulators (`setmaxnreg`).
-pub const TX3_REGS: (u32, u32) = (40, 232);
+/// Threads per block: two consumer warpgroups and one producer warp.
+pub const TX3_THREADS: u32 = 2 * 128 + 32;
 /// Stages of the pipeline.
 pub const TX3_STAGES: u32 = 3;
 /// Bytes one stage holds: `A_hi`, `A_lo`, `B^T_hi`, `B^T_lo`, 128 rows each.
@@ -115,10 +108,10 @@ pub const fn tx3_splits(m: u32, n: u32, k: u32, sms: u32) -> u32 {
 /// Shared memory: [`TX3_SHARED_BYTES`] (193 KiB, an opt-in size).
 ///
 /// # Thread mapping
-/// 384 threads (1D), grid `ceil(n/128) x ceil(m/128)`; the block computes
+/// 288 threads (1D), grid `ceil(n/128) x ceil(m/128)`; the block computes
 /// the tile `grouped_tile` names (step 12's order). Threads `0..256`:
 /// warpgroup `g` owns rows `64 g ..+64`, all 128 columns (step 11's
-/// fragments). Thread 256 issues the copies; threads 257..384 idle.
+/// fragments). Thread 256 issues the copies.
 ///
 /// # Safety
 /// The tensor maps describe the halves as above, readable; `c` holds the
@@ -149,9 +142,6 @@ pub unsafe fn wgmma_tma_3xtf32_split<C: ThreadCtx>(ctx: &C, a: *const f32, b: *c
 /// without, the code of one run over all of `K`.
 #[inline(always)]
 unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
-    // ptxas fits the launch to 384 threads (168 registers each); the
-    // consumers' three sets of 64 accumulators live past `setmaxnreg.inc`.
-    ctx.launch_bound::<TX3_THREADS>();
     let maps_a = a.cast::<TensorMap>();
     let maps_b = b.cast::<TensorMap>();
     let (z, runs) = if SPLIT { (ctx.block_idx().z as usize, ctx.grid_dim().z as usize) } else { (0, 1) };
@@ -181,7 +171,6 @@ unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *c
     let (first, tiles) =
         if SPLIT { (all * z / runs.max(1), all * (z + 1) / runs.max(1) - all * z / runs.max(1)) } else { (0, all) };
     if tid >= CONSUMERS {
-        ctx.setmaxnreg_dec::<{ TX3_REGS.0 }>();
         if tid == CONSUMERS {
             // SAFETY (all): the caller's contract: two maps at `a`, two at
             // `b`; each box (16 KiB) fits its tile at a 1024-byte-aligned
@@ -211,51 +200,26 @@ unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *c
         return;
     }
 
-    ctx.setmaxnreg_inc::<{ TX3_REGS.1 }>();
     let group = tid / 128;
-    // The promoted sums, and two partial sums of the tensor cores: tile t's
-    // products go into one while the other, tile t - 1's, is promoted (each
-    // tile's first product overwrites its set: no reset needed).
+    // The promoted sums, and the tensor cores' partial sum of the current
+    // tile (each tile's first product overwrites it: no reset needed).
     let mut acc = [0.0f32; ACC_N128];
-    let (mut even, mut odd) = ([0.0f32; ACC_N128], [0.0f32; ACC_N128]);
+    let mut part = [0.0f32; ACC_N128];
     let a_rows = (group * 64 * ROW_BYTES) as u32;
-    // Tile t's products into `cur`; then, with only those in flight, tile
-    // t - 1's `prev` is complete: its stage is released and it is added.
-    // The last tile waits for its own products too and adds them after.
-    // (A macro, not a closure: each expansion names its two sets, which
-    // then stay in registers.)
-    macro_rules! tile_products {
-        ($t:expr, $cur:ident, $prev:ident) => {{
-            let t: usize = $t;
-            let s = t % STAGES;
-            ctx.mbarrier_wait(full(s), (t / STAGES) as u32 & 1);
-            let (a_hi, a_lo) = (tile(s, 0) + a_rows, tile(s, 1) + a_rows);
-            let (b_hi, b_lo) = (tile(s, 2), tile(s, 3));
-            ctx.wgmma_fence();
-            // SAFETY: stage s holds tile t: its copies completed the phase
-            // waited for. The tile's first product starts the partial sum.
-            unsafe { products_3x(ctx, &mut $cur, ((a_hi, a_lo), (b_hi, b_lo))) };
-            ctx.wgmma_commit();
-            if t > 0 {
-                ctx.wgmma_wait_n128::<1>(&mut $prev);
-                ctx.mbarrier_arrive(empty((t - 1) % STAGES));
-                promote(&mut acc, &$prev);
-            }
-            if t + 1 == tiles {
-                ctx.wgmma_wait_n128::<0>(&mut $cur);
-                ctx.mbarrier_arrive(empty(s));
-                promote(&mut acc, &$cur);
-            }
-        }};
-    }
-    // Two tiles a turn, so that each set is always the same registers.
-    let mut t = 0;
-    while t < tiles {
-        tile_products!(t, even, odd);
-        if t + 1 < tiles {
-            tile_products!(t + 1, odd, even);
-        }
-        t += 2;
+    for t in 0..tiles {
+        let s = t % STAGES;
+        ctx.mbarrier_wait(full(s), (t / STAGES) as u32 & 1);
+        let (a_hi, a_lo) = (tile(s, 0) + a_rows, tile(s, 1) + a_rows);
+        let (b_hi, b_lo) = (tile(s, 2), tile(s, 3));
+        ctx.wgmma_fence();
+        // SAFETY: stage s holds tile t: its copies completed the phase
+        // waited for. The tile's first product starts the partial sum.
+        unsafe { products_3x(ctx, &mut part, ((a_hi, a_lo), (b_hi, b_lo))) };
+        ctx.wgmma_commit();
+        ctx.wgmma_wait_n128::<0>(&mut part);
+        // The products have read stage s: release it, then add.
+        ctx.mbarrier_arrive(empty(s));
+        promote(&mut acc, &part);
     }
 
     // SAFETY: the caller's contract (C holds its matrix).
