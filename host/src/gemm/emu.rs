@@ -27,7 +27,7 @@ pub fn launch(
         Plan::Nothing => return Ok(()),
         Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
         Plan::Product(dims) if variant.geometry().tma => {
-            return tma(variant, (a, b, c), shape, scalars, dims, false).map(|_| ());
+            return tma(variant, (a, b, c), shape, scalars, dims, false, EMULATED_SMS).map(|_| ());
         }
         Plan::Product(dims) => (variant, dims, scalars),
     };
@@ -48,7 +48,7 @@ pub fn launch(
 /// else fail it.
 fn tma(
     variant: Variant, (a, b, c): (&[f32], &[f32], &mut [f32]), shape: GemmShape, scalars: AlphaBeta,
-    dims: coalesce_kernels::LaunchDims, checked: bool,
+    dims: coalesce_kernels::LaunchDims, checked: bool, sms: u32,
 ) -> Result<Report> {
     use super::plan::{TmaLayout, passes};
     use coalesce_kernels::TensorMap;
@@ -57,7 +57,7 @@ fn tma(
     use coalesce_kernels::gemm::pack::{MapsOut, Marks, pack, pack_dims};
     use coalesce_kernels::gemm::reduce::{reduce, reduce_dims};
     use coalesce_kernels::gemm::wgmma_tma_3xtf32_split;
-    let layout = TmaLayout::new(variant, shape, EMULATED_SMS);
+    let layout = TmaLayout::new(variant, shape, sms);
     let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; layout.bytes.div_ceil(4)], 0);
     let base = ws.as_mut_slice().as_mut_ptr() as u64;
     let maps: Vec<(u64, TensorMap)> = layout
@@ -100,9 +100,8 @@ fn tma(
         Some(at) => (base + at as u64, shape.problem(AlphaBeta::PRODUCT)),
         None => (pc.get() as u64, p),
     };
+    let dims = layout.product_dims(dims);
     let report = if layout.runs > 1 {
-        let dims =
-            coalesce_kernels::LaunchDims { grid: coalesce_kernels::Dim3 { z: layout.runs, ..dims.grid }, ..dims };
         GridLimits::CUDA.check("gemm_wgmma_tma_3xtf32_split", &shape, dims)?;
         // SAFETY: the maps describe the workspace's arrays, written above;
         // the partial products (`runs` matrices of m x n) lie in it too.
@@ -138,6 +137,22 @@ fn tma(
     Ok(report)
 }
 
+/// A TMA step on the emulator as a GPU of `sms` SMs would run it: step 13
+/// splits `K` ([`coalesce_kernels::gemm::tx3_splits`]) and keeps one block
+/// per SM where its tiles outnumber them, by this count. For tests of those
+/// paths at shapes the emulator runs in seconds; [`launch`] uses an H100's.
+#[doc(hidden)]
+pub fn launch_tma_on(
+    sms: u32, variant: Variant, a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta,
+) -> Result<()> {
+    match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)? {
+        Plan::Product(dims) if variant.geometry().tma => {
+            tma(variant, (a, b, c), shape, scalars, dims, false, sms).map(|_| ())
+        }
+        _ => launch(variant, a, b, c, shape, scalars),
+    }
+}
+
 /// [`launch`] with the memory counters: returns the [`Report`] (the
 /// checker's findings are in it, not an error). `A`, `B` and `C` are
 /// staged in 256-byte aligned copies, as `cuMemAlloc` aligns device
@@ -165,7 +180,7 @@ pub fn launch_checked(
         Plan::Nothing => return Ok(Report::default()),
         Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
         Plan::Product(dims) if variant.geometry().tma => {
-            return tma(variant, (a, b, c), shape, scalars, dims, true);
+            return tma(variant, (a, b, c), shape, scalars, dims, true, EMULATED_SMS);
         }
         Plan::Product(dims) => (variant, dims, scalars),
     };

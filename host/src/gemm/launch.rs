@@ -5,7 +5,7 @@
 use super::plan::{Pass, TmaLayout, passes};
 use super::tma::{Workspace, encode};
 use super::{AlphaBeta, GemmShape, Problem, Variant};
-use crate::{Dim3, LaunchDims, Result, Stream};
+use crate::{LaunchDims, Result, Stream};
 use coalesce_kernels::gemm::pack::MapParam;
 use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
 
@@ -113,7 +113,8 @@ pub(super) fn tma(
         limits.check(FIXUP, &shape, fix)?;
     }
     let sum = layout.parts.map(|_| reduce_dims(shape.c().len() as u64));
-    let dims = LaunchDims { grid: Dim3 { z: layout.runs, ..dims.grid }, ..dims };
+    let dims = layout.product_dims(dims);
+    limits.check(variant.entry_point(), &shape, dims)?;
     if let Some(sum) = sum {
         gpu.require(SPLIT)?;
         limits.check(SPLIT, &shape, dims)?;

@@ -86,6 +86,9 @@ pub(crate) struct TmaLayout {
     pub(crate) bytes: usize,
     /// Runs of `K`: the product's grid `z` (1: not split).
     pub(crate) runs: u32,
+    /// Step 13's blocks where its tiles of `C` outnumber the SMs: one per
+    /// SM, each taking every `blocks`-th tile (`None`: a block per tile).
+    pub(crate) blocks: Option<u32>,
 }
 
 impl TmaLayout {
@@ -98,12 +101,15 @@ impl TmaLayout {
         let a = 2 * halves * size_of::<coalesce_kernels::TensorMap>();
         let bt = a + 4 * halves * shape.m() * kp;
         let end = bt + 4 * halves * shape.n() * kp;
-        let mut layout = TmaLayout { kp, halves, a, bt, marks: None, parts: None, bytes: end, runs: 1 };
+        let mut layout = TmaLayout { kp, halves, a, bt, marks: None, parts: None, bytes: end, runs: 1, blocks: None };
         if split {
             layout.marks = Some(end);
             layout.bytes = end + 4 * (1 + shape.m() + shape.n());
             let (m, n, k) = (shape.m() as u32, shape.n() as u32, shape.k() as u32);
             layout.runs = coalesce_kernels::gemm::tx3_splits(m, n, k, sms);
+            let (bm, bn) = variant.block_tile();
+            let tiles = m.div_ceil(bm) as u64 * n.div_ceil(bn) as u64;
+            layout.blocks = (tiles > sms as u64).then_some(sms);
         }
         if layout.runs > 1 {
             let at = layout.bytes.next_multiple_of(256);
@@ -111,6 +117,15 @@ impl TmaLayout {
             layout.bytes = at + 4 * layout.runs as usize * shape.c().len();
         }
         layout
+    }
+    /// The product's launch: `dims` (a block per tile of `C`) with the
+    /// runs of `K` as its `z`, or one block per SM where [`Self::blocks`].
+    pub(crate) fn product_dims(&self, dims: LaunchDims) -> LaunchDims {
+        let grid = match self.blocks {
+            Some(blocks) => crate::Dim3::new(blocks, 1, self.runs),
+            None => crate::Dim3 { z: self.runs, ..dims.grid },
+        };
+        LaunchDims { grid, ..dims }
     }
     /// The marks' three parts with the workspace at `base`: the word raised
     /// for any non-finite input, `A`'s rows, `B`'s columns (0s without marks).

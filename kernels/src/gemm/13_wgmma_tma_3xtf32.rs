@@ -43,7 +43,7 @@
 //! accumulation truncates as on the GPU (see `emu/wgmma.rs`).
 
 use super::Problem;
-use super::warpgroup::{ACC_N128, ROW_BYTES, grouped_tile, products_3x, promote, store_fragment, swizzle_base};
+use super::warpgroup::{ACC_N128, ROW_BYTES, grouped_tile_of, products_3x, promote, store_fragment, swizzle_base};
 use crate::{TensorMap, ThreadCtx};
 
 use super::{Dim3, Geometry, Precision};
@@ -148,8 +148,18 @@ unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *c
     let c = if SPLIT { c.wrapping_add(z * p.m as usize * p.n as usize) } else { c };
     let c = ctx.global_mut(c, (p.m, p.n));
     let tid = ctx.thread_idx().x as usize;
-    let (tile_m, tile_n) = grouped_tile(ctx.block_idx(), ctx.grid_dim());
-    let (m0, n0) = (tile_m as usize * BM, tile_n as usize * TX3_BN as usize);
+    // The tiles of C, and this block's: `i, i + blocks, ..` in the grouped
+    // order. A grid of one block per tile gives each one tile; a smaller
+    // grid (`x` only) keeps its blocks resident, and while the consumers
+    // store one tile the producer already fills the stages for the next.
+    let grid = (p.n.div_ceil(TX3_BN), p.m.div_ceil(TX3_BM));
+    let count = grid.0 * grid.1;
+    let (blk, dim) = (ctx.block_idx(), ctx.grid_dim());
+    let (first_tile, blocks) = (blk.y * dim.x + blk.x, dim.x * dim.y);
+    let origin = |i: u32| {
+        let (tile_m, tile_n) = grouped_tile_of(i, grid);
+        (tile_m as usize * BM, tile_n as usize * TX3_BN as usize)
+    };
 
     let (_, base) = swizzle_base(ctx, TX3_SHARED_BYTES);
     // Operand tile `o` (0 A_hi, 1 A_lo, 2 B^T_hi, 3 B^T_lo) of stage `s`.
@@ -166,7 +176,7 @@ unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *c
     }
     ctx.sync_threads();
 
-    // This block's run of K's tiles: `first..first + tiles`.
+    // Each tile's run of K's tiles: `first..first + tiles`.
     let all = (p.k as usize).div_ceil(BK);
     let (first, tiles) =
         if SPLIT { (all * z / runs.max(1), all * (z + 1) / runs.max(1) - all * z / runs.max(1)) } else { (0, all) };
@@ -181,49 +191,60 @@ unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *c
                     ctx.tensormap_acquire(maps_b.add(i));
                 }
             }
-            for t in 0..tiles {
-                let s = t % STAGES;
-                // As step 12: the t-th fill of stage s waits for its
-                // (t/3 - 1)-th release; the first three pass at once.
-                ctx.mbarrier_wait(empty(s), ((t / STAGES) as u32 & 1) ^ 1);
-                ctx.mbarrier_arrive_expect_tx(full(s), TX3_STAGE_BYTES);
-                let k0 = ((first + t) * BK) as i32;
-                // SAFETY: as above.
-                unsafe {
-                    for i in 0..2 {
-                        ctx.tma_load_2d(tile(s, i), maps_a.add(i), (k0, m0 as i32), full(s));
-                        ctx.tma_load_2d(tile(s, 2 + i), maps_b.add(i), (k0, n0 as i32), full(s));
+            // `g` counts this block's fills over all its tiles.
+            let (mut g, mut i) = (0, first_tile);
+            while i < count {
+                let (m0, n0) = origin(i);
+                for t in 0..tiles {
+                    let s = g % STAGES;
+                    // As step 12: the g-th fill of stage s waits for its
+                    // (g/3 - 1)-th release; the first three pass at once.
+                    ctx.mbarrier_wait(empty(s), ((g / STAGES) as u32 & 1) ^ 1);
+                    ctx.mbarrier_arrive_expect_tx(full(s), TX3_STAGE_BYTES);
+                    let k0 = ((first + t) * BK) as i32;
+                    // SAFETY: as above.
+                    unsafe {
+                        for i in 0..2 {
+                            ctx.tma_load_2d(tile(s, i), maps_a.add(i), (k0, m0 as i32), full(s));
+                            ctx.tma_load_2d(tile(s, 2 + i), maps_b.add(i), (k0, n0 as i32), full(s));
+                        }
                     }
+                    g += 1;
                 }
+                i += blocks;
             }
         }
         return;
     }
 
     let group = tid / 128;
-    // The promoted sums, and the tensor cores' partial sum of the current
-    // tile (each tile's first product overwrites it: no reset needed).
-    let mut acc = [0.0f32; ACC_N128];
-    let mut part = [0.0f32; ACC_N128];
     let a_rows = (group * 64 * ROW_BYTES) as u32;
-    for t in 0..tiles {
-        let s = t % STAGES;
-        ctx.mbarrier_wait(full(s), (t / STAGES) as u32 & 1);
-        let (a_hi, a_lo) = (tile(s, 0) + a_rows, tile(s, 1) + a_rows);
-        let (b_hi, b_lo) = (tile(s, 2), tile(s, 3));
-        ctx.wgmma_fence();
-        // SAFETY: stage s holds tile t: its copies completed the phase
-        // waited for. The tile's first product starts the partial sum.
-        unsafe { products_3x(ctx, &mut part, ((a_hi, a_lo), (b_hi, b_lo))) };
-        ctx.wgmma_commit();
-        ctx.wgmma_wait_n128::<0>(&mut part);
-        // The products have read stage s: release it, then add.
-        ctx.mbarrier_arrive(empty(s));
-        promote(&mut acc, &part);
+    let (mut g, mut i) = (0, first_tile);
+    while i < count {
+        // The promoted sums, and the tensor cores' partial sum of the
+        // current tile of K (each tile's first product overwrites it).
+        let mut acc = [0.0f32; ACC_N128];
+        let mut part = [0.0f32; ACC_N128];
+        for _ in 0..tiles {
+            let s = g % STAGES;
+            ctx.mbarrier_wait(full(s), (g / STAGES) as u32 & 1);
+            let (a_hi, a_lo) = (tile(s, 0) + a_rows, tile(s, 1) + a_rows);
+            let (b_hi, b_lo) = (tile(s, 2), tile(s, 3));
+            ctx.wgmma_fence();
+            // SAFETY: stage s holds this tile of K: its copies completed
+            // the phase waited for. Its first product starts the partial sum.
+            unsafe { products_3x(ctx, &mut part, ((a_hi, a_lo), (b_hi, b_lo))) };
+            ctx.wgmma_commit();
+            ctx.wgmma_wait_n128::<0>(&mut part);
+            // The products have read stage s: release it, then add.
+            ctx.mbarrier_arrive(empty(s));
+            promote(&mut acc, &part);
+            g += 1;
+        }
+        // SAFETY: the caller's contract (C holds its matrix).
+        unsafe { store_fragment(&c, &acc, &p, origin(i), tid) };
+        i += blocks;
     }
-
-    // SAFETY: the caller's contract (C holds its matrix).
-    unsafe { store_fragment(&c, &acc, &p, (m0, n0), tid) };
 }
 
 /// The split-K instance in the registry (a utility of step 13: the step's
