@@ -15,8 +15,7 @@
 //! 128x256x8 tile: odd sizes around 4096 (the edge tiles take the checked
 //! load path, and `K % 4 != 0` or `N % 4 != 0` takes it for every tile,
 //! since 16-byte loads would be misaligned), a deep and a shallow product,
-//! and 1024^3, which gives step 13 64 tiles for an H100's 132 SMs (it
-//! splits `K` in two there). Each shape's line says what `sgemm` ran.
+//! and 1024^3, which gives 32 blocks for an H100's 132 SMs.
 //! `scripts/gpu/peers gemm-shapes` times PyTorch at the shapes this group
 //! names in its output.
 
@@ -89,16 +88,7 @@ fn bench_shapes(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
         let (ha, hb) = (fill(3, shape.a().len()), fill(4, shape.b().len()));
         let (a, b) = (gpu.upload(&ha).unwrap(), gpu.upload(&hb).unwrap());
         let mut out = gpu.alloc::<f32>(shape.c().len()).unwrap();
-        let v = gemm::sgemm_variant(gpu);
-        validate(stream, v, (&a, &b, &mut out), shape, (&ha, &hb));
-        // What sgemm runs here, for docs/gemm.md: the step and, for step 13,
-        // its runs of K on this GPU.
-        let runs = if v == Variant::WgmmaTma3xTf32 {
-            gemm::tx3_splits(m as u32, n as u32, k as u32, gpu.sm_count())
-        } else {
-            1
-        };
-        println!("sgemm {m}x{n}x{k}: {}, {runs} run{} of K", v.name(), if runs == 1 { "" } else { "s" });
+        validate(stream, gemm::sgemm_variant(gpu), (&a, &b, &mut out), shape, (&ha, &hb));
         group.throughput(Throughput::Elements(shape.flops()));
         group.bench_function(BenchmarkId::from_parameter(format!("{m}x{n}x{k}")), |bch| {
             bch.iter(|| gemm::sgemm(stream, &a, &b, &mut out, shape, AlphaBeta::PRODUCT).unwrap())

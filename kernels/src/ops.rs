@@ -14,8 +14,6 @@ pub const OPS: &[(&str, &[Step])] = &[
     ("gemm", &crate::gemm::Variant::STEPS),
     ("gemm_pack", crate::gemm::pack::PACK_STEPS),
     ("gemm_fixup", crate::gemm::fixup::FIXUP_STEPS),
-    ("gemm_split", crate::gemm::SPLIT_STEPS),
-    ("gemm_reduce", crate::gemm::reduce::REDUCE_STEPS),
 ];
 
 /// How many kernels opt in to more than 48 KiB of shared memory.

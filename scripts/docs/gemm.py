@@ -78,9 +78,6 @@ def conflicts(kernel):
 # ---- the off-tile shapes: ours (criterion) and PyTorch's (same call) ----------
 torch_shapes = {tuple(map(int, m.groups()[:3])): float(m.group(5))
                 for m in re.finditer(r"torch sgemm (\d+)x(\d+)x(\d+): ([\d.]+) ms ([\d.]+) TFLOP/s", bench_log)}
-# What sgemm ran at each shape: its step and step 13's runs of K (benches/gemm.rs prints them).
-shape_steps = {tuple(map(int, m.groups()[:3])): (m.group(4), int(m.group(5)))
-               for m in re.finditer(r"^sgemm (\d+)x(\d+)x(\d+): (\w+), (\d+) runs? of K$", bench_log, re.M)}
 shape_rows = []
 for key, v in crit.items():
     m = re.match(r"gemm_shapes/(\d+)x(\d+)x(\d+)$", key)
@@ -237,17 +234,12 @@ w("")
 w("## Off the tile\n")
 w(f"`gemm::sgemm` (criterion `gemm_shapes`) against cuBLAS SGEMM at the same shape in the same call. With the "
   f"`{module}` module it runs `{SGEMM}` at every shape: its operand pass pads rows to 128 bytes, so odd `N` and `K` "
-  f"take the same path (`Variant::sgemm_for`; `{SGEMM_ELSEWHERE}` with the other modules). Where its 128x128 tiles "
-  "leave SMs idle it splits `K` into runs: `split` (entry `gemm_wgmma_tma_3xtf32_split`, the step's code over run `z` "
-  "of the grid's `z` runs, in [`gemm/13_wgmma_tma_3xtf32.rs`](../kernels/src/gemm/13_wgmma_tma_3xtf32.rs); "
-  "`gemm::tx3_splits` chooses at most one wave of blocks, at least 8 tiles of `K` a run) writes each run's product to "
-  "the workspace, and `reduce` (entry `gemm_reduce`, [`gemm/reduce.rs`](../kernels/src/gemm/reduce.rs)) sums them in "
-  "run order. Times include the operand pass, the sum and the workspace's stream-ordered allocation:\n")
-w("| M x N x K | step | runs of K | ours (TFLOP/s) | cuBLAS SGEMM (TFLOP/s) | ratio |")
-w("| --- | --- | --- | --- | --- | --- |")
+  f"take the same path (`Variant::sgemm_for`; `{SGEMM_ELSEWHERE}` with the other modules). Times include the operand "
+  "pass and the workspace's stream-ordered allocation:\n")
+w("| M x N x K | step | ours (TFLOP/s) | cuBLAS SGEMM (TFLOP/s) | ratio |")
+w("| --- | --- | --- | --- | --- |")
 for s, ours, theirs in shape_rows:
-    step, runs = shape_steps.get(s, (SGEMM, None))
-    w(f"| {s[0]}x{s[1]}x{s[2]} | `{step}` | {runs if runs else '-'} | {ours:.1f} | {theirs:.1f} | {ours / theirs:.2f}x |")
+    w(f"| {s[0]}x{s[1]}x{s[2]} | `{SGEMM}` | {ours:.1f} | {theirs:.1f} | {ours / theirs:.2f}x |")
 w("")
 
 tc_sgemm = {n: cublas(n, "sgemm") for n in SIZES}

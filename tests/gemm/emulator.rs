@@ -68,42 +68,6 @@ fn wgmma_at_every_kind_of_edge_on_the_emulator() {
     }
 }
 
-/// Step 13 splits `K` where its tiles leave SMs idle: each run's partial
-/// product goes to the workspace and `gemm_reduce` sums them in run order.
-/// At shapes of one and two tiles, split in two and four runs (the last
-/// runs a tile shorter), the general update and the plain product (C
-/// poisoned, not read).
-#[test]
-fn step_13_splits_k_on_the_emulator() {
-    use coalesce::gemm::emu::EMULATED_SMS;
-    use coalesce::gemm::tx3_splits;
-    let mut rng = rng("emulator gemm split k");
-    for (dims, runs) in [((130, 70, 600), 2), ((5, 3, 1000), 4)] {
-        let (m, n, k) = dims;
-        assert_eq!(tx3_splits(m as u32, n as u32, k as u32, EMULATED_SMS), runs, "{dims:?}");
-        for s in [SCALARS[2], SCALARS[0]] {
-            check_on_emulator(&Case::new(&mut rng, dims, s), &[Variant::WgmmaTma3xTf32]);
-        }
-    }
-}
-
-/// Where step 13's tiles of C outnumber the SMs, each block stays and takes
-/// every `blocks`-th tile, its producer filling the next tile's stages
-/// while the consumers store: 9 tiles on a GPU of 2 SMs, so block 0 takes
-/// five and block 1 four (tiles at every edge), then the same shape split
-/// nowhere on an H100.
-#[test]
-fn step_13_keeps_blocks_resident_on_the_emulator() {
-    let mut rng = rng("emulator gemm resident");
-    let case = Case::new(&mut rng, (300, 260, 70), AlphaBeta::new(1.5, -0.5));
-    let (want, bound) = reference(&case, None);
-    let v = Variant::WgmmaTma3xTf32;
-    let mut c = case.c0.clone();
-    gemm::emu::launch_tma_on(2, v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
-    let worst = check(v, &case, None, &c, &want, &bound);
-    eprintln!("emulator {} 300x260x70 on 2 SMs: max error / bound {worst:.2e}", v.name());
-}
-
 /// Buffers one float past a 16-byte boundary: the vector steps must notice
 /// and take their scalar paths (a misaligned `ld.global.v4` would fault).
 #[test]

@@ -7,12 +7,8 @@ use crate::emu::{Report, staged};
 use crate::{GridLimits, Result};
 use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
 
-/// The SMs of the GPU whose launches the emulator's TMA steps repeat (an
-/// H100's): step 13 splits `K` by them ([`coalesce_kernels::gemm::tx3_splits`]).
-pub const EMULATED_SMS: u32 = 132;
-
 /// [`super::sgemm`] on the emulator: the version an H100 runs
-/// ([`Variant::sgemm_for`] of the `sm_90a` module), split as it splits.
+/// ([`Variant::sgemm_for`] of the `sm_90a` module).
 pub fn sgemm(a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta) -> Result<()> {
     launch(Variant::sgemm_for("sm_90a"), a, b, c, shape, scalars)
 }
@@ -27,7 +23,7 @@ pub fn launch(
         Plan::Nothing => return Ok(()),
         Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
         Plan::Product(dims) if variant.geometry().tma => {
-            return tma(variant, (a, b, c), shape, scalars, dims, false, EMULATED_SMS).map(|_| ());
+            return tma(variant, (a, b, c), shape, scalars, dims, false).map(|_| ());
         }
         Plan::Product(dims) => (variant, dims, scalars),
     };
@@ -41,23 +37,20 @@ pub fn launch(
 /// A TMA step on the emulator, laid out as on the GPU ([`TmaLayout`]):
 /// the operand passes into a zeroed host workspace (256-byte aligned, as
 /// the pool's allocations are; the marks zeroed as on the GPU), writing
-/// the emulator's tensor maps ([`TmaMap`]), then the product (split as on
-/// an H100, [`EMULATED_SMS`], and summed by `gemm_reduce`), then for
+/// the emulator's tensor maps ([`TmaMap`]), then the product, then for
 /// 3xTF32 the fix-up. The passes' and the fix-up's findings fail the
 /// launch; the product's are returned in its [`Report`] when `checked`,
 /// else fail it.
 fn tma(
     variant: Variant, (a, b, c): (&[f32], &[f32], &mut [f32]), shape: GemmShape, scalars: AlphaBeta,
-    dims: coalesce_kernels::LaunchDims, checked: bool, sms: u32,
+    dims: coalesce_kernels::LaunchDims, checked: bool,
 ) -> Result<Report> {
     use super::plan::{TmaLayout, passes};
     use coalesce_kernels::TensorMap;
     use coalesce_kernels::emu::{TmaMap, TmaSwizzle};
     use coalesce_kernels::gemm::fixup::{fixup, fixup_dims};
     use coalesce_kernels::gemm::pack::{MapsOut, Marks, pack, pack_dims};
-    use coalesce_kernels::gemm::reduce::{reduce, reduce_dims};
-    use coalesce_kernels::gemm::wgmma_tma_3xtf32_split;
-    let layout = TmaLayout::new(variant, shape, sms);
+    let layout = TmaLayout::new(variant, shape);
     let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; layout.bytes.div_ceil(4)], 0);
     let base = ws.as_mut_slice().as_mut_ptr() as u64;
     let maps: Vec<(u64, TensorMap)> = layout
@@ -94,36 +87,12 @@ fn tma(
     let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
     let pc = SyncMutPtr::new(staged_c.as_mut_slice());
     let p = shape.problem(scalars);
-    // Split K: step 13 over runs of K writes the runs' partial products
-    // into the workspace, unscaled, and `gemm_reduce` sums them into C.
-    let (out, q) = match layout.parts {
-        Some(at) => (base + at as u64, shape.problem(AlphaBeta::PRODUCT)),
-        None => (pc.get() as u64, p),
-    };
-    let dims = layout.product_dims(dims);
-    let report = if layout.runs > 1 {
-        GridLimits::CUDA.check("gemm_wgmma_tma_3xtf32_split", &shape, dims)?;
-        // SAFETY: the maps describe the workspace's arrays, written above;
-        // the partial products (`runs` matrices of m x n) lie in it too.
-        emu::launch_checked(dims, |ctx| unsafe {
-            wgmma_tma_3xtf32_split(ctx, pa as *const f32, pb as *const f32, out as *mut f32, q)
-        })?
-    } else {
-        // SAFETY: the maps describe the workspace's arrays, written above;
-        // C holds m x n floats (checked by `plan`).
-        emu::launch_checked(dims, |ctx| unsafe {
-            variant.run(ctx, pa as *const f32, pb as *const f32, out as *mut f32, q)
-        })?
-    };
+    // SAFETY: the maps describe the workspace's arrays, written above; C
+    // holds m x n floats (checked by `plan`).
+    let report =
+        emu::launch_checked(dims, |ctx| unsafe { variant.run(ctx, pa as *const f32, pb as *const f32, pc.get(), p) })?;
     if !checked && !report.findings.is_empty() {
         return Err(emu::EmuError::Checker(report.findings).into());
-    }
-    if layout.parts.is_some() {
-        let sum = reduce_dims(shape.c().len() as u64);
-        GridLimits::CUDA.check("gemm_reduce", &shape, sum)?;
-        // SAFETY: the partial products (`runs` matrices) were written above,
-        // in the workspace; C is staged apart.
-        emu::launch(sum, |ctx| unsafe { reduce(ctx, out as *const f32, pc.get(), p, layout.runs) })?;
     }
     if layout.marks.is_some() {
         let (any, _, _) = layout.marks_at(base, shape);
@@ -135,22 +104,6 @@ fn tma(
     }
     c.copy_from_slice(staged_c.as_mut_slice());
     Ok(report)
-}
-
-/// A TMA step on the emulator as a GPU of `sms` SMs would run it: step 13
-/// splits `K` ([`coalesce_kernels::gemm::tx3_splits`]) and keeps one block
-/// per SM where its tiles outnumber them, by this count. For tests of those
-/// paths at shapes the emulator runs in seconds; [`launch`] uses an H100's.
-#[doc(hidden)]
-pub fn launch_tma_on(
-    sms: u32, variant: Variant, a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta,
-) -> Result<()> {
-    match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)? {
-        Plan::Product(dims) if variant.geometry().tma => {
-            tma(variant, (a, b, c), shape, scalars, dims, false, sms).map(|_| ())
-        }
-        _ => launch(variant, a, b, c, shape, scalars),
-    }
 }
 
 /// [`launch`] with the memory counters: returns the [`Report`] (the
@@ -180,7 +133,7 @@ pub fn launch_checked(
         Plan::Nothing => return Ok(Report::default()),
         Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
         Plan::Product(dims) if variant.geometry().tma => {
-            return tma(variant, (a, b, c), shape, scalars, dims, true, EMULATED_SMS);
+            return tma(variant, (a, b, c), shape, scalars, dims, true);
         }
         Plan::Product(dims) => (variant, dims, scalars),
     };

@@ -15,10 +15,6 @@ const FIXUP: &str = "gemm_fixup";
 /// The operand pass's entry point.
 const PACK: &str = "gemm_pack";
 
-/// Step 13 over runs of `K` (split K) and the sum of the runs: entry points.
-const SPLIT: &str = "gemm_wgmma_tma_3xtf32_split";
-const REDUCE: &str = "gemm_reduce";
-
 /// `A`, `B` and `C` as a step reads them; for a TMA step, `A` and `B` are
 /// the addresses of its tensor maps, which the kernel takes as `a` and `b`.
 type Operands = (DevicePointer<f32>, DevicePointer<f32>, DevicePointer<f32>);
@@ -26,9 +22,6 @@ type Operands = (DevicePointer<f32>, DevicePointer<f32>, DevicePointer<f32>);
 /// The parameters of every GEMM step, from the registry (`kernel(..)` in
 /// `gemm_steps!`): `(a, b, c, m, n, k, alpha, beta)`.
 type StepArgs = super::KernelParams;
-
-/// The parameters of `gemm_reduce`: `(parts, c, m, n, k, alpha, beta, runs)`.
-type ReduceArgs = (DevicePointer<f32>, DevicePointer<f32>, u32, u32, u32, f32, f32, u32);
 
 /// The parameters of `gemm_fixup`: a step's, then `marks: *const u32`.
 type FixupArgs =
@@ -90,16 +83,14 @@ unsafe fn fixup(stream: &Stream<'_>, dims: LaunchDims, operands: Operands, p: Pr
 
 /// A TMA step ([`Geometry::tma`]): `A` and `B^T` made in the workspace by
 /// `gemm_pack` (rounded to TF32 or split, rows padded; the passes also
-/// write the tensor maps), then the product (where step 13 splits `K`, into
-/// the workspace, summed into `C` by `gemm_reduce`), all on `stream`; the
-/// workspace is freed in stream order after it.
+/// write the tensor maps), then the product, all on `stream`; the workspace
+/// is freed in stream order after it.
 pub(super) fn tma(
     stream: &Stream<'_>, variant: Variant, dims: LaunchDims,
     (a, b, c): (&DeviceSlice<f32>, &DeviceSlice<f32>, &mut DeviceSlice<f32>), shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<()> {
     use coalesce_kernels::gemm::fixup::fixup_dims;
     use coalesce_kernels::gemm::pack::pack_dims;
-    use coalesce_kernels::gemm::reduce::reduce_dims;
     let gpu = stream.gpu();
     // Refuse a module without the step before allocating anything.
     gpu.require(variant.entry_point())?;
@@ -107,18 +98,10 @@ pub(super) fn tma(
     let limits = gpu.grid_limits();
     limits.check(PACK, &shape, pack_dims(m as u32, k as u32))?;
     limits.check(PACK, &shape, pack_dims(k as u32, n as u32))?;
-    let layout = TmaLayout::new(variant, shape, gpu.sm_count());
+    let layout = TmaLayout::new(variant, shape);
     let fix = layout.marks.is_some().then(|| fixup_dims(m as u32, n as u32));
     if let Some(fix) = fix {
         limits.check(FIXUP, &shape, fix)?;
-    }
-    let sum = layout.parts.map(|_| reduce_dims(shape.c().len() as u64));
-    let dims = layout.product_dims(dims);
-    limits.check(variant.entry_point(), &shape, dims)?;
-    if let Some(sum) = sum {
-        gpu.require(SPLIT)?;
-        limits.check(SPLIT, &shape, dims)?;
-        limits.check(REDUCE, &shape, sum)?;
     }
     let ws = Workspace::new(stream, layout.bytes)?;
     let base = ws.base();
@@ -142,28 +125,11 @@ pub(super) fn tma(
         unsafe { pack(stream, pass) }?;
     }
     let (a_maps, b_maps) = layout.maps_at(base);
-    let (a_maps, b_maps) = (DevicePointer::from_raw(a_maps), DevicePointer::from_raw(b_maps));
-    match (sum, layout.parts) {
-        (Some(sum), Some(parts)) => {
-            let parts = DevicePointer::from_raw(base + parts as u64);
-            let p = shape.problem(AlphaBeta::PRODUCT);
-            // SAFETY: the split takes step 13's parameters; the maps describe
-            // A's and B^T's arrays, written by the passes queued before it;
-            // the partial products (`runs` of m*n floats) lie in the
-            // workspace, apart from the arrays.
-            unsafe { step(stream, SPLIT, dims, (a_maps, b_maps, parts), p) }?;
-            let q = shape.problem(scalars);
-            let args: ReduceArgs = (parts, cp, q.m, q.n, q.k, q.alpha, q.beta, layout.runs);
-            // SAFETY: `gemm_reduce` takes `ReduceArgs`; the parts hold
-            // `runs` matrices, written by the product before it, and C holds
-            // m*n floats, outside the workspace.
-            unsafe { stream.launch(REDUCE, sum, args) }?;
-        }
-        // SAFETY: the maps describe A's and B^T's arrays, written by the
-        // passes queued before it; C holds m*n floats and overlaps neither
-        // A nor B (checked by `launch`).
-        _ => unsafe { step(stream, variant.entry_point(), dims, (a_maps, b_maps, cp), shape.problem(scalars)) }?,
-    }
+    let maps = (DevicePointer::from_raw(a_maps), DevicePointer::from_raw(b_maps), cp);
+    // SAFETY: the maps describe A's and B^T's arrays, written by the passes
+    // queued before it; C holds m*n floats and overlaps neither A nor B
+    // (checked by `launch`).
+    unsafe { step(stream, variant.entry_point(), dims, maps, shape.problem(scalars)) }?;
     match fix {
         // SAFETY: A, B and C hold their matrices, C overlaps neither; the
         // marks (1 + m + n words) were written by the passes before it.

@@ -18,7 +18,7 @@
 //! ```
 
 use crate::{MatrixShape, Result};
-pub use coalesce_kernels::gemm::{DB, Precision, Problem, Variant, WT, WarpTiling, tx3_splits};
+pub use coalesce_kernels::gemm::{DB, Precision, Problem, Variant, WT, WarpTiling};
 use std::fmt;
 
 #[cfg(feature = "cuda")]
@@ -185,12 +185,9 @@ pub fn launch(
 /// recomputes the rows and columns of `C` whose inputs hold an inf or NaN
 /// with `gemm_fixup`, see docs/gemm.md, which also says what subnormals
 /// cost). An empty product is BLAS's: nothing for `m = 0` or `n = 0`, `C =
-/// beta * C` for `k = 0`. Where step 13's 128x128 tiles leave SMs idle
-/// (1024^3 on an H100), it splits `K` into runs ([`tx3_splits`]) whose
-/// partial products `gemm_reduce` sums in run order: the same bits on
-/// every call. Errors as [`launch`]; step 13 also allocates a workspace on
-/// `stream` (four TF32 halves of the operands: `8 (m + n) k` bytes, about,
-/// and `4 runs m n` for split K's partial products), which may fail with
+/// beta * C` for `k = 0`. Errors as [`launch`]; step 13 also
+/// allocates a workspace on `stream` (four TF32 halves of the operands:
+/// `8 (m + n) k` bytes, about), which may fail with
 /// [`crate::Error::OutOfMemory`].
 #[cfg(feature = "cuda")]
 pub fn sgemm(

@@ -65,67 +65,35 @@ pub(crate) struct Tensor2d {
 /// the start (`A`'s, then `B^T`'s), then `A` (`m` rows of `kp` floats) and
 /// `B^T` (`n` rows of `kp`): rounded to TF32, or, for 3xTF32, each as two
 /// TF32 halves (`hi`, then `lo`), followed by the marks of the non-finite
-/// inputs (`1 + m + n` words, see `gemm::fixup`) and, where step 13 splits
-/// `K` (`runs > 1`, see `gemm::tx3_splits`), the runs' partial products
-/// (`runs` matrices of `m x n`, 256-byte aligned). `kp` is `k` rounded up
-/// to 32: a tensor map needs rows 16-byte aligned, and rows 128-byte
-/// aligned make each 128-byte row of a box one L2 line instead of two (at
-/// 4097^3, rounding to 4 measured 64 TFLOP/s against 99 at 4095^3).
+/// inputs (`1 + m + n` words, see `gemm::fixup`). `kp` is `k` rounded up to 32: a tensor
+/// map needs rows 16-byte aligned, and rows 128-byte aligned make each
+/// 128-byte row of a box one L2 line instead of two (at 4097^3, rounding to
+/// 4 measured 64 TFLOP/s against 99 at 4095^3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TmaLayout {
     pub(crate) kp: usize,
     /// Arrays per operand: 1, or 2 (the halves).
     pub(crate) halves: usize,
     /// Byte offsets of `A`'s and `B^T`'s first array, of the marks (3xTF32
-    /// only: none, `None`), of the partial products (split `K` only), and
-    /// the total.
+    /// only: none, `None`), and the total.
     pub(crate) a: usize,
     pub(crate) bt: usize,
     pub(crate) marks: Option<usize>,
-    pub(crate) parts: Option<usize>,
     pub(crate) bytes: usize,
-    /// Runs of `K`: the product's grid `z` (1: not split).
-    pub(crate) runs: u32,
-    /// Step 13's blocks where its tiles of `C` outnumber the SMs: one per
-    /// SM, each taking every `blocks`-th tile (`None`: a block per tile).
-    pub(crate) blocks: Option<u32>,
 }
 
 impl TmaLayout {
-    /// The layout for `variant` at `shape` on a GPU of `sms` SMs (which
-    /// decides step 13's split of `K`).
-    pub(crate) fn new(variant: Variant, shape: GemmShape, sms: u32) -> TmaLayout {
+    pub(crate) fn new(variant: Variant, shape: GemmShape) -> TmaLayout {
         let kp = shape.k().next_multiple_of(32);
-        let split = variant.geometry().precision == Precision::Split3xTf32;
-        let halves = if split { 2 } else { 1 };
+        let halves = if variant.geometry().precision == Precision::Split3xTf32 { 2 } else { 1 };
         let a = 2 * halves * size_of::<coalesce_kernels::TensorMap>();
         let bt = a + 4 * halves * shape.m() * kp;
         let end = bt + 4 * halves * shape.n() * kp;
-        let mut layout = TmaLayout { kp, halves, a, bt, marks: None, parts: None, bytes: end, runs: 1, blocks: None };
-        if split {
-            layout.marks = Some(end);
-            layout.bytes = end + 4 * (1 + shape.m() + shape.n());
-            let (m, n, k) = (shape.m() as u32, shape.n() as u32, shape.k() as u32);
-            layout.runs = coalesce_kernels::gemm::tx3_splits(m, n, k, sms);
-            let (bm, bn) = variant.block_tile();
-            let tiles = m.div_ceil(bm) as u64 * n.div_ceil(bn) as u64;
-            layout.blocks = (tiles > sms as u64).then_some(sms);
+        if halves == 2 {
+            TmaLayout { kp, halves, a, bt, marks: Some(end), bytes: end + 4 * (1 + shape.m() + shape.n()) }
+        } else {
+            TmaLayout { kp, halves, a, bt, marks: None, bytes: end }
         }
-        if layout.runs > 1 {
-            let at = layout.bytes.next_multiple_of(256);
-            layout.parts = Some(at);
-            layout.bytes = at + 4 * layout.runs as usize * shape.c().len();
-        }
-        layout
-    }
-    /// The product's launch: `dims` (a block per tile of `C`) with the
-    /// runs of `K` as its `z`, or one block per SM where [`Self::blocks`].
-    pub(crate) fn product_dims(&self, dims: LaunchDims) -> LaunchDims {
-        let grid = match self.blocks {
-            Some(blocks) => crate::Dim3::new(blocks, 1, self.runs),
-            None => crate::Dim3 { z: self.runs, ..dims.grid },
-        };
-        LaunchDims { grid, ..dims }
     }
     /// The marks' three parts with the workspace at `base`: the word raised
     /// for any non-finite input, `A`'s rows, `B`'s columns (0s without marks).

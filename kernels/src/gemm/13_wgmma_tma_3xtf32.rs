@@ -31,19 +31,11 @@
 //! machine code and measured 101.2 TFLOP/s at 8192^3 against 108.6 (step 12
 //! and the rest of the ladder unchanged in the same call).
 //!
-//! **Split K, where tiles are few:** at 1024^3 a grid of 128x128 tiles has
-//! 64 blocks for 132 SMs. `gemm_wgmma_tma_3xtf32_split`, the same code with
-//! a grid `z`, splits `K`'s tiles into `gridDim.z` runs: block `z` takes run
-//! `z` and writes its product, unscaled, to the `z`-th `m x n` matrix of a
-//! workspace, and `gemm_reduce` sums them into `C` (in `z` order, so the
-//! result does not depend on timing). [`tx3_splits`] chooses the runs by
-//! shape; with one, the host launches the step itself.
-//!
 //! On the CPU emulator, copies complete at issue, and the tensor cores'
 //! accumulation truncates as on the GPU (see `emu/wgmma.rs`).
 
 use super::Problem;
-use super::warpgroup::{ACC_N128, ROW_BYTES, grouped_tile_of, products_3x, promote, store_fragment, swizzle_base};
+use super::warpgroup::{ACC_N128, ROW_BYTES, grouped_tile, products_3x, promote, store_fragment, swizzle_base};
 use crate::{TensorMap, ThreadCtx};
 
 use super::{Dim3, Geometry, Precision};
@@ -79,23 +71,6 @@ const CONSUMERS: usize = 256;
 
 const _: () = assert!(ROW_BYTES == BK * 4 && TILE_BYTES.is_multiple_of(1024) && TX3_BN == 128);
 
-/// The fewest tiles of `K` a run of split K takes: below that, the
-/// pipeline's fill and the partial products' round trip outweigh the SMs
-/// gained.
-pub const TX3_MIN_RUN_TILES: u32 = 8;
-
-/// Runs of `K` (the grid's `z`) for an `m x n x k` product on `sms` SMs:
-/// as many as keep the grid within one wave (one block per SM: the stages
-/// take 193 KiB), each at least [`TX3_MIN_RUN_TILES`] tiles deep; 1 where
-/// the tiles alone fill the SMs.
-pub const fn tx3_splits(m: u32, n: u32, k: u32, sms: u32) -> u32 {
-    let tiles = m.div_ceil(TX3_BM) as u64 * n.div_ceil(TX3_BN) as u64;
-    let by_sms = sms as u64 / tiles;
-    let by_depth = (k.div_ceil(TX3_BK) / TX3_MIN_RUN_TILES) as u64;
-    let s = if by_sms < by_depth { by_sms } else { by_depth };
-    if s < 1 { 1 } else { s as u32 }
-}
-
 /// `C = alpha * A * B + beta * C` in 3xTF32 with promoted partial sums, the
 /// operands' halves copied by the TMA into a three-stage pipeline.
 ///
@@ -118,48 +93,12 @@ pub const fn tx3_splits(m: u32, n: u32, k: u32, sms: u32) -> u32 {
 /// `m * n` floats; the GPU runs `sm_90a` code (compute capability 9.0).
 #[inline(always)]
 pub unsafe fn wgmma_tma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
-    // SAFETY: the caller's contract.
-    unsafe { product::<C, false>(ctx, a, b, c, p) }
-}
-
-/// [`wgmma_tma_3xtf32`] over run `z` of `gridDim.z` runs of `K`'s tiles
-/// (the split K of a shape with few tiles): block `z` writes `alpha` times
-/// its run's product (plus `beta` times the old value) to the `z`-th `m x
-/// n` matrix at `c`.
-///
-/// # Thread mapping
-/// As [`wgmma_tma_3xtf32`]'s, with grid `z` the runs.
-///
-/// # Safety
-/// As [`wgmma_tma_3xtf32`]'s, with `c` holding `gridDim.z * m * n` floats.
-#[inline(always)]
-pub unsafe fn wgmma_tma_3xtf32_split<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
-    // SAFETY: the caller's contract.
-    unsafe { product::<C, true>(ctx, a, b, c, p) }
-}
-
-/// Both: with `SPLIT`, over this block's run of `K` into its own matrix;
-/// without, the code of one run over all of `K`.
-#[inline(always)]
-unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     let maps_a = a.cast::<TensorMap>();
     let maps_b = b.cast::<TensorMap>();
-    let (z, runs) = if SPLIT { (ctx.block_idx().z as usize, ctx.grid_dim().z as usize) } else { (0, 1) };
-    let c = if SPLIT { c.wrapping_add(z * p.m as usize * p.n as usize) } else { c };
     let c = ctx.global_mut(c, (p.m, p.n));
     let tid = ctx.thread_idx().x as usize;
-    // The tiles of C, and this block's: `i, i + blocks, ..` in the grouped
-    // order. A grid of one block per tile gives each one tile; a smaller
-    // grid (`x` only) keeps its blocks resident, and while the consumers
-    // store one tile the producer already fills the stages for the next.
-    let grid = (p.n.div_ceil(TX3_BN), p.m.div_ceil(TX3_BM));
-    let count = grid.0 * grid.1;
-    let (blk, dim) = (ctx.block_idx(), ctx.grid_dim());
-    let (first_tile, blocks) = (blk.y * dim.x + blk.x, dim.x * dim.y);
-    let origin = |i: u32| {
-        let (tile_m, tile_n) = grouped_tile_of(i, grid);
-        (tile_m as usize * BM, tile_n as usize * TX3_BN as usize)
-    };
+    let (tile_m, tile_n) = grouped_tile(ctx.block_idx(), ctx.grid_dim());
+    let (m0, n0) = (tile_m as usize * BM, tile_n as usize * TX3_BN as usize);
 
     let (_, base) = swizzle_base(ctx, TX3_SHARED_BYTES);
     // Operand tile `o` (0 A_hi, 1 A_lo, 2 B^T_hi, 3 B^T_lo) of stage `s`.
@@ -176,10 +115,7 @@ unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *c
     }
     ctx.sync_threads();
 
-    // Each tile's run of K's tiles: `first..first + tiles`.
-    let all = (p.k as usize).div_ceil(BK);
-    let (first, tiles) =
-        if SPLIT { (all * z / runs.max(1), all * (z + 1) / runs.max(1) - all * z / runs.max(1)) } else { (0, all) };
+    let tiles = (p.k as usize).div_ceil(BK);
     if tid >= CONSUMERS {
         if tid == CONSUMERS {
             // SAFETY (all): the caller's contract: two maps at `a`, two at
@@ -191,80 +127,47 @@ unsafe fn product<C: ThreadCtx, const SPLIT: bool>(ctx: &C, a: *const f32, b: *c
                     ctx.tensormap_acquire(maps_b.add(i));
                 }
             }
-            // `g` counts this block's fills over all its tiles.
-            let (mut g, mut i) = (0, first_tile);
-            while i < count {
-                let (m0, n0) = origin(i);
-                for t in 0..tiles {
-                    let s = g % STAGES;
-                    // As step 12: the g-th fill of stage s waits for its
-                    // (g/3 - 1)-th release; the first three pass at once.
-                    ctx.mbarrier_wait(empty(s), ((g / STAGES) as u32 & 1) ^ 1);
-                    ctx.mbarrier_arrive_expect_tx(full(s), TX3_STAGE_BYTES);
-                    let k0 = ((first + t) * BK) as i32;
-                    // SAFETY: as above.
-                    unsafe {
-                        for i in 0..2 {
-                            ctx.tma_load_2d(tile(s, i), maps_a.add(i), (k0, m0 as i32), full(s));
-                            ctx.tma_load_2d(tile(s, 2 + i), maps_b.add(i), (k0, n0 as i32), full(s));
-                        }
+            for t in 0..tiles {
+                let s = t % STAGES;
+                // As step 12: the t-th fill of stage s waits for its
+                // (t/3 - 1)-th release; the first three pass at once.
+                ctx.mbarrier_wait(empty(s), ((t / STAGES) as u32 & 1) ^ 1);
+                ctx.mbarrier_arrive_expect_tx(full(s), TX3_STAGE_BYTES);
+                let k0 = (t * BK) as i32;
+                // SAFETY: as above.
+                unsafe {
+                    for i in 0..2 {
+                        ctx.tma_load_2d(tile(s, i), maps_a.add(i), (k0, m0 as i32), full(s));
+                        ctx.tma_load_2d(tile(s, 2 + i), maps_b.add(i), (k0, n0 as i32), full(s));
                     }
-                    g += 1;
                 }
-                i += blocks;
             }
         }
         return;
     }
 
     let group = tid / 128;
+    // The promoted sums, and the tensor cores' partial sum of the current
+    // tile (each tile's first product overwrites it: no reset needed).
+    let mut acc = [0.0f32; ACC_N128];
+    let mut part = [0.0f32; ACC_N128];
     let a_rows = (group * 64 * ROW_BYTES) as u32;
-    let (mut g, mut i) = (0, first_tile);
-    while i < count {
-        // The promoted sums, and the tensor cores' partial sum of the
-        // current tile of K (each tile's first product overwrites it).
-        let mut acc = [0.0f32; ACC_N128];
-        let mut part = [0.0f32; ACC_N128];
-        for _ in 0..tiles {
-            let s = g % STAGES;
-            ctx.mbarrier_wait(full(s), (g / STAGES) as u32 & 1);
-            let (a_hi, a_lo) = (tile(s, 0) + a_rows, tile(s, 1) + a_rows);
-            let (b_hi, b_lo) = (tile(s, 2), tile(s, 3));
-            ctx.wgmma_fence();
-            // SAFETY: stage s holds this tile of K: its copies completed
-            // the phase waited for. Its first product starts the partial sum.
-            unsafe { products_3x(ctx, &mut part, ((a_hi, a_lo), (b_hi, b_lo))) };
-            ctx.wgmma_commit();
-            ctx.wgmma_wait_n128::<0>(&mut part);
-            // The products have read stage s: release it, then add.
-            ctx.mbarrier_arrive(empty(s));
-            promote(&mut acc, &part);
-            g += 1;
-        }
-        // SAFETY: the caller's contract (C holds its matrix).
-        unsafe { store_fragment(&c, &acc, &p, origin(i), tid) };
-        i += blocks;
+    for t in 0..tiles {
+        let s = t % STAGES;
+        ctx.mbarrier_wait(full(s), (t / STAGES) as u32 & 1);
+        let (a_hi, a_lo) = (tile(s, 0) + a_rows, tile(s, 1) + a_rows);
+        let (b_hi, b_lo) = (tile(s, 2), tile(s, 3));
+        ctx.wgmma_fence();
+        // SAFETY: stage s holds tile t: its copies completed the phase
+        // waited for. The tile's first product starts the partial sum.
+        unsafe { products_3x(ctx, &mut part, ((a_hi, a_lo), (b_hi, b_lo))) };
+        ctx.wgmma_commit();
+        ctx.wgmma_wait_n128::<0>(&mut part);
+        // The products have read stage s: release it, then add.
+        ctx.mbarrier_arrive(empty(s));
+        promote(&mut acc, &part);
     }
-}
 
-/// The split-K instance in the registry (a utility of step 13: the step's
-/// code with runs of `K`, launched by `gemm::sgemm` where [`tx3_splits`]
-/// gives more than one).
-pub const SPLIT_STEPS: &[crate::registry::Step] = crate::registry::utilities! {
-    op: "gemm";
-    /// step 13 over run `z` of `gridDim.z` runs of `K`'s tiles, each run's product into its own matrix for `gemm_reduce`: more blocks where the tiles alone leave SMs idle
-    split => "gemm_wgmma_tma_3xtf32_split" in "gemm/13_wgmma_tma_3xtf32.rs", geometry "launch_dims(m, n) with grid z = tx3_splits(m, n, k, sms)" {
-        needs: "sm_90a",
-        opt_in_shared: true,
-    };
-};
-
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "gpu-kernel" fn gemm_wgmma_tma_3xtf32_split(
-    a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, alpha: f32, beta: f32,
-) {
-    // SAFETY: the host launcher checked the lengths and the geometry.
-    unsafe { wgmma_tma_3xtf32_split(&crate::gpu::Gpu, a, b, c, Problem { m, n, k, alpha, beta }) }
+    // SAFETY: the caller's contract (C holds its matrix).
+    unsafe { store_fragment(&c, &acc, &p, (m0, n0), tid) };
 }

@@ -20,7 +20,6 @@ mod tiles;
 mod warpgroup;
 pub mod fixup;
 pub mod pack;
-pub mod reduce;
 
 // What code outside the steps uses (the host's plans, the lessons, the
 // tests); the steps' other constants stay in their files, and a step that
@@ -33,7 +32,6 @@ pub(crate) use warpgroup::{swizzle_base, swizzled};
 pub use warptile::{WT, WarpTiling};
 pub use wgmma_3xtf32::split_tf32;
 pub use wgmma_tma::TMA_BK;
-pub use wgmma_tma_3xtf32::{SPLIT_STEPS, tx3_splits, wgmma_tma_3xtf32_split};
 
 // The steps name it `super::F4`.
 use crate::mem::{Global, GlobalMut, Shared};

@@ -263,12 +263,8 @@ pub const TMA_GROUP_ROWS: u32 = 16;
 /// rows, row `i % rows` and column `i / rows`.
 #[inline(always)]
 pub(super) fn grouped_tile(blk: crate::Dim3, grid: crate::Dim3) -> (u32, u32) {
-    grouped_tile_of(blk.y * grid.x + blk.x, (grid.x, grid.y))
-}
-
-/// Tile `i` of a `cols x rows` grid of tiles in [`grouped_tile`]'s order.
-#[inline(always)]
-pub(super) fn grouped_tile_of(i: u32, (cols, rows): (u32, u32)) -> (u32, u32) {
+    let (cols, rows) = (grid.x, grid.y);
+    let i = blk.y * cols + blk.x;
     // Neither divisor is 0 in a launch (grid sizes are at least 1); `max`
     // says so to the compiler, which would otherwise keep a panic path.
     let per_group = (TMA_GROUP_ROWS * cols).max(1);
