@@ -71,12 +71,16 @@ want sanitizer && for tool in memcheck racecheck; do
     for t in "$B"/test-${TESTS:-*}; do
         "$t" --list 2>/dev/null | grep -q 'gpu' || continue
         echo "### $tool $t" >>"$OUT/sanitizer.log"
-        # racecheck follows every shared-memory access, about 0.7 s per
-        # stress iteration: the 8-thread stress test runs 2 iterations a
-        # thread under it.
-        COALESCE_SANITIZER=1 COALESCE_STRESS_ITERATIONS=$([[ $tool == racecheck ]] && echo "${RACECHECK_STRESS_ITERATIONS:-2}" || echo 200) timeout "${SANITIZER_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        # racecheck loses track of launches from several host threads at
+        # once and then hangs, with any kernel (CUDA 13.0, measured in
+        # docs/measurements/2026-11-25-h100-racecheck-threads-probe), so it
+        # skips the 8-thread stress test, which memcheck runs with 200
+        # iterations a thread; every kernel it launches is racechecked by
+        # its own op's tests.
+        skip=(); [[ $tool == racecheck ]] && skip=(--skip gpu_every_op_from_eight_threads_matches_one_thread)
+        COALESCE_SANITIZER=1 COALESCE_STRESS_ITERATIONS=200 timeout "${SANITIZER_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
             $([[ $tool == racecheck ]] && echo --racecheck-report all) \
-            "$t" gpu --test-threads=1 >>"$OUT/sanitizer.log" 2>&1
+            "$t" gpu --test-threads=1 ${skip[@]+"${skip[@]}"} >>"$OUT/sanitizer.log" 2>&1
         rc=$?
         note "compute-sanitizer $tool $(basename "$t"): $(status $rc); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
     done
