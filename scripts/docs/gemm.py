@@ -293,8 +293,16 @@ WHY["wgmma_tma_3xtf32"] = lambda: (
     f"{err('wgmma_tma_3xtf32', 4096) / err('cublas_sgemm', 4096):.2f}x and "
     f"{err('wgmma_tma_3xtf32', 8192) / err('cublas_sgemm', 8192):.2f}x its largest error (step 11's arithmetic, the same "
     f"bits); {tflops(8192, 'wgmma_tma_3xtf32') / tflops(8192, 'wgmma_promoted'):.2f}x step 11 at 8192^3. Tensor pipe "
-    f"{nc('gemm_wgmma_tma_3xtf32', 'sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active', 1)}% active. "
+    f"{nc('gemm_wgmma_tma_3xtf32', 'sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active', 1)}% active, "
+    f"and L2 at {nc('gemm_wgmma_tma_3xtf32', 'L2 Cache Throughput', 1)}% of its peak throughput: "
+    f"{ncu['gemm_wgmma_tma_3xtf32']['lts__t_bytes.sum'] / 1e9:.2f} GB cross L2 at 4096^3 "
+    f"({ncu['gemm_wgmma_tma']['lts__t_bytes.sum'] / 1e9:.2f} GB for step 12), since each block reads the "
+    f"{TX3_TILE[0]}-row panels of four halves, not two, and every half is read {4096 // TX3_TILE[0]} times over, once "
+    "per block of its tile row or column. "
     "Faster than cuBLAS SGEMM and more accurate, it is what `gemm::sgemm` launches with the sm_90a module.")
+# Step 13's tile of C, from the registry's geometry.
+TX3_TILE = tuple(map(int, re.search(r"tile: \((\d+), (\d+)\)",
+                                    next(s["geometry"] for s in STEPS if s["name"] == "wgmma_tma_3xtf32")).groups()))
 for s in STEPS:
     WHY.setdefault(s["name"], lambda: "")
 w("## The ladder, one idea per step\n")
