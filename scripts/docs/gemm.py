@@ -287,6 +287,11 @@ WHY["wgmma_tma"] = lambda: (
     f"`kernels/src/gemm/pack.rs`: {nc('gemm_pack', 'Duration')} us and {pack.get('dram__bytes.sum', 0) / 1e9:.2f} GB "
     "of DRAM traffic each at 4096^3, as `ncu.txt` lists them) are part of every call and of its time: at 4096^3 they "
     "are the larger part of the gap to cuBLAS, at 8192^3 half as large a share.")
+# The size ncu profiles (scripts/gpu/gemm.sh: the 4096^3 spot-check test), and
+# step 13's tile of C, from the registry's geometry.
+NCU_SIZE = 4096
+TX3_TILE = tuple(map(int, re.search(r"tile: \((\d+), (\d+)\)",
+                                    next(s["geometry"] for s in STEPS if s["name"] == "wgmma_tma_3xtf32")).groups()))
 WHY["wgmma_tma_3xtf32"] = lambda: (
     f"FP32-accurate at {tflops(4096, 'wgmma_tma_3xtf32') / cublas(4096, 'sgemm'):.2f}x and "
     f"{tflops(8192, 'wgmma_tma_3xtf32') / cublas(8192, 'sgemm'):.2f}x cuBLAS SGEMM's speed, with "
@@ -295,14 +300,12 @@ WHY["wgmma_tma_3xtf32"] = lambda: (
     f"bits); {tflops(8192, 'wgmma_tma_3xtf32') / tflops(8192, 'wgmma_promoted'):.2f}x step 11 at 8192^3. Tensor pipe "
     f"{nc('gemm_wgmma_tma_3xtf32', 'sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active', 1)}% active, "
     f"and L2 at {nc('gemm_wgmma_tma_3xtf32', 'L2 Cache Throughput', 1)}% of its peak throughput: "
-    f"{ncu['gemm_wgmma_tma_3xtf32']['lts__t_bytes.sum'] / 1e9:.2f} GB cross L2 at 4096^3 "
+    f"{ncu['gemm_wgmma_tma_3xtf32']['lts__t_bytes.sum'] / 1e9:.2f} GB cross L2 at {NCU_SIZE}^3 "
     f"({ncu['gemm_wgmma_tma']['lts__t_bytes.sum'] / 1e9:.2f} GB for step 12), since each block reads the "
-    f"{TX3_TILE[0]}-row panels of four halves, not two, and every half is read {4096 // TX3_TILE[0]} times over, once "
-    "per block of its tile row or column. "
+    f"{TX3_TILE[0]}-row panels of four halves, not two: each half of `A` is read {NCU_SIZE // TX3_TILE[1]} times "
+    f"over, once per block of its tile row, and each half of `B^T` {NCU_SIZE // TX3_TILE[0]} times, once per block "
+    "of its tile column. "
     "Faster than cuBLAS SGEMM and more accurate, it is what `gemm::sgemm` launches with the sm_90a module.")
-# Step 13's tile of C, from the registry's geometry.
-TX3_TILE = tuple(map(int, re.search(r"tile: \((\d+), (\d+)\)",
-                                    next(s["geometry"] for s in STEPS if s["name"] == "wgmma_tma_3xtf32")).groups()))
 for s in STEPS:
     WHY.setdefault(s["name"], lambda: "")
 w("## The ladder, one idea per step\n")

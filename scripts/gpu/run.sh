@@ -77,9 +77,12 @@ want sanitizer && for tool in memcheck racecheck; do
         # skips the 8-thread stress test, which memcheck runs with 200
         # iterations a thread; every kernel it launches is racechecked by
         # its own op's tests.
-        skip=(); [[ $tool == racecheck ]] && skip=(--skip gpu_every_op_from_eight_threads_matches_one_thread)
-        COALESCE_SANITIZER=1 COALESCE_STRESS_ITERATIONS=200 timeout "${SANITIZER_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-            $([[ $tool == racecheck ]] && echo --racecheck-report all) \
+        opts=() skip=()
+        if [[ $tool == racecheck ]]; then
+            opts=(--racecheck-report all) skip=(--skip gpu_every_op_from_eight_threads_matches_one_thread)
+        fi
+        COALESCE_SANITIZER=1 COALESCE_STRESS_ITERATIONS=200 timeout "${SANITIZER_TIMEOUT:-300}" \
+            compute-sanitizer --tool "$tool" --error-exitcode 99 ${opts[@]+"${opts[@]}"} \
             "$t" gpu --test-threads=1 ${skip[@]+"${skip[@]}"} >>"$OUT/sanitizer.log" 2>&1
         rc=$?
         note "compute-sanitizer $tool $(basename "$t"): $(status $rc); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
