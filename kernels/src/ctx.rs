@@ -202,6 +202,30 @@ pub trait ThreadCtx {
     /// written (and fenced, [`ThreadCtx::fence_proxy_async`]) before the call.
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64);
+    /// [`ThreadCtx::wgmma_wait`] for a group of `wgmma`s that read `A` from
+    /// registers ([`ThreadCtx::wgmma_m64n256k8_tf32_rs`]): `a`, the
+    /// fragment of the group this wait retires, is named too, so that the
+    /// compiler keeps their registers, unwritten, until the wait (it would
+    /// otherwise reuse them once the `wgmma` that reads them is issued, and
+    /// `ptxas` would serialise every `wgmma`).
+    fn wgmma_wait_rs<const N: u32>(&self, d: &mut [f32; 128], a: &[f32; 4]);
+    /// [`ThreadCtx::wgmma_m64n256k8_tf32`] with `A` in registers
+    /// (`wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 d, {a0..a3},
+    /// b-desc`): each warp `w` of the warpgroup holds rows `16 w ..+16` of
+    /// the 64x8 `A`, thread `l` of it row `l / 4` in `a[0]` (column `l % 4`)
+    /// and `a[2]` (column `l % 4 + 4`), and row `l / 4 + 8` in `a[1]` and
+    /// `a[3]` (the same columns). The tensor cores read the registers' TF32
+    /// bits; `B` as before, from shared memory.
+    ///
+    /// Asynchronous, as the shared-memory form: neither `d` nor the
+    /// registers that held `a` are to be written before
+    /// [`ThreadCtx::wgmma_wait`] says the group completed (`ptxas`
+    /// serialises the `wgmma`s of a program that does, and says so).
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::wgmma_m64n256k8_tf32`], for `b`.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn wgmma_m64n256k8_tf32_rs(&self, d: &mut [f32; 128], a: [f32; 4], b: u64);
     /// `mbarrier.init.shared::cta.b64 [bar], count`: makes the 8 shared
     /// bytes at shared address `bar` (8-byte aligned) a barrier whose phase
     /// completes when `count` arrivals have been made and every byte a

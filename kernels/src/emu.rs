@@ -93,7 +93,7 @@ pub use ctx::EmuCtx;
 pub use exec::{MAX_CLUSTER, SyncMutPtr, SyncPtr, launch, launch_checked, launch_cluster, launch_cluster_checked};
 pub use mbarrier::{MBARRIER_MAX, MBARRIER_TIMEOUT, MbarrierProblem};
 pub use memory::{Report, Site};
-pub use tma::{TmaMap, TmaSwizzle};
+pub use tma::{TmaMap, TmaSwizzle, round_tf32};
 pub use wgmma::descriptor_address;
 
 /// Threads in a warp.

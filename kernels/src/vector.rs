@@ -13,3 +13,9 @@ impl F4 {
     /// Four zeros: the start value of vectors that are filled lane by lane.
     pub const ZERO: F4 = F4([0.0; 4]);
 }
+
+/// Two floats with the alignment that makes them one 8-byte access
+/// (`ld.shared.v2.f32`, `st.global.v2.f32`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C, align(8))]
+pub struct F2(pub [f32; 2]);

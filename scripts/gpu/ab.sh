@@ -16,6 +16,7 @@ cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/gpu/lib.sh
 source scripts/gpu/lib.sh
 BASE=${BASE:-.gpu/base-coalesce}
+mkdir -p "$OUT/ab"
 for pass in $(seq 1 "${PASSES:-2}"); do
     for which in base new; do
         bin=$B/bin-coalesce

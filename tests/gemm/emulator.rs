@@ -88,6 +88,7 @@ fn misaligned_buffers_on_the_emulator() {
         Variant::WgmmaPromoted,
         Variant::WgmmaTma,
         Variant::WgmmaTma3xTf32,
+        Variant::WgmmaDirect,
     ] {
         let mut c = shift(&case.c0);
         gemm::emu::launch(v, &a[1..], &b[1..], &mut c[1..], case.shape, s).unwrap();

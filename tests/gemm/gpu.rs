@@ -140,7 +140,7 @@ fn sm_90a_or_skip(test: &str, step: Variant) -> Option<coalesce::Gpu> {
     Some(gpu)
 }
 
-/// Steps 9-13 at their edge shapes and at large ones on the GPU (an H100:
+/// Steps 9-14 at their edge shapes and at large ones on the GPU (an H100:
 /// the `sm_90a` module), C poisoned.
 #[test]
 fn wgmma_at_every_kind_of_edge_on_the_gpu() {
@@ -155,6 +155,27 @@ fn wgmma_at_every_kind_of_edge_on_the_gpu() {
     }
 }
 
+/// Step 14's TMA copies round to TF32 to nearest, ties to even, bit for
+/// bit, with the matrices in place and with `A` copied first (one float
+/// off a 16-byte boundary).
+#[test]
+fn wgmma_direct_rounds_to_nearest_even_on_the_gpu() {
+    use crate::tensor_cores::{check_rounding, rounding_case};
+    let Some(gpu) = sm_90a_or_skip("gpu gemm direct rounding", Variant::WgmmaDirect) else { return };
+    let stream = gpu.stream().unwrap();
+    let case = rounding_case();
+    let (shape, a, b) = &case;
+    for (what, offset) in [("in place", 0), ("A copied", 1)] {
+        let pad: Vec<f32> = std::iter::repeat_n(0.0, offset).chain(a.iter().copied()).collect();
+        let (da, db) = (gpu.upload(&pad).unwrap(), gpu.upload(b).unwrap());
+        let mut c = gpu.upload(&vec![f32::NAN; shape.c().len()]).unwrap();
+        gemm::launch(&stream, Variant::WgmmaDirect, &da.index(offset..), &db, &mut c, *shape, AlphaBeta::PRODUCT)
+            .unwrap();
+        stream.synchronize().unwrap();
+        check_rounding(what, &case, &download(&c));
+    }
+}
+
 /// The TMA steps allocate their workspace on the stream: captured into a
 /// CUDA graph, the allocation becomes the graph's own, and two replays give
 /// the direct launch's bits; meanwhile another thread's direct launches on
@@ -166,7 +187,7 @@ fn tma_steps_in_a_graph_and_beside_another_thread_on_the_gpu() {
     let case = Case::new(&mut rng, (300, 260, 1001), AlphaBeta::PRODUCT);
     let (want, bound) = reference(&case, None);
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-    for v in [Variant::WgmmaTma, Variant::WgmmaTma3xTf32] {
+    for v in [Variant::WgmmaTma, Variant::WgmmaTma3xTf32, Variant::WgmmaDirect] {
         let stream = gpu.nonblocking_stream().unwrap();
         let bufs = GpuBufs::new(&gpu, &case, 0);
         let direct = run_gpu(&stream, v, &case, &bufs, 0);

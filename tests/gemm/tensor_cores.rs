@@ -128,3 +128,56 @@ fn wgmma_descriptor_addresses_the_128_byte_swizzle() {
         }
     }
 }
+
+/// A product whose every output is one exact product of two TF32 values:
+/// `K = 4` with only `k = 0` nonzero, so `C[i][j] = tf32(a_i) tf32(b_j)`
+/// (11 by 11 significant bits: exact in f32), and the rounding shows bit
+/// for bit. The `a_i` and `b_j` include ties with an even and an odd kept
+/// bit, a carry into the exponent, both signs, and random values.
+pub fn rounding_case() -> (gemm::GemmShape, Vec<f32>, Vec<f32>) {
+    let (m, n, k) = (37, 44, 4);
+    let ties = [0x3f80_1000u32, 0x3f80_3000, 0xbf80_1000, 0xbf80_3000, 0x3fff_ffff, 0x4000_0fff, 0x4000_1001];
+    let mut rng = rng("gemm tf32 rounding");
+    let mut value = |i: usize| {
+        f32::from_bits(ties.get(i).copied().unwrap_or_else(|| 0x3e00_0000 + rng.random_range(0..0x0200_0000)))
+    };
+    let mut a = vec![0.0f32; m * k];
+    let mut b = vec![0.0f32; k * n];
+    for i in 0..m {
+        a[i * k] = value(i);
+    }
+    for (j, x) in b[..n].iter_mut().enumerate() {
+        *x = -value((j + 3) % n);
+    }
+    (gemm::GemmShape::new(m, n, k).unwrap(), a, b)
+}
+
+/// Checks `c` (from [`rounding_case`]'s `a` and `b`) against the products of
+/// the inputs rounded to TF32 to nearest, ties to even, bit for bit.
+pub fn check_rounding(what: &str, (shape, a, b): &(gemm::GemmShape, Vec<f32>, Vec<f32>), c: &[f32]) {
+    use coalesce_kernels::emu::round_tf32;
+    let tf32 = |x: f32| f32::from_bits(round_tf32(x.to_bits()));
+    for i in 0..shape.m() {
+        for j in 0..shape.n() {
+            let want = tf32(a[i * shape.k()]) * tf32(b[j]);
+            let got = c[i * shape.n() + j];
+            assert_eq!(got.to_bits(), want.to_bits(), "{what}: C[{i}][{j}] = {got:e}, want {want:e}");
+        }
+    }
+}
+
+/// Step 14's copies round its operands to TF32 to nearest, ties to even,
+/// on the emulator as an H100's TMA does: on both paths, the matrices in
+/// place and copied first (`A` one float off a 16-byte boundary).
+#[test]
+fn wgmma_direct_rounds_to_nearest_even_on_the_emulator() {
+    let case = rounding_case();
+    let (shape, a, b) = &case;
+    let mut c = vec![f32::NAN; shape.c().len()];
+    gemm::emu::launch(Variant::WgmmaDirect, a, b, &mut c, *shape, AlphaBeta::PRODUCT).unwrap();
+    check_rounding("in place", &case, &c);
+    let shifted: Vec<f32> = std::iter::once(0.0).chain(a.iter().copied()).collect();
+    let mut c = vec![f32::NAN; shape.c().len()];
+    gemm::emu::launch(Variant::WgmmaDirect, &shifted[1..], b, &mut c, *shape, AlphaBeta::PRODUCT).unwrap();
+    check_rounding("A copied", &case, &c);
+}

@@ -45,32 +45,43 @@ fn tma(
     variant: Variant, (a, b, c): (&[f32], &[f32], &mut [f32]), shape: GemmShape, scalars: AlphaBeta,
     dims: coalesce_kernels::LaunchDims, checked: bool,
 ) -> Result<Report> {
-    use super::plan::{TmaLayout, passes};
+    use super::plan::{DirectLayout, TmaLayout, passes};
     use coalesce_kernels::TensorMap;
     use coalesce_kernels::emu::{TmaMap, TmaSwizzle};
     use coalesce_kernels::gemm::fixup::{fixup, fixup_dims};
     use coalesce_kernels::gemm::pack::{MapsOut, Marks, pack, pack_dims};
+    let emu_map = |t: super::plan::Tensor2d| {
+        let map = TmaMap {
+            base: t.base,
+            cols: t.cols as u32,
+            rows: t.rows as u32,
+            row_stride: t.row_bytes,
+            box_cols: t.box_cols,
+            box_rows: t.box_rows,
+            swizzle: TmaSwizzle::B128,
+            tf32: t.tf32,
+        };
+        (t.base, map.encode())
+    };
+    let (a_addr, b_addr) = (a.as_ptr() as u64, b.as_ptr() as u64);
     let layout = TmaLayout::new(variant, shape);
-    let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; layout.bytes.div_ceil(4)], 0);
+    let direct = variant.geometry().direct.then(|| DirectLayout::new(shape, (a_addr, b_addr)));
+    let bytes = direct.map_or(layout.bytes, |d| d.bytes);
+    let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; bytes.div_ceil(4)], 0);
     let base = ws.as_mut_slice().as_mut_ptr() as u64;
-    let maps: Vec<(u64, TensorMap)> = layout
-        .tensors(variant, shape, base)
-        .into_iter()
-        .map(|t| {
-            let map = TmaMap {
-                base: t.base,
-                cols: t.cols as u32,
-                rows: t.rows as u32,
-                row_stride: t.row_bytes,
-                box_cols: t.box_cols,
-                box_rows: t.box_rows,
-                swizzle: TmaSwizzle::B128,
-            };
-            (t.base, map.encode())
-        })
-        .collect();
-    for pass in passes(&layout, shape, base, (a.as_ptr() as u64, b.as_ptr() as u64), &maps) {
-        let dims = pack_dims(pass.shape.rows, pass.shape.cols);
+    let (all_passes, (pa, pb)) = match direct {
+        Some(d) => {
+            let maps = d.tensors(shape, base, (a_addr, b_addr)).map(|t| emu_map(t).1);
+            (d.passes(shape, base, (a_addr, b_addr), maps), d.maps_at(base))
+        }
+        None => {
+            let maps: Vec<(u64, TensorMap)> = layout.tensors(variant, shape, base).into_iter().map(emu_map).collect();
+            (passes(&layout, shape, base, (a_addr, b_addr), &maps).to_vec(), layout.maps_at(base))
+        }
+    };
+    for pass in all_passes {
+        // A pass over no elements (one that only writes maps) is one block.
+        let dims = pack_dims(pass.shape.rows.max(1), pass.shape.cols.max(1));
         // SAFETY: the source holds its rows x cols floats (checked by
         // `plan`); the destinations and the maps lie in the workspace.
         // (The closure takes the addresses as integers: it runs on
@@ -82,7 +93,6 @@ fn tma(
             pack(ctx, pass.src as *const f32, (hi, lo), pass.shape, out, marks)
         })?;
     }
-    let (pa, pb) = layout.maps_at(base);
     // C staged 256-byte aligned, as a device buffer is, for the counters.
     let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
     let pc = SyncMutPtr::new(staged_c.as_mut_slice());

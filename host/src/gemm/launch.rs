@@ -2,7 +2,7 @@
 //! order of its parameters, and a TMA step's sequence (workspace, tensor
 //! maps, operand passes, product, fix-up).
 
-use super::plan::{Pass, TmaLayout, passes};
+use super::plan::{DirectLayout, Pass, TmaLayout, passes};
 use super::tma::{Workspace, encode};
 use super::{AlphaBeta, GemmShape, Problem, Variant};
 use crate::{LaunchDims, Result, Stream};
@@ -94,6 +94,9 @@ pub(super) fn tma(
     let gpu = stream.gpu();
     // Refuse a module without the step before allocating anything.
     gpu.require(variant.entry_point())?;
+    if variant.geometry().direct {
+        return direct(stream, variant, dims, (a, b, c), shape, scalars);
+    }
     let (m, n, k) = (shape.m(), shape.n(), shape.k());
     let limits = gpu.grid_limits();
     limits.check(PACK, &shape, pack_dims(m as u32, k as u32))?;
@@ -138,6 +141,37 @@ pub(super) fn tma(
     }
 }
 
+/// The direct step ([`Geometry::direct`]): tensor maps over `A` and `B`
+/// themselves (or over padded copies of an operand whose rows they cannot
+/// describe, [`DirectLayout`]), written to the workspace by the one pass
+/// before the product, all on `stream`.
+fn direct(
+    stream: &Stream<'_>, variant: Variant, dims: LaunchDims,
+    (a, b, c): (&DeviceSlice<f32>, &DeviceSlice<f32>, &mut DeviceSlice<f32>), shape: GemmShape, scalars: AlphaBeta,
+) -> Result<()> {
+    use coalesce_kernels::gemm::pack::pack_dims;
+    let (ap, bp, cp) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
+    let (a_raw, b_raw) = (ap.as_raw(), bp.as_raw());
+    let layout = DirectLayout::new(shape, (a_raw, b_raw));
+    let limits = stream.gpu().grid_limits();
+    let ws = Workspace::new(stream, layout.bytes)?;
+    let base = ws.base();
+    let [ta, tb] = layout.tensors(shape, base, (a_raw, b_raw));
+    let maps = [encode(ta)?, encode(tb)?];
+    for pass in layout.passes(shape, base, (a_raw, b_raw), maps) {
+        limits.check(PACK, &shape, pack_dims(pass.shape.rows.max(1), pass.shape.cols.max(1)))?;
+        // SAFETY: A holds m x k floats, B k x n; a copy and the maps lie
+        // inside the workspace, which nothing else uses.
+        unsafe { pack(stream, pass) }?;
+    }
+    let (a_map, b_map) = layout.maps_at(base);
+    let maps = (DevicePointer::from_raw(a_map), DevicePointer::from_raw(b_map), cp);
+    // SAFETY: the maps, written by the pass queued before it, describe A
+    // and B (or their copies); C holds m*n floats and overlaps neither
+    // (checked by `launch`).
+    unsafe { step(stream, variant.entry_point(), dims, maps, shape.problem(scalars)) }
+}
+
 /// Queues the pass on `stream`.
 ///
 /// # Safety
@@ -148,7 +182,8 @@ pub(super) fn tma(
 unsafe fn pack(stream: &Stream<'_>, pass: Pass) -> Result<()> {
     use coalesce_kernels::gemm::pack::pack_dims;
     let s = pass.shape;
-    let dims = pack_dims(s.rows, s.cols);
+    // A pass over no elements (one that only writes maps) is one block.
+    let dims = pack_dims(s.rows.max(1), s.cols.max(1));
     let [map0, map1] = pass.words.map(|w| MapBytes(MapParam(w.0)));
     let args: PackArgs = (
         DevicePointer::from_raw(pass.src),

@@ -50,7 +50,8 @@ pub(super) fn scale_only(s: AlphaBeta) -> AlphaBeta {
 
 /// A 2D f32 tensor as a TMA step reads it: `rows` rows of `cols` values,
 /// `row_bytes` apart, at device address `base`; copied `box_rows x
-/// box_cols` at a time into shared memory with the 128-byte swizzle.
+/// box_cols` at a time into shared memory with the 128-byte swizzle, and
+/// rounded to TF32 by the copy where `tf32` (element type TF32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Tensor2d {
     pub base: u64,
@@ -59,6 +60,7 @@ pub(crate) struct Tensor2d {
     pub row_bytes: u64,
     pub box_cols: u32,
     pub box_rows: u32,
+    pub tf32: bool,
 }
 
 /// Where a TMA step's operands live in its workspace: its tensor maps at
@@ -124,6 +126,7 @@ impl TmaLayout {
             row_bytes: 4 * self.kp as u64,
             box_cols: coalesce_kernels::gemm::TMA_BK,
             box_rows,
+            tf32: false,
         };
         let (m, n) = (shape.m(), shape.n());
         let a = (0..self.halves).map(|h| tensor(self.half(self.a, m, h), m, bm));
@@ -187,4 +190,116 @@ pub(crate) fn passes(
             lines: b_lines,
         },
     ]
+}
+
+/// Where the direct step (step 14, [`coalesce_kernels::gemm::Geometry::direct`])
+/// finds its operands: its two tensor maps at the start of the workspace
+/// (`A`'s, then `B`'s), and, for an operand whose rows a tensor map cannot
+/// describe (not 16-byte aligned: `K`, or `N`, not a multiple of 4, or a
+/// base not 16-byte aligned), a copy of it with its rows padded to a
+/// multiple of 32 floats (`gemm_pack` without transposing or rounding: rows of
+/// `A`, `kp` floats long, then rows of `B`, `np` long). Without a copy the
+/// maps describe the matrices themselves, and the one pass left writes the
+/// maps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DirectLayout {
+    /// Byte offsets of the copies of `A` and `B`, `None` for an operand
+    /// read in place.
+    a: Option<usize>,
+    b: Option<usize>,
+    kp: usize,
+    np: usize,
+    pub(crate) bytes: usize,
+}
+
+impl DirectLayout {
+    /// The layout for `shape` with `A` at device address `a` and `B` at `b`.
+    pub(crate) fn new(shape: GemmShape, (a, b): (u64, u64)) -> DirectLayout {
+        let (m, n, k) = (shape.m(), shape.n(), shape.k());
+        let in_place = |base: u64, cols: usize| base.is_multiple_of(16) && cols.is_multiple_of(4);
+        let (kp, np) = (k.next_multiple_of(32), n.next_multiple_of(32));
+        let mut bytes = 2 * size_of::<coalesce_kernels::TensorMap>();
+        let mut take = |copy: bool, len: usize| {
+            copy.then(|| {
+                let at = bytes;
+                bytes += 4 * len;
+                at
+            })
+        };
+        let a = take(!in_place(a, k), m * kp);
+        let b = take(!in_place(b, n), k * np);
+        DirectLayout { a, b, kp, np, bytes }
+    }
+
+    /// The addresses of `A`'s map and of `B`'s, with the workspace at `base`.
+    pub(crate) fn maps_at(&self, base: u64) -> (u64, u64) {
+        (base, base + size_of::<coalesce_kernels::TensorMap>() as u64)
+    }
+
+    /// The tensors the maps describe, `A`'s then `B`'s: the matrices at `a`
+    /// and `b`, or their copies in the workspace at `base`; element type
+    /// TF32, boxes of 32 of `K` by the tile's 256 rows of `A`, and of 32
+    /// columns by 32 rows of `B`.
+    pub(crate) fn tensors(&self, shape: GemmShape, base: u64, (a, b): (u64, u64)) -> [Tensor2d; 2] {
+        use coalesce_kernels::gemm::{DIRECT_B_BOX, DIRECT_BK, DIRECT_BM};
+        let (m, n, k) = (shape.m() as u64, shape.n() as u64, shape.k() as u64);
+        let at = |copy: Option<usize>, src: u64| copy.map_or(src, |o| base + o as u64);
+        let row = |copy: Option<usize>, padded: usize, cols: u64| 4 * copy.map_or(cols, |_| padded as u64);
+        [
+            Tensor2d {
+                base: at(self.a, a),
+                cols: k,
+                rows: m,
+                row_bytes: row(self.a, self.kp, k),
+                box_cols: DIRECT_BK,
+                box_rows: DIRECT_BM,
+                tf32: true,
+            },
+            Tensor2d {
+                base: at(self.b, b),
+                cols: n,
+                rows: k,
+                row_bytes: row(self.b, self.np, n),
+                box_cols: DIRECT_B_BOX,
+                box_rows: DIRECT_BK,
+                tf32: true,
+            },
+        ]
+    }
+
+    /// The passes before the product: a copy of each operand that needs one
+    /// (the first also writing the two maps), or, with none, a pass over
+    /// no elements that only writes the maps (`maps`: the two encoded maps).
+    pub(crate) fn passes(
+        &self, shape: GemmShape, base: u64, (a, b): (u64, u64), maps: [coalesce_kernels::TensorMap; 2],
+    ) -> Vec<Pass> {
+        use coalesce_kernels::gemm::pack::{PACK_KEEP, PackShape};
+        let (m, n, k) = (shape.m() as u32, shape.n() as u32, shape.k() as u32);
+        let pass = |src: u64, shape: PackShape, dst: u64| Pass {
+            src,
+            shape,
+            hi: dst,
+            lo: 0,
+            maps: 0,
+            words: maps,
+            any: 0,
+            lines: 0,
+        };
+        let mut out: Vec<Pass> = [
+            self.a.map(|o| {
+                pass(a, PackShape { rows: m, cols: k, stride: self.kp as u32, flags: PACK_KEEP }, base + o as u64)
+            }),
+            self.b.map(|o| {
+                pass(b, PackShape { rows: k, cols: n, stride: self.np as u32, flags: PACK_KEEP }, base + o as u64)
+            }),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if out.is_empty() {
+            out.push(pass(a, PackShape { rows: 0, cols: 0, stride: 0, flags: 0 }, 0));
+        }
+        out[0].maps = self.maps_at(base).0;
+        out
+    }
 }

@@ -41,6 +41,8 @@ type EncodeTiled = unsafe extern "C" fn(
 ) -> sys::CUresult;
 
 const CU_TENSOR_MAP_DATA_TYPE_FLOAT32: u32 = 7;
+/// f32 in memory, rounded to TF32 (to nearest even) by each copy.
+const CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: u32 = 11;
 const CU_TENSOR_MAP_INTERLEAVE_NONE: u32 = 0;
 const CU_TENSOR_MAP_SWIZZLE_128B: u32 = 3;
 const CU_TENSOR_MAP_L2_PROMOTION_L2_256B: u32 = 3;
@@ -69,7 +71,7 @@ pub(crate) fn encode(t: Tensor2d) -> Result<TensorMap> {
     let r = unsafe {
         encode(
             &mut map,
-            CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            if t.tf32 { CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 } else { CU_TENSOR_MAP_DATA_TYPE_FLOAT32 },
             2,
             t.base as *mut c_void,
             dims.as_ptr(),

@@ -14,6 +14,7 @@ use super::barrier::{Abandoned, Waypoint};
 use super::exec::{Shared, Warp, Warpgroup};
 use super::mbarrier::{Caller, Stuck};
 use super::memory::{Request, ThreadMemory, Via};
+use super::wgmma::OperandA;
 use super::{Access, EmuError, FindingKind, TmaMap, WARP_SIZE};
 use crate::mem::Space;
 use crate::vector::F4;
@@ -125,9 +126,14 @@ impl ThreadCtx for EmuCtx<'_> {
     fn wgmma_fence(&self) {}
     fn wgmma_commit(&self) {}
     fn wgmma_wait<const N: u32>(&self, _d: &mut [f32; 128]) {}
+    fn wgmma_wait_rs<const N: u32>(&self, _d: &mut [f32; 128], _a: &[f32; 4]) {}
     #[track_caller]
     unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64) {
-        self.wgmma_tf32(d, a, b, true);
+        self.wgmma_tf32(d, OperandA::Shared(a), b, true);
+    }
+    #[track_caller]
+    unsafe fn wgmma_m64n256k8_tf32_rs(&self, d: &mut [f32; 128], a: [f32; 4], b: u64) {
+        self.wgmma_tf32(d, OperandA::Registers(a), b, true);
     }
     fn mbarrier_init(&self, bar: u32, count: u32) {
         self.mbarrier_result(self.shared.mbarriers.init(&self.caller(), self.in_cluster(bar), count));
@@ -196,7 +202,7 @@ impl ThreadCtx for EmuCtx<'_> {
     fn bulk_wait_all(&self) {}
     #[track_caller]
     unsafe fn wgmma_m64n128k8_tf32(&self, d: &mut [f32; 64], a: u64, b: u64, accumulate: bool) {
-        self.wgmma_tf32(d, a, b, accumulate);
+        self.wgmma_tf32(d, OperandA::Shared(a), b, accumulate);
     }
     fn cluster_ctarank(&self) -> u32 {
         self.rank

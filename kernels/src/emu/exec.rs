@@ -44,6 +44,9 @@ pub(super) struct Warp {
 pub(super) struct Warpgroup {
     pub(super) threads: u32,
     pub(super) slots: Mutex<Vec<(u64, u64, u64)>>,
+    /// Each thread's `A` fragment of a `wgmma` that reads `A` from
+    /// registers, as its bits.
+    pub(super) fragments: Mutex<Vec<[u32; 4]>>,
     pub(super) barrier: Barrier,
 }
 
@@ -237,6 +240,7 @@ where
             Warpgroup {
                 threads,
                 slots: Mutex::new(std::vec![(0, 0, 0); threads as usize]),
+                fragments: Mutex::new(std::vec![[0; 4]; threads as usize]),
                 barrier: Barrier::new(threads),
             }
         })

@@ -47,6 +47,21 @@ pub struct TmaMap {
     /// Rows of the box, `1..=256`.
     pub box_rows: u32,
     pub swizzle: TmaSwizzle,
+    /// Element type TF32 (`CU_TENSOR_MAP_DATA_TYPE_TFLOAT32`): the copy
+    /// rounds each f32 to TF32 ([`round_tf32`]), as the TMA does.
+    pub tf32: bool,
+}
+
+/// What a copy through a TF32 tensor map makes of the f32 `bits`, as an
+/// H100 makes it (`docs/measurements/2026-11-28-h100-tma-tf32-probe`): the
+/// 13 low mantissa bits rounded away to nearest, ties to even (a carry may
+/// reach the exponent: `FLT_MAX` becomes inf); subnormals rounded the same
+/// way, not flushed; inf kept; every NaN the one NaN `0x7fffe000`.
+pub fn round_tf32(bits: u32) -> u32 {
+    if bits & 0x7f80_0000 == 0x7f80_0000 {
+        return if bits & 0x007f_ffff == 0 { bits } else { 0x7fff_e000 };
+    }
+    (bits + 0xfff + ((bits >> 13) & 1)) & 0xffff_e000
 }
 
 /// Word 0 of an encoded map: `"emuTMA2d"`.
@@ -120,6 +135,7 @@ impl TmaMap {
             TmaSwizzle::None => 0,
             TmaSwizzle::B128 => 128,
         };
+        w[6] = self.tf32 as u64;
         w[CHECK] = check(&w);
         TensorMap(w)
     }
@@ -136,7 +152,7 @@ impl TmaMap {
         if w[0] != MAGIC {
             return Err("no magic word: not a map TmaMap::encode made");
         }
-        if w[CHECK] != check(w) || w[6..CHECK].iter().any(|&x| x != 0) {
+        if w[CHECK] != check(w) || w[6] > 1 || w[7..CHECK].iter().any(|&x| x != 0) {
             return Err("the check word does not match: the map was altered");
         }
         let swizzle = match w[5] {
@@ -152,6 +168,7 @@ impl TmaMap {
             box_cols: w[4] as u32,
             box_rows: (w[4] >> 32) as u32,
             swizzle,
+            tf32: w[6] == 1,
         };
         m.validate().map(|()| m)
     }
@@ -174,7 +191,8 @@ impl TmaMap {
                     // SAFETY: an element of the tensor (the caller's
                     // contract), 4-byte aligned: base and stride are
                     // multiples of 16.
-                    unsafe { core::ptr::with_exposed_provenance::<u32>(at as usize).read() }
+                    let bits = unsafe { core::ptr::with_exposed_provenance::<u32>(at as usize).read() };
+                    if self.tf32 { round_tf32(bits) } else { bits }
                 } else {
                     0
                 };

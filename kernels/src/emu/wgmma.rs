@@ -58,12 +58,27 @@ pub fn descriptor_address(desc: u64, row: usize, kbyte: usize) -> usize {
     }
 }
 
+/// Where a `wgmma` reads its `A` operand: shared memory through a matrix
+/// descriptor, or the registers of the warpgroup's threads (this thread's
+/// fragment, laid out as [`crate::ThreadCtx::wgmma_m64n256k8_tf32_rs`] says).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum OperandA {
+    Shared(u64),
+    Registers([f32; 4]),
+}
+
+/// The slot value that stands for "`A` in registers" where the threads
+/// compare their operands: no descriptor has all bits set (its bits 46-48
+/// are reserved, zero).
+const A_IN_REGISTERS: u64 = u64::MAX;
+
 impl EmuCtx<'_> {
     /// One TF32 `wgmma` of shape `m64nNk8`, `N = 2 R`, for this thread's `R`
     /// accumulators: the warpgroup meets, checks that every thread names
     /// the same operands (descriptors and scale-d), and each thread
     /// computes its fragment (layout
-    /// in [`ThreadCtx::wgmma_m64n256k8_tf32`]) from shared memory.
+    /// in [`ThreadCtx::wgmma_m64n256k8_tf32`]) from shared memory and, for
+    /// `A` in registers, from the fragments its warp's threads hold.
     ///
     /// Each output is `RZ(D + sum of the 8 products)`: the products of TF32
     /// values are exact in f64, and so is their sum with `D` unless their
@@ -75,7 +90,7 @@ impl EmuCtx<'_> {
     /// bias (not the hardware's exact bits): a kernel that leaves the drift
     /// in shows it here, as on the GPU.
     #[track_caller]
-    pub(super) fn wgmma_tf32<const R: usize>(&self, d: &mut [f32; R], a: u64, b: u64, accumulate: bool) {
+    pub(super) fn wgmma_tf32<const R: usize>(&self, d: &mut [f32; R], a: OperandA, b: u64, accumulate: bool) {
         let index = self.linear / WARPGROUP_SIZE;
         let group = &self.shared.warpgroups[index as usize];
         if group.threads != WARPGROUP_SIZE {
@@ -83,10 +98,18 @@ impl EmuCtx<'_> {
             std::panic::resume_unwind(Box::new(Abandoned));
         }
         let t = (self.linear % WARPGROUP_SIZE) as usize;
-        let operands = (a, b, accumulate as u64);
+        let a_slot = match a {
+            OperandA::Shared(desc) => desc,
+            OperandA::Registers(fragment) => {
+                group.fragments.lock().unwrap_or_else(|e| e.into_inner())[t] = fragment.map(f32::to_bits);
+                A_IN_REGISTERS
+            }
+        };
+        let operands = (a_slot, b, accumulate as u64);
         group.slots.lock().unwrap_or_else(|e| e.into_inner())[t] = operands;
         self.group_sync(group);
         let same = group.slots.lock().unwrap_or_else(|e| e.into_inner()).iter().all(|&s| s == operands);
+        let fragments = group.fragments.lock().unwrap_or_else(|e| e.into_inner()).clone();
         self.group_sync(group); // nobody overwrites a slot before all have compared
         if !same {
             self.shared.fail(EmuError::DivergentWgmma { block: self.block, warpgroup: index });
@@ -111,8 +134,19 @@ impl EmuCtx<'_> {
                 f32::from_bits(bits & TF32_MASK) as f64
             })
         };
+        // Row `16 w + g + 8 h` of an `A` in registers: its `k` is held by
+        // lane `4 g + k % 4` of warp `w`, in register `h + 2 (k / 4)`.
+        let registers = |h: usize| -> [f64; 8] {
+            core::array::from_fn(|k| {
+                let bits = fragments[32 * warp + 4 * (lane / 4) + k % 4][h + 2 * (k / 4)];
+                f32::from_bits(bits & TF32_MASK) as f64
+            })
+        };
         // This thread's rows of A (two) and columns of B (R / 2), read once each.
-        let rows: [[f64; 8]; 2] = core::array::from_fn(|h| operand(a, 16 * warp + lane / 4 + 8 * h));
+        let rows: [[f64; 8]; 2] = core::array::from_fn(|h| match a {
+            OperandA::Shared(desc) => operand(desc, 16 * warp + lane / 4 + 8 * h),
+            OperandA::Registers(_) => registers(h),
+        });
         let cols: Vec<[f64; 8]> = (0..R / 2).map(|j| operand(b, 8 * (j / 2) + 2 * (lane % 4) + j % 2)).collect();
         for (i, acc) in d.iter_mut().enumerate() {
             let (x, y) = (&rows[(i / 2) % 2], &cols[2 * (i / 4) + i % 2]);

@@ -31,6 +31,7 @@ pub use warpgroup::k_major_128b;
 pub(crate) use warpgroup::{swizzle_base, swizzled};
 pub use warptile::{WT, WarpTiling};
 pub use wgmma_3xtf32::split_tf32;
+pub use wgmma_direct::{DIRECT_B_BOX, DIRECT_BK, DIRECT_BM, pair_of};
 pub use wgmma_tma::TMA_BK;
 
 // The steps name it `super::F4`.
@@ -96,6 +97,8 @@ macro_rules! gemm_steps {
             WgmmaTma => wgmma_tma: "12" in "12_wgmma_tma.rs" { needs: "sm_90a", };
             /// promoted 3xTF32 (step 11's products and f32 promotion every 32 of `K`) on step 12's TMA pipeline: `gemm_pack` splits `A` and `B^T` into TF32 halves once, the TMA copies four 128x32 tiles a stage into three stages; 128x128 tiles
             WgmmaTma3xTf32 => wgmma_tma_3xtf32: "13" in "13_wgmma_tma_3xtf32.rs" { needs: "sm_90a", };
+            /// step 12's TMA pipeline on `A` and `B` as they are, no operand pass: tensor maps of type TF32 round in the copy, and `C^T = B^T A^T` takes the N-major `B` through registers (`wgmma` with `A` in registers); 256x128 tiles
+            WgmmaDirect => wgmma_direct: "14" in "14_wgmma_direct.rs" { needs: "sm_90a", };
         }
     };
 }
@@ -127,21 +130,30 @@ pub struct Geometry {
     /// Floats of shared memory per block.
     pub shared_floats: u32,
     /// Whether the kernel reads `A` and `B` through TMA tensor maps (the
-    /// host passes their addresses as `a` and `b` and makes `B` K-major
-    /// first) rather than as row-major matrices.
+    /// host passes their addresses as `a` and `b`) rather than as row-major
+    /// matrices.
     pub tma: bool,
+    /// For a TMA step: whether its maps describe `A` and `B` themselves,
+    /// row-major, of element type TF32 (the copies round), rather than the
+    /// K-major, rounded or split copies `gemm_pack` makes of them first.
+    pub direct: bool,
 }
 
 impl Geometry {
     /// `precision` products, one block of `block` threads per `tile` of `C`,
     /// `shared_floats` of shared memory, operands read as row-major matrices.
     pub const fn of(precision: Precision, tile: (u32, u32), block: Dim3, shared_floats: u32) -> Geometry {
-        Geometry { precision, tile, block, shared_floats, tma: false }
+        Geometry { precision, tile, block, shared_floats, tma: false, direct: false }
     }
 
     /// The same, with `A` and `B` read through TMA tensor maps.
     pub const fn fed_by_tma(self) -> Geometry {
         Geometry { tma: true, ..self }
+    }
+
+    /// The same, with the tensor maps over `A` and `B` as they are.
+    pub const fn reading_the_matrices(self) -> Geometry {
+        Geometry { direct: true, ..self }
     }
 
     /// Whether the block's shared memory passes the 48 KiB a launch gets
@@ -284,6 +296,30 @@ pub(crate) unsafe fn store_c4_at<C: ThreadCtx>(
         // SAFETY: forwarded from the caller.
         let F4([ox, oy, oz, ow]) = unsafe { c.load(0) };
         F4([alpha * x + beta * ox, alpha * y + beta * oy, alpha * z + beta * oz, alpha * w + beta * ow])
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe { c.store(0, v) };
+}
+
+/// [`store_c_at`] for the two adjacent elements `i..i + 2`, one 8-byte
+/// load and store.
+///
+/// # Safety
+/// Elements `i..i + 2` inside `c`, element `i` 8-byte aligned.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub(crate) unsafe fn store_c2_at<C: ThreadCtx>(
+    c: GlobalMut<'_, C, f32>, i: usize, acc: [f32; 2], alpha: f32, beta: f32,
+) {
+    // SAFETY: forwarded from the caller.
+    let c = unsafe { c.at(i, 2usize) }.cast::<crate::vector::F2>(1usize);
+    let [x, y] = acc;
+    let v = if beta == 0.0 {
+        crate::vector::F2([alpha * x, alpha * y])
+    } else {
+        // SAFETY: forwarded from the caller.
+        let crate::vector::F2([ox, oy]) = unsafe { c.load(0) };
+        crate::vector::F2([alpha * x + beta * ox, alpha * y + beta * oy])
     };
     // SAFETY: forwarded from the caller.
     unsafe { c.store(0, v) };

@@ -43,6 +43,10 @@ pub const PACK_TRANSPOSE: u32 = 1;
 /// finite values, and `gemm_fixup` recomputes the marked rows and columns
 /// of `C` in FP32.
 pub const PACK_SPLIT: u32 = 2;
+/// Keep: the f32 bits as they are, not rounded (for step 14, whose tensor
+/// maps of type TF32 round in the copy, to nearest even, as they do where
+/// the operand is read in place).
+pub const PACK_KEEP: u32 = 4;
 
 const T: usize = PACK_TILE as usize;
 const ROWS: usize = PACK_ROWS as usize;
@@ -199,8 +203,9 @@ pub unsafe fn pack<C: ThreadCtx>(
                     }
                 }
             } else {
+                let x = if s.flags & PACK_KEEP != 0 { x } else { to_tf32(x) };
                 // SAFETY: as above.
-                unsafe { hi.store(i, to_tf32(x)) };
+                unsafe { hi.store(i, x) };
             }
         }
     });

@@ -95,6 +95,7 @@ fn map_of(
         box_cols,
         box_rows,
         swizzle,
+        tf32: false,
     }
 }
 

@@ -16,8 +16,10 @@ fn a_tensor_map_encodes_decodes_and_refuses_what_is_not_one() {
         box_cols: 32,
         box_rows: 8,
         swizzle: TmaSwizzle::B128,
+        tf32: false,
     };
     let e = m.encode();
+    assert_eq!(TmaMap::decode(&TmaMap { tf32: true, ..m }.encode()), Some(TmaMap { tf32: true, ..m }));
     assert_eq!(TmaMap::decode(&e), Some(m));
     assert_eq!(core::mem::align_of::<TensorMap>(), 64);
     // Any bit flipped, anywhere, is noticed.
@@ -58,6 +60,7 @@ fn the_128_byte_swizzle_is_the_wgmma_descriptors() {
         box_cols: 32,
         box_rows: 256,
         swizzle: TmaSwizzle::B128,
+        tf32: false,
     };
     for dst in [0u32, 1024, 8192, 40960] {
         for r in 0..256 {
