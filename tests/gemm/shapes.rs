@@ -36,11 +36,11 @@ fn mismatched_buffers_are_errors_on_the_emulator() {
     assert!(matches!(e, Error::LengthMismatch { buffer: "A", .. }), "{e}");
 }
 
-/// `m = 2^23 + 1` needs more than 65535 block rows for every tile height
-/// (8 to 128): refused before launch. `n = k = 1` keeps the buffers small.
+/// `m = 2^24 + 1` needs more than 65535 block rows for every tile height
+/// (8 to 256): refused before launch. `n = k = 1` keeps the buffers small.
 #[test]
 fn shapes_past_the_grid_limit_are_errors_on_the_emulator() {
-    let m = (1 << 23) + 1;
+    let m = (1 << 24) + 1;
     let shape = GemmShape::new(m, 1, 1).unwrap();
     let (a, b) = (vec![1.0f32; m], vec![1.0f32; 1]);
     let mut c = vec![0.0f32; m];
@@ -76,7 +76,7 @@ fn bad_input_is_an_error_on_the_gpu() {
     let e = gemm::naive(&stream, &b, &b, &mut short, shape, AlphaBeta::PRODUCT).unwrap_err();
     assert!(matches!(e, Error::LengthMismatch { buffer: "A", .. }), "{e}");
 
-    let tall = GemmShape::new((1 << 23) + 1, 1, 1).unwrap();
+    let tall = GemmShape::new((1 << 24) + 1, 1, 1).unwrap();
     let a = gpu.alloc::<f32>(tall.a().len()).unwrap();
     let one = gpu.alloc::<f32>(1).unwrap();
     let mut c = gpu.alloc::<f32>(tall.c().len()).unwrap();

@@ -82,6 +82,7 @@ fn tma(
     for pass in all_passes {
         // A pass over no elements (one that only writes maps) is one block.
         let dims = pack_dims(pass.shape.rows.max(1), pass.shape.cols.max(1));
+        GridLimits::CUDA.check("gemm_pack", &shape, dims)?;
         // SAFETY: the source holds its rows x cols floats (checked by
         // `plan`); the destinations and the maps lie in the workspace.
         // (The closure takes the addresses as integers: it runs on
