@@ -48,7 +48,7 @@
 //! not 16-byte aligned) into a padded workspace first, the one case with
 //! a pass.
 
-use super::warpgroup::{grouped_tile, k_major_128b, swizzle_base, swizzled};
+use super::warpgroup::{grouped_tile_in, k_major_128b, swizzle_base, swizzled};
 use super::{Dim3, Geometry, Precision, Problem, store_c_at, store_c2_at};
 use crate::vector::F2;
 use crate::{TensorMap, ThreadCtx};
@@ -69,6 +69,10 @@ pub const DIRECT_BK: u32 = 32;
 pub const DIRECT_B_BOX: u32 = 32;
 /// Threads per block: two consumer warpgroups and one producer warp.
 pub const DIRECT_THREADS: u32 = 2 * 128 + 32;
+/// Tile rows per group in the order of tiles (step 12's, in groups of 8:
+/// the blocks that run at once, one per SM, then cover a region about as
+/// tall as it is wide, 8 tiles of 256 rows by 16 of 128 columns).
+pub const DIRECT_GROUP_ROWS: u32 = 8;
 /// Stages of the pipeline.
 pub const DIRECT_STAGES: u32 = 4;
 /// Bytes one stage holds: `A`'s 256 x 32 tile and `B`'s 32 x 128.
@@ -111,7 +115,7 @@ pub fn pair_of(w: usize, g: usize) -> usize {
 ///
 /// # Thread mapping
 /// 288 threads (1D), grid `ceil(n/128) x ceil(m/256)`; the block computes
-/// the tile [`grouped_tile`] names. Threads `0..256`: warpgroup `g` owns
+/// the tile [`grouped_tile_in`] names (groups of [`DIRECT_GROUP_ROWS`]). Threads `0..256`: warpgroup `g` owns
 /// columns `64 g ..+64` of the tile (rows of `C^T`), all 256 rows; warp `w`
 /// of it the 16 columns of box `2 g + w / 2` that [`pair_of`] names.
 /// Thread 256 issues the copies; threads 257..288 only wait at the start.
@@ -124,7 +128,7 @@ pub unsafe fn wgmma_direct<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
     let (map_a, map_b) = (a.cast::<TensorMap>(), b.cast::<TensorMap>());
     let c = ctx.global_mut(c, (p.m, p.n));
     let tid = ctx.thread_idx().x as usize;
-    let (tile_m, tile_n) = grouped_tile(ctx.block_idx(), ctx.grid_dim());
+    let (tile_m, tile_n) = grouped_tile_in::<DIRECT_GROUP_ROWS>(ctx.block_idx(), ctx.grid_dim());
     let (m0, n0) = (tile_m as usize * BM, tile_n as usize * BN);
 
     let (smem, base) = swizzle_base(ctx, DIRECT_SHARED_BYTES);

@@ -263,13 +263,19 @@ pub const TMA_GROUP_ROWS: u32 = 16;
 /// rows, row `i % rows` and column `i / rows`.
 #[inline(always)]
 pub(super) fn grouped_tile(blk: crate::Dim3, grid: crate::Dim3) -> (u32, u32) {
+    grouped_tile_in::<TMA_GROUP_ROWS>(blk, grid)
+}
+
+/// [`grouped_tile`] with groups of `ROWS` tile rows.
+#[inline(always)]
+pub(super) fn grouped_tile_in<const ROWS: u32>(blk: crate::Dim3, grid: crate::Dim3) -> (u32, u32) {
     let (cols, rows) = (grid.x, grid.y);
     let i = blk.y * cols + blk.x;
     // Neither divisor is 0 in a launch (grid sizes are at least 1); `max`
     // says so to the compiler, which would otherwise keep a panic path.
-    let per_group = (TMA_GROUP_ROWS * cols).max(1);
-    let first = i / per_group * TMA_GROUP_ROWS;
-    let height = (rows - first).clamp(1, TMA_GROUP_ROWS);
+    let per_group = (ROWS * cols).max(1);
+    let first = i / per_group * ROWS;
+    let height = (rows - first).clamp(1, ROWS);
     let j = i % per_group;
     (first + j % height, j / height)
 }
