@@ -33,6 +33,10 @@ for m in re.finditer(r"^cuBLAS (\w+)\s+(\d+)\^3: median ([\d.]+) ms .* ([\d.]+) 
     tc[f"{m.group(1)}_{m.group(2)}"] = {"median_ms": float(m.group(3)), "TFLOPs": float(m.group(4))}
 for m in re.finditer(r"^error (\w+)\s+(\d+)\^3: .*= ([\d.e+-]+)\), \|\|err\|\|/\|\|ref\|\| ([\d.e+-]+)", tc_log, re.M):
     tc[f"err_{m.group(1)}_{m.group(2)}"] = {"max_rel_to_max": float(m.group(3)), "fro_rel": float(m.group(4))}
+# examples/gemm_tensor_cores.rs's own timings: medians of 30 CUDA-event timings after 5
+# warm-ups, as cuBLAS's above are taken (criterion's runs keep the GPU busy for seconds).
+for m in re.finditer(r"^\s*(\w+) (\d+)\^3: median ([\d.]+) ms .* ([\d.]+) TFLOP/s;", tc_log, re.M):
+    tc[f"ex_{m.group(1)}_{m.group(2)}"] = {"median_ms": float(m.group(3)), "TFLOPs": float(m.group(4))}
 regs, frames = ptxas(read("ptxas.txt"))
 
 module = read("ptxas.txt").splitlines()[0].removeprefix("### ")
@@ -190,8 +194,8 @@ w("### The same counters from the CPU emulator\n")
 w(f"`cargo run --release -- --emulate --counters` ([`counters.json`](measurements/{run.name}/counters.json)) counts every "
   f"access of each step at {eshape} (`C = A B`), whose blocks are all whole tiles like the GPU's at 4096^3. Each cell "
   "reads *emulator / ncu*; a pair more than 10% apart is starred and explained below. The `wgmma` steps have no shared "
-  "loads: the tensor cores read their operands from shared memory without the load/store unit (the emulator checks "
-  "those reads for races and unwritten words, and does not count them).\n")
+  "loads but step 14's fragments of `B`: the tensor cores read their operands from shared memory without the "
+  "load/store unit (the emulator checks those reads for races and unwritten words, and does not count them).\n")
 apart = counters_table(w, emu, [(s["entry"], emu[("gemm", s["name"], None)], ncu[s["entry"]]) for s in ncu_steps])
 w("")
 mnk_emu = 1
@@ -226,9 +230,25 @@ APART_WHY = {
     "`kernels/src/emu/cost.rs`, says it leaves this out). Whole 16-byte loads and stores with distinct addresses cost "
     "the model's 4 on the GPU too (steps 9-11's stores; the softmax stash's loads, `docs/softmax.md`).",
 }
+# Step 14's fragment loads disagree the other way (the GPU takes more): a bullet of their own.
+OWN_WHY = {
+    ("shared ld wavefronts / request", "gemm_wgmma_direct"): lambda: (
+        "its fragments' 8-byte loads, the same requests in both ("
+        + " and ".join(f"{x:.2f}" for x in per_mnk("wgmma_direct", "shared ld", "smsp__inst_executed_op_shared_ld.sum"))
+        + " per 1000 multiply-adds), and here the GPU takes more wavefronts than the model. Each 16-lane half of a "
+        "request reads every bank once (`pair_of`), which the model serves in 2 wavefronts, the least 256 bytes take; "
+        f"`ncu` reports {nc('gemm_wgmma_direct', 'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum')} bank "
+        f"conflicts for the kernel, yet {conflicts('gemm_wgmma_direct')} wavefronts a request. So the H100 does not "
+        "serve this 8-byte request as two independent half-warps, and what it does instead is not known here: the "
+        "model's 2 is a lower bound for this pattern, not the GPU's count."),
+}
 for title in sorted({a[1] for a in apart}):
-    who = ", ".join(f"`{a[0]}`" for a in apart if a[1] == title)
-    w(f"- **{title}** ({who}): {APART_WHY.get(title, 'not explained')}")
+    who = ", ".join(f"`{a[0]}`" for a in apart if a[1] == title and (title, a[0]) not in OWN_WHY)
+    if who:
+        w(f"- **{title}** ({who}): {APART_WHY.get(title, 'not explained')}")
+    for a in apart:
+        if a[1] == title and (title, a[0]) in OWN_WHY:
+            w(f"- **{title}** (`{a[0]}`): {OWN_WHY[(title, a[0])]()}")
 w("")
 
 w("## Off the tile\n")
@@ -306,6 +326,22 @@ WHY["wgmma_tma_3xtf32"] = lambda: (
     f"over, once per block of its tile row, and each half of `B^T` {NCU_SIZE // TX3_TILE[0]} times, once per block "
     "of its tile column. "
     "Faster than cuBLAS SGEMM and more accurate, it is what `gemm::sgemm` launches with the sm_90a module.")
+ex = lambda name, size: tc[f"ex_{name}_{size}"]["TFLOPs"]
+WHY["wgmma_direct"] = lambda: (
+    f"{tflops(4096, 'wgmma_direct') / cublas(4096, 'tf32'):.2f}x and "
+    f"{tflops(8192, 'wgmma_direct') / cublas(8192, 'tf32'):.2f}x cuBLAS TF32 at 4096^3 and 8192^3 by criterion, whose "
+    f"runs keep the GPU busy for seconds; timed as cuBLAS is (`tc.log`: medians of 30 CUDA-event timings after 5 "
+    f"warm-ups), {ex('wgmma_direct', 4096):.1f} and {ex('wgmma_direct', 8192):.1f} TFLOP/s, "
+    f"{ex('wgmma_direct', 4096) / cublas(4096, 'tf32'):.2f}x and {ex('wgmma_direct', 8192) / cublas(8192, 'tf32'):.2f}x "
+    f"cuBLAS TF32, where step 12 makes {ex('wgmma_tma', 4096):.1f} and {ex('wgmma_tma', 8192):.1f}. Its largest error "
+    f"is cuBLAS TF32's ({err('wgmma_direct', 4096) / err('cublas_tf32', 4096):.2f}x and "
+    f"{err('wgmma_direct', 8192) / err('cublas_tf32', 8192):.2f}x at 4096^3 and 8192^3): both round to nearest even. "
+    f"Tensor pipe {nc('gemm_wgmma_direct', 'sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active', 1)}% active "
+    f"over {nc('gemm_wgmma_direct', 'Duration')} us at {NCU_SIZE}^3, with no operand pass before it; "
+    f"{ncu['gemm_wgmma_direct']['dram__bytes.sum'] / 1e9:.2f} GB of DRAM traffic. The columns each lane takes "
+    "(`pair_of`) put each 16-lane half of a fragment load on all 32 banks, which the emulator counts as 2 wavefronts a "
+    f"request; the H100 takes {conflicts('gemm_wgmma_direct')} (below). The tiles go in groups of 8 tile rows "
+    "(step 12's 16 measured slower: `docs/measurements/2026-11-28-h100-gemm-direct-ab`).")
 for s in STEPS:
     WHY.setdefault(s["name"], lambda: "")
 w("## The ladder, one idea per step\n")
