@@ -13,7 +13,7 @@
 //!   to TF32, to nearest even (the probe in
 //!   `docs/measurements/2026-11-28-h100-tma-tf32-probe` shows it bit by
 //!   bit), so the copies read `A` and `B` themselves and the tensor cores
-//!   see rounded operands, as cuBLAS TF32 feeds them.
+//!   see rounded operands: the products have cuBLAS TF32's error.
 //! - **`B` goes through registers.** `wgmma` reads its first operand from
 //!   registers too, in any layout the threads load. So the block computes
 //!   `C^T = B^T A^T`: `B^T`'s rows (columns `n` of `B`) are `wgmma`'s `M`,
@@ -31,17 +31,21 @@
 //! 8-byte load per `k`, and the `n` of a warp's lanes are chosen so that
 //! the loads of each half-warp (4 `k` by 4 pairs) fall in 8 different
 //! chunks, all 32 banks: `n = 2 (g % 2) + 4 (g / 4) + 16 ((g / 2) % 2)`
-//! for lane group `g = l / 4` ([`pair_of`]). The same pairing makes the
-//! stores 8 bytes wide.
+//! for lane group `g = l / 4` ([`pair_of`]). The emulator counts 2
+//! wavefronts a load for that, the least 256 bytes take; the H100 takes
+//! about 3.7 (`ncu`, in `docs/gemm.md`), so its 8-byte loads are not served
+//! half-warp by half-warp as this assumes, and a better order may exist.
+//! The same pairing makes the stores 8 bytes wide.
 //!
 //! **Registers:** a `wgmma` that reads registers may not have them written
 //! before its group completes. Each 8-deep slice of a stage is a group of
 //! its own, and two fragments (4 registers each) take turns: the loads of
 //! slice `i + 1` write the set that slice `i - 1` read, retired by the wait
-//! after slice `i` (`wgmma.wait_group 1`). Holding a whole stage's 16
-//! fragment registers, twice, took 186 registers a thread, more than the 168 that
-//! 288 threads may have (a sub-partition of the SM holds 3 of the 9 warps
-//! in its 16384 registers): the launch failed (`CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`).
+//! after slice `i` (`wgmma.wait_group 1`), 162 registers a thread in all.
+//! A whole stage's 16 fragment registers, twice, would take 186, past the
+//! 168 that 288 threads may have (a sub-partition of the SM holds 3 of the
+//! 9 warps in its 16384 registers): such a launch fails with
+//! `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`.
 //!
 //! A tensor map needs each row 16-byte aligned: the host copies an
 //! operand whose rows are not (`K` or `N` not a multiple of 4, or a base

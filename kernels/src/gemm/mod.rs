@@ -63,8 +63,8 @@ macro_rules! gemm_steps {
             $($pass)*
             op: "gemm";
             /// The GEMM versions, in teaching order: the FP32 ladder (steps
-            /// 1-7), then the tensor cores: TF32 (steps 8, 9, 12) and
-            /// FP32-accurate 3xTF32 (steps 10, 11, 13); steps 9-13 only on
+            /// 1-7), then the tensor cores: TF32 (steps 8, 9, 12, 14) and
+            /// FP32-accurate 3xTF32 (steps 10, 11, 13); steps 9-14 only on
             /// `sm_90a`, the H100's.
             pub enum Variant, geometry Geometry;
             unsafe fn run<C>(ctx, a: *const f32, b: *const f32, c: *mut f32, p: Problem);

@@ -1,4 +1,4 @@
-//! What the tensor-core steps (9-13) share: the plumbing around `wgmma`,
+//! What the tensor-core steps (9-14) share: the plumbing around `wgmma`,
 //! so that each step's file shows only its own idea.
 //!
 //! - **The layout:** every operand tile is K-major, 32 TF32 values deep, so
@@ -15,7 +15,7 @@
 //!   fragments ([`store_fragment`]).
 //! - **Promotion** (steps 11, 13): a tile's 3xTF32 products into a new
 //!   partial sum ([`products_3x`]), added into f32 sums ([`promote`]).
-//! - **The TMA steps' order of tiles** (steps 12, 13): [`grouped_tile`].
+//! - **The TMA steps' order of tiles** (steps 12-14): [`grouped_tile`], [`grouped_tile_in`].
 
 use super::{F4, Problem, aligned16, split_tf32, store_c_at};
 use crate::{Global, GlobalMut, Load, Shared, ThreadCtx};
