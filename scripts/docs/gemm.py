@@ -238,9 +238,12 @@ OWN_WHY = {
         + " per 1000 multiply-adds), and here the GPU takes more wavefronts than the model. Each 16-lane half of a "
         "request reads every bank once (`pair_of`), which the model serves in 2 wavefronts, the least 256 bytes take; "
         f"`ncu` reports {nc('gemm_wgmma_direct', 'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum')} bank "
-        f"conflicts for the kernel, yet {conflicts('gemm_wgmma_direct')} wavefronts a request. So the H100 does not "
-        "serve this 8-byte request as two independent half-warps, and what it does instead is not known here: the "
-        "model's 2 is a lower bound for this pattern, not the GPU's count."),
+        f"conflicts for the kernel, yet {conflicts('gemm_wgmma_direct')} wavefronts a request. The same addresses "
+        "alone, one warp and nothing else in the banks, take the model's 2 on the H100, and patterns that break a "
+        "half-warp's banks take 4 (`docs/measurements/2026-11-28-h100-ld64-probe`): the model's half-warps are the "
+        "hardware's, and what the loads lose in the kernel is to the other traffic in the same banks, the TMA's "
+        "writes and `wgmma`'s operand reads, which a model of the access pattern leaves out (as for the shared "
+        "stores above)."),
 }
 for title in sorted({a[1] for a in apart}):
     who = ", ".join(f"`{a[0]}`" for a in apart if a[1] == title and (title, a[0]) not in OWN_WHY)
@@ -340,7 +343,7 @@ WHY["wgmma_direct"] = lambda: (
     f"over {nc('gemm_wgmma_direct', 'Duration')} us at {NCU_SIZE}^3, with no operand pass before it; "
     f"{ncu['gemm_wgmma_direct']['dram__bytes.sum'] / 1e9:.2f} GB of DRAM traffic. The columns each lane takes "
     "(`pair_of`) put each 16-lane half of a fragment load on all 32 banks, which the emulator counts as 2 wavefronts a "
-    f"request; the H100 takes {conflicts('gemm_wgmma_direct')} (below). The tiles go in groups of 8 tile rows "
+    f"request; the H100 takes {conflicts('gemm_wgmma_direct')} (below: the other traffic in its banks). The tiles go in groups of 8 tile rows "
     "(step 12's 16 measured slower: `docs/measurements/2026-11-28-h100-gemm-direct-ab`).")
 for s in STEPS:
     WHY.setdefault(s["name"], lambda: "")

@@ -31,11 +31,11 @@
 //! 8-byte load per `k`, and the `n` of a warp's lanes are chosen so that
 //! the loads of each half-warp (4 `k` by 4 pairs) fall in 8 different
 //! chunks, all 32 banks: `n = 2 (g % 2) + 4 (g / 4) + 16 ((g / 2) % 2)`
-//! for lane group `g = l / 4` ([`pair_of`]). The emulator counts 2
-//! wavefronts a load for that, the least 256 bytes take; the H100 takes
-//! about 3.7 (`ncu`, in `docs/gemm.md`), so its 8-byte loads are not served
-//! half-warp by half-warp as this assumes, and a better order may exist.
-//! The same pairing makes the stores 8 bytes wide.
+//! for lane group `g = l / 4` ([`pair_of`]): 2 wavefronts a load, the
+//! least 256 bytes take, as the emulator counts and as an H100 serves these
+//! addresses alone (`docs/measurements/2026-11-28-h100-ld64-probe`; in
+//! lane order, `n = 2 g`, they take 4). The same pairing makes the stores
+//! 8 bytes wide.
 //!
 //! **Registers:** a `wgmma` that reads registers may not have them written
 //! before its group completes. Each 8-deep slice of a stage is a group of
