@@ -154,12 +154,17 @@ fn direct(
     let (a_raw, b_raw) = (ap.as_raw(), bp.as_raw());
     let layout = DirectLayout::new(shape, (a_raw, b_raw));
     let limits = stream.gpu().grid_limits();
+    // The passes' grids are checked before anything is allocated or queued
+    // (their shapes do not depend on where the workspace lies).
+    let no_maps = [coalesce_kernels::TensorMap([0; 16]); 2];
+    for pass in layout.passes(shape, 0, (a_raw, b_raw), no_maps) {
+        limits.check(PACK, &shape, pack_dims(pass.shape.rows.max(1), pass.shape.cols.max(1)))?;
+    }
     let ws = Workspace::new(stream, layout.bytes)?;
     let base = ws.base();
     let [ta, tb] = layout.tensors(shape, base, (a_raw, b_raw));
     let maps = [encode(ta)?, encode(tb)?];
     for pass in layout.passes(shape, base, (a_raw, b_raw), maps) {
-        limits.check(PACK, &shape, pack_dims(pass.shape.rows.max(1), pass.shape.cols.max(1)))?;
         // SAFETY: A holds m x k floats, B k x n; a copy and the maps lie
         // inside the workspace, which nothing else uses.
         unsafe { pack(stream, pass) }?;

@@ -75,3 +75,33 @@ fn the_128_byte_swizzle_is_the_wgmma_descriptors() {
     let plain = TmaMap { swizzle: TmaSwizzle::None, ..m };
     assert_eq!(plain.shared_address(1024, 3, 5), 1024 + 3 * 128 + 5 * 4);
 }
+
+/// The emulator's TF32 copies round as an H100's TMA does, on the values of
+/// `docs/measurements/2026-11-28-h100-tma-tf32-probe` (input, what the GPU
+/// copied): ties to even, a carry into the exponent, FLT_MAX to inf,
+/// subnormals rounded and not flushed, inf kept, every NaN `0x7fffe000`.
+#[test]
+fn tf32_copies_round_as_the_h100s_tma() {
+    use coalesce_kernels::emu::round_tf32;
+    let h100: [(u32, u32); 16] = [
+        (0x3f80_1000, 0x3f80_0000),
+        (0x3f80_3000, 0x3f80_4000),
+        (0xbf80_1000, 0xbf80_0000),
+        (0xbf80_3000, 0xbf80_4000),
+        (0x3fff_ffff, 0x4000_0000),
+        (0x7f7f_ffff, 0x7f80_0000),
+        (0x7f80_0000, 0x7f80_0000),
+        (0xff80_0000, 0xff80_0000),
+        (0x7f80_0001, 0x7fff_e000),
+        (0x7fc0_0000, 0x7fff_e000),
+        (0x0000_1000, 0x0000_0000),
+        (0x0000_3000, 0x0000_4000),
+        (0x0000_0fff, 0x0000_0000),
+        (0x8000_1001, 0x8000_2000),
+        (0x3f80_0fff, 0x3f80_0000),
+        (0x3f80_1001, 0x3f80_2000),
+    ];
+    for (input, gpu) in h100 {
+        assert_eq!(round_tf32(input), gpu, "{input:08x}");
+    }
+}
