@@ -80,8 +80,7 @@ fn tma(
         }
     };
     for pass in all_passes {
-        // A pass over no elements (one that only writes maps) is one block.
-        let dims = pack_dims(pass.shape.rows.max(1), pass.shape.cols.max(1));
+        let dims = pack_dims(pass.shape.rows, pass.shape.cols);
         GridLimits::CUDA.check("gemm_pack", &shape, dims)?;
         // SAFETY: the source holds its rows x cols floats (checked by
         // `plan`); the destinations and the maps lie in the workspace.

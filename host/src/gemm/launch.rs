@@ -158,7 +158,7 @@ fn direct(
     // (their shapes do not depend on where the workspace lies).
     let no_maps = [coalesce_kernels::TensorMap([0; 16]); 2];
     for pass in layout.passes(shape, 0, (a_raw, b_raw), no_maps) {
-        limits.check(PACK, &shape, pack_dims(pass.shape.rows.max(1), pass.shape.cols.max(1)))?;
+        limits.check(PACK, &shape, pack_dims(pass.shape.rows, pass.shape.cols))?;
     }
     let ws = Workspace::new(stream, layout.bytes)?;
     let base = ws.base();
@@ -187,8 +187,7 @@ fn direct(
 unsafe fn pack(stream: &Stream<'_>, pass: Pass) -> Result<()> {
     use coalesce_kernels::gemm::pack::pack_dims;
     let s = pass.shape;
-    // A pass over no elements (one that only writes maps) is one block.
-    let dims = pack_dims(s.rows.max(1), s.cols.max(1));
+    let dims = pack_dims(s.rows, s.cols);
     let [map0, map1] = pass.words.map(|w| MapBytes(MapParam(w.0)));
     let args: PackArgs = (
         DevicePointer::from_raw(pass.src),

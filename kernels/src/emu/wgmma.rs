@@ -109,13 +109,25 @@ impl EmuCtx<'_> {
         group.slots.lock().unwrap_or_else(|e| e.into_inner())[t] = operands;
         self.group_sync(group);
         let same = group.slots.lock().unwrap_or_else(|e| e.into_inner()).iter().all(|&s| s == operands);
-        let fragments = group.fragments.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        self.group_sync(group); // nobody overwrites a slot before all have compared
+        let (warp, lane) = (t / 32, t % 32);
+        // This thread's two rows of an `A` in registers, gathered while every
+        // fragment is published: row `16 w + g + 8 h` has its `k` in lane
+        // `4 g + k % 4` of warp `w`, register `h + 2 (k / 4)`.
+        let registers = matches!(a, OperandA::Registers(_)).then(|| {
+            let fragments = group.fragments.lock().unwrap_or_else(|e| e.into_inner());
+            let row = |h: usize| -> [f64; 8] {
+                core::array::from_fn(|k| {
+                    let bits = fragments[32 * warp + 4 * (lane / 4) + k % 4][h + 2 * (k / 4)];
+                    f32::from_bits(bits & TF32_MASK) as f64
+                })
+            };
+            [row(0), row(1)]
+        });
+        self.group_sync(group); // nobody overwrites a slot before all have read
         if !same {
             self.shared.fail(EmuError::DivergentWgmma { block: self.block, warpgroup: index });
             std::panic::resume_unwind(Box::new(Abandoned));
         }
-        let (warp, lane) = (t / 32, t % 32);
         // This block's region of the shared memory, alive for the whole launch.
         let (smem, region) = (crate::ThreadCtx::shared_mem::<u8>(self).cast_const(), self.cta_offset() as usize);
         let bytes = self.shared.cta_stride;
@@ -134,19 +146,11 @@ impl EmuCtx<'_> {
                 f32::from_bits(bits & TF32_MASK) as f64
             })
         };
-        // Row `16 w + g + 8 h` of an `A` in registers: its `k` is held by
-        // lane `4 g + k % 4` of warp `w`, in register `h + 2 (k / 4)`.
-        let registers = |h: usize| -> [f64; 8] {
-            core::array::from_fn(|k| {
-                let bits = fragments[32 * warp + 4 * (lane / 4) + k % 4][h + 2 * (k / 4)];
-                f32::from_bits(bits & TF32_MASK) as f64
-            })
-        };
         // This thread's rows of A (two) and columns of B (R / 2), read once each.
-        let rows: [[f64; 8]; 2] = core::array::from_fn(|h| match a {
-            OperandA::Shared(desc) => operand(desc, 16 * warp + lane / 4 + 8 * h),
-            OperandA::Registers(_) => registers(h),
-        });
+        let rows: [[f64; 8]; 2] = match (a, registers) {
+            (OperandA::Shared(desc), _) => core::array::from_fn(|h| operand(desc, 16 * warp + lane / 4 + 8 * h)),
+            (OperandA::Registers(_), rows) => rows.expect("gathered above for A in registers"),
+        };
         let cols: Vec<[f64; 8]> = (0..R / 2).map(|j| operand(b, 8 * (j / 2) + 2 * (lane % 4) + j % 2)).collect();
         for (i, acc) in d.iter_mut().enumerate() {
             let (x, y) = (&rows[(i / 2) % 2], &cols[2 * (i / 4) + i % 2]);

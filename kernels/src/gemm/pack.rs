@@ -51,10 +51,12 @@ pub const PACK_KEEP: u32 = 4;
 const T: usize = PACK_TILE as usize;
 const ROWS: usize = PACK_ROWS as usize;
 
-/// Grid and block for a `rows x cols` source.
+/// Grid and block for a `rows x cols` source: one block for a source of
+/// no elements (a pass that only writes tensor maps).
 pub const fn pack_dims(rows: u32, cols: u32) -> LaunchDims {
     LaunchDims {
-        grid: Dim3::xy(cols.div_ceil(PACK_TILE), rows.div_ceil(PACK_TILE)),
+        // `n.div_ceil(T)` for `n > 0`, and 1 for 0.
+        grid: Dim3::xy(1 + cols.saturating_sub(1) / PACK_TILE, 1 + rows.saturating_sub(1) / PACK_TILE),
         block: Dim3::xy(PACK_TILE, PACK_ROWS),
         shared_bytes: PACK_TILE * (PACK_TILE + 1) * 4,
     }
