@@ -17,7 +17,9 @@
 //! since 16-byte loads would be misaligned), a deep and a shallow product,
 //! and 1024^3, which gives 32 blocks for an H100's 132 SMs.
 //! `scripts/gpu/peers gemm-shapes` times PyTorch at the shapes this group
-//! names in its output.
+//! names in its output. A fourth, `gemm_direct_3xtf32_shapes`, times step
+//! 15 (FP32-accurate with no operand pass) at the same shapes, where the
+//! module has it: whether `sgemm` should take it at some of them.
 
 mod common;
 
@@ -92,6 +94,27 @@ fn bench_shapes(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
         group.throughput(Throughput::Elements(shape.flops()));
         group.bench_function(BenchmarkId::from_parameter(format!("{m}x{n}x{k}")), |bch| {
             bch.iter(|| gemm::sgemm(stream, &a, &b, &mut out, shape, AlphaBeta::PRODUCT).unwrap())
+        });
+    }
+    group.finish();
+    let step15 = Variant::WgmmaDirect3xTf32;
+    if !gpu.has_kernel(step15.entry_point()) {
+        return;
+    }
+    let mut group = c.benchmark_group("gemm_direct_3xtf32_shapes");
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(200));
+    group.measurement_time(Duration::from_millis(1000));
+    for (m, n, k) in AWKWARD {
+        let shape = GemmShape::new(m, n, k).unwrap();
+        let (ha, hb) = (fill(3, shape.a().len()), fill(4, shape.b().len()));
+        let (a, b) = (gpu.upload(&ha).unwrap(), gpu.upload(&hb).unwrap());
+        let mut out = gpu.alloc::<f32>(shape.c().len()).unwrap();
+        validate(stream, step15, (&a, &b, &mut out), shape, (&ha, &hb));
+        group.throughput(Throughput::Elements(shape.flops()));
+        group.bench_function(BenchmarkId::from_parameter(format!("{m}x{n}x{k}")), |bch| {
+            bch.iter(|| gemm::launch(stream, step15, &a, &b, &mut out, shape, AlphaBeta::PRODUCT).unwrap())
         });
     }
     group.finish();

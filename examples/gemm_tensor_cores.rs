@@ -12,7 +12,7 @@
 //! and each step's `C` as raw little-endian f32 (`a_4096.bin`,
 //! `c_wgmma_4096.bin`, ...), which `scripts/gpu/peers gemm-tc` compares
 //! with cuBLAS against an f64 product on the GPU; `STEPS` (default
-//! `double_buffered,tf32,wgmma,wgmma_3xtf32,wgmma_promoted,wgmma_tma,wgmma_tma_3xtf32,wgmma_direct`) names the
+//! `double_buffered,tf32,wgmma,wgmma_3xtf32,wgmma_promoted,wgmma_tma,wgmma_tma_3xtf32,wgmma_direct,wgmma_direct_3xtf32`) names the
 //! steps. Prints one line per step and size: median, min and max ms,
 //! TFLOP/s.
 
@@ -29,7 +29,7 @@ fn main() -> coalesce::Result<()> {
     let steps: Vec<Variant> = args
         .get(3)
         .map_or(
-            "double_buffered,tf32,wgmma,wgmma_3xtf32,wgmma_promoted,wgmma_tma,wgmma_tma_3xtf32,wgmma_direct",
+            "double_buffered,tf32,wgmma,wgmma_3xtf32,wgmma_promoted,wgmma_tma,wgmma_tma_3xtf32,wgmma_direct,wgmma_direct_3xtf32",
             String::as_str,
         )
         .split(',')

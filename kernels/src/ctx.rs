@@ -324,6 +324,19 @@ pub trait ThreadCtx {
     /// As [`ThreadCtx::wgmma_m64n256k8_tf32`].
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn wgmma_m64n128k8_tf32(&self, d: &mut [f32; 64], a: u64, b: u64, accumulate: bool);
+    /// [`ThreadCtx::wgmma_wait_n128`] for a group of `wgmma`s that read `A`
+    /// from registers ([`ThreadCtx::wgmma_m64n128k8_tf32_rs`]): `a`, the
+    /// fragments of the groups this wait retires (eight, as 32 registers),
+    /// are named too, as in [`ThreadCtx::wgmma_wait_rs`].
+    fn wgmma_wait_n128_rs<const N: u32>(&self, d: &mut [f32; 64], a: &[f32; 32]);
+    /// [`ThreadCtx::wgmma_m64n128k8_tf32`] with `A` in registers, laid out
+    /// as [`ThreadCtx::wgmma_m64n256k8_tf32_rs`] says, and its rules: the
+    /// registers that held `a` are not written before the group completes.
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::wgmma_m64n256k8_tf32`], for `b`.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn wgmma_m64n128k8_tf32_rs(&self, d: &mut [f32; 64], a: [f32; 4], b: u64, accumulate: bool);
     /// `%cluster_ctarank`: this block's rank in its thread-block cluster
     /// (`0..` the cluster's size; 0 in a launch without clusters).
     fn cluster_ctarank(&self) -> u32;
@@ -335,6 +348,24 @@ pub trait ThreadCtx {
     /// a launch that cannot go on, where going on would hang or write wrong
     /// values.
     fn trap(&self, why: &'static str) -> !;
+    /// Declares the kernel's launch bound: it is never launched with more
+    /// than `N` threads a block. On the GPU it marks the kernel's PTX, and
+    /// the build writes `.maxntid N, 1, 1` into the entry's header (see
+    /// `build/ptx.rs`), so that ptxas allocates registers for `N` threads:
+    /// without it, a kernel near 255 registers may get more than `65536 /
+    /// N` from the driver's compiler and fail to launch. The emulator fails
+    /// a launch of a bigger block with this reason. Call it once, first.
+    fn launch_bound<const N: u32>(&self);
+    /// `setmaxnreg.dec.sync.aligned.u32 N` (`sm_90a`): this warpgroup's
+    /// threads give up registers down to `N` each, into the block's pool,
+    /// for another warpgroup's [`ThreadCtx::setmaxnreg_inc`]. Every thread
+    /// of the warpgroup calls it; the emulator has no registers to move.
+    fn setmaxnreg_dec<const N: u32>(&self);
+    /// `setmaxnreg.inc.sync.aligned.u32 N` (`sm_90a`): this warpgroup's
+    /// threads take registers from the block's pool, up to `N` each,
+    /// waiting until another warpgroup has released enough. Every thread of
+    /// the warpgroup calls it.
+    fn setmaxnreg_inc<const N: u32>(&self);
     /// `barrier.cluster.arrive.relaxed.aligned`: this thread arrives at the
     /// cluster's barrier without ordering its memory accesses (a
     /// [`ThreadCtx::mbarrier_init_fence`] before it publishes mbarrier

@@ -350,6 +350,41 @@ impl ThreadCtx for Gpu {
         }
     }
     #[inline(always)]
+    fn wgmma_wait_n128_rs<const N: u32>(&self, d: &mut [f32; 64], a: &[f32; 32]) {
+        // As wgmma_wait_rs: the fragments are pinned until the wait.
+        // SAFETY: warpgroup-uniform; the registers are only pinned.
+        unsafe {
+            accumulators!(d, "wgmma.wait_group.sync.aligned {n}; // ", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63], " {f0} {f1} {f2} {f3} {f4} {f5} {f6} {f7} {f8} {f9} {f10} {f11} {f12} {f13} {f14} {f15} {f16} {f17} {f18} {f19} {f20} {f21} {f22} {f23} {f24} {f25} {f26} {f27} {f28} {f29} {f30} {f31}", n = const N,
+                f0 = in(reg32) a[0], f1 = in(reg32) a[1], f2 = in(reg32) a[2], f3 = in(reg32) a[3],
+                f4 = in(reg32) a[4], f5 = in(reg32) a[5], f6 = in(reg32) a[6], f7 = in(reg32) a[7],
+                f8 = in(reg32) a[8], f9 = in(reg32) a[9], f10 = in(reg32) a[10], f11 = in(reg32) a[11],
+                f12 = in(reg32) a[12], f13 = in(reg32) a[13], f14 = in(reg32) a[14], f15 = in(reg32) a[15],
+                f16 = in(reg32) a[16], f17 = in(reg32) a[17], f18 = in(reg32) a[18], f19 = in(reg32) a[19],
+                f20 = in(reg32) a[20], f21 = in(reg32) a[21], f22 = in(reg32) a[22], f23 = in(reg32) a[23],
+                f24 = in(reg32) a[24], f25 = in(reg32) a[25], f26 = in(reg32) a[26], f27 = in(reg32) a[27],
+                f28 = in(reg32) a[28], f29 = in(reg32) a[29], f30 = in(reg32) a[30], f31 = in(reg32) a[31])
+        }
+    }
+    #[inline(always)]
+    unsafe fn wgmma_m64n128k8_tf32_rs(&self, d: &mut [f32; 64], a: [f32; 4], b: u64, accumulate: bool) {
+        // SAFETY: the caller's contract (descriptor inside shared memory,
+        // operand fenced, warpgroup-uniform call and flag).
+        unsafe {
+            accumulators!(
+                d,
+                "{{ .reg .pred p; setp.ne.b32 p, {s}, 0; wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {{",
+                [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63],
+                "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1; }}",
+                a0 = in(reg32) a[0],
+                a1 = in(reg32) a[1],
+                a2 = in(reg32) a[2],
+                a3 = in(reg32) a[3],
+                b = in(reg64) b,
+                s = in(reg32) accumulate as u32
+            )
+        }
+    }
+    #[inline(always)]
     fn cluster_ctarank(&self) -> u32 {
         let r: u32;
         // SAFETY: reads a special register.
@@ -362,6 +397,25 @@ impl ThreadCtx for Gpu {
         // SAFETY: reads a special register.
         unsafe { core::arch::asm!("mov.u32 {n}, %cluster_nctarank;", n = out(reg32) n, options(nostack, nomem, pure)) };
         n
+    }
+    #[inline(always)]
+    fn launch_bound<const N: u32>(&self) {
+        // A PTX comment that the build turns into the entry's `.maxntid`
+        // (`build/ptx.rs`, `LAUNCH_BOUND`); it emits no instruction.
+        // SAFETY: a comment.
+        unsafe {
+            core::arch::asm!("// coalesce.launch_bound {n}", n = const N, options(nomem, nostack, preserves_flags))
+        }
+    }
+    #[inline(always)]
+    fn setmaxnreg_dec<const N: u32>(&self) {
+        // SAFETY: warpgroup-uniform (the trait's contract); no memory.
+        unsafe { core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack)) }
+    }
+    #[inline(always)]
+    fn setmaxnreg_inc<const N: u32>(&self) {
+        // SAFETY: as above.
+        unsafe { core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack)) }
     }
     #[inline(always)]
     fn trap(&self, _why: &'static str) -> ! {

@@ -50,7 +50,7 @@ const EDGE_SHAPES: [(usize, usize, usize); 9] = [
     (129, 257, 16), (33, 5, 44), (12, 263, 11),
 ];
 
-/// Shapes for steps 9-14 (`wgmma`, 128x256 tiles, 128x128 for steps 11 and 13, 256x128 for 14, 32
+/// Shapes for steps 9-15 (`wgmma`, 128x256 tiles, 128x128 for steps 11, 13 and 15, 256x128 for 14, 32
 /// deep): `K = 1`, `N < 4` (checked loads of `B` everywhere), `K` below, at
 /// and past one tile with residues, `M` and `N` just past a tile (a second
 /// block row and column that is almost empty), `N` a multiple of 4 just
@@ -63,15 +63,16 @@ const WGMMA_SHAPES: [(usize, usize, usize); 9] = [
     (64, 300, 7), (192, 132, 97), (256, 512, 96),
 ];
 
-/// The tensor-core steps that run `wgmma` (`sm_90a` only); the last three
+/// The tensor-core steps that run `wgmma` (`sm_90a` only); the last four
 /// read their operands through TMA tensor maps.
-const WGMMA_STEPS: [Variant; 6] = [
+const WGMMA_STEPS: [Variant; 7] = [
     Variant::Wgmma,
     Variant::Wgmma3xTf32,
     Variant::WgmmaPromoted,
     Variant::WgmmaTma,
     Variant::WgmmaTma3xTf32,
     Variant::WgmmaDirect,
+    Variant::WgmmaDirect3xTf32,
 ];
 
 /// The epilogue cases: the plain product (C is NaN-poisoned and must not be

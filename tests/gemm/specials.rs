@@ -20,8 +20,9 @@ const BIG: f32 = f32::MAX;
 /// where every special lands in one tile. `K >= 9`: the huge values of `A`
 /// and `B` sit at different depths (`with_huge`).
 const SPECIAL_SHAPES: [(usize, usize, usize); 2] = [(130, 259, 33), (5, 3, 9)];
-/// What `sgemm` runs: step 7 (FMA units, every GPU) and step 13 (an H100).
-const SGEMM_STEPS: [Variant; 2] = [Variant::DoubleBuffered, Variant::WgmmaTma3xTf32];
+/// What `sgemm` may run: step 7 (FMA units, every GPU) and the FP32-accurate
+/// TMA steps 13 and 15 (an H100).
+const SGEMM_STEPS: [Variant; 3] = [Variant::DoubleBuffered, Variant::WgmmaTma3xTf32, Variant::WgmmaDirect3xTf32];
 
 /// Element `(i, p)` of an `r x c` matrix, the indices wrapped into it (the
 /// positions below are for the large shape; on a small one they still land).

@@ -65,7 +65,7 @@ fn tma(
     };
     let (a_addr, b_addr) = (a.as_ptr() as u64, b.as_ptr() as u64);
     let layout = TmaLayout::new(variant, shape);
-    let direct = variant.geometry().direct.then(|| DirectLayout::new(shape, (a_addr, b_addr)));
+    let direct = variant.geometry().direct.then(|| DirectLayout::new(variant, shape, (a_addr, b_addr)));
     let bytes = direct.map_or(layout.bytes, |d| d.bytes);
     let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; bytes.div_ceil(4)], 0);
     let base = ws.as_mut_slice().as_mut_ptr() as u64;
@@ -104,8 +104,11 @@ fn tma(
     if !checked && !report.findings.is_empty() {
         return Err(emu::EmuError::Checker(report.findings).into());
     }
-    if layout.marks.is_some() {
-        let (any, _, _) = layout.marks_at(base, shape);
+    let marks = match direct {
+        Some(d) => d.marks_at(base),
+        None => layout.marks.map(|_| layout.marks_at(base, shape).0),
+    };
+    if let Some(any) = marks {
         let (pa, pb) = (SyncPtr::new(a), SyncPtr::new(b));
         let (m, n) = (shape.m() as u32, shape.n() as u32);
         // SAFETY: A, B, C hold their matrices (checked by `plan`), C is

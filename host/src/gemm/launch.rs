@@ -115,11 +115,8 @@ pub(super) fn tma(
         .collect::<Result<Vec<_>>>()?;
     let (any, _, _) = layout.marks_at(base, shape);
     if fix.is_some() {
-        stream.gpu().bind()?;
-        // SAFETY: the 1 + m + n words of marks lie inside the workspace; a
-        // memset in stream order (a node of its own in a graph capture).
-        let r = unsafe { cust::sys::cuMemsetD32Async(any, 0, 1 + m + n, stream.raw()) };
-        crate::error::check("cuMemsetD32Async", r)?;
+        // The 1 + m + n words of marks lie inside the workspace.
+        zero_marks(stream, any, 1 + m + n)?;
     }
     let (ap, bp, cp) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
     for pass in passes(&layout, shape, base, (ap.as_raw(), bp.as_raw()), &maps) {
@@ -141,18 +138,20 @@ pub(super) fn tma(
     }
 }
 
-/// The direct step ([`Geometry::direct`]): tensor maps over `A` and `B`
+/// A direct step ([`Geometry::direct`]): tensor maps over `A` and `B`
 /// themselves (or over padded copies of an operand whose rows they cannot
 /// describe, [`DirectLayout`]), written to the workspace by the one pass
-/// before the product, all on `stream`.
+/// before the product, all on `stream`; for 3xTF32, the marks zeroed before
+/// and the fix-up after.
 fn direct(
     stream: &Stream<'_>, variant: Variant, dims: LaunchDims,
     (a, b, c): (&DeviceSlice<f32>, &DeviceSlice<f32>, &mut DeviceSlice<f32>), shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<()> {
+    use coalesce_kernels::gemm::fixup::fixup_dims;
     use coalesce_kernels::gemm::pack::pack_dims;
     let (ap, bp, cp) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
     let (a_raw, b_raw) = (ap.as_raw(), bp.as_raw());
-    let layout = DirectLayout::new(shape, (a_raw, b_raw));
+    let layout = DirectLayout::new(variant, shape, (a_raw, b_raw));
     let limits = stream.gpu().grid_limits();
     // The passes' grids are checked before anything is allocated or queued
     // (their shapes do not depend on where the workspace lies).
@@ -160,10 +159,18 @@ fn direct(
     for pass in layout.passes(shape, 0, (a_raw, b_raw), no_maps) {
         limits.check(PACK, &shape, pack_dims(pass.shape.rows, pass.shape.cols))?;
     }
+    let (m, n) = (shape.m(), shape.n());
+    let fix = layout.marks.is_some().then(|| fixup_dims(m as u32, n as u32));
+    if let Some(fix) = fix {
+        limits.check(FIXUP, &shape, fix)?;
+    }
     let ws = Workspace::new(stream, layout.bytes)?;
     let base = ws.base();
     let [ta, tb] = layout.tensors(shape, base, (a_raw, b_raw));
     let maps = [encode(ta)?, encode(tb)?];
+    if let Some(any) = layout.marks_at(base) {
+        zero_marks(stream, any, 1 + m + n)?;
+    }
     for pass in layout.passes(shape, base, (a_raw, b_raw), maps) {
         // SAFETY: A holds m x k floats, B k x n; a copy and the maps lie
         // inside the workspace, which nothing else uses.
@@ -172,9 +179,24 @@ fn direct(
     let (a_map, b_map) = layout.maps_at(base);
     let maps = (DevicePointer::from_raw(a_map), DevicePointer::from_raw(b_map), cp);
     // SAFETY: the maps, written by the pass queued before it, describe A
-    // and B (or their copies); C holds m*n floats and overlaps neither
-    // (checked by `launch`).
-    unsafe { step(stream, variant.entry_point(), dims, maps, shape.problem(scalars)) }
+    // and B (or their copies), and for 3xTF32 the zeroed marks follow them;
+    // C holds m*n floats and overlaps neither (checked by `launch`).
+    unsafe { step(stream, variant.entry_point(), dims, maps, shape.problem(scalars)) }?;
+    match (fix, layout.marks_at(base)) {
+        // SAFETY: A, B and C hold their matrices, C overlaps neither; the
+        // marks (1 + m + n words) were written by the product before it.
+        (Some(fix), Some(any)) => unsafe { fixup(stream, fix, (ap, bp, cp), shape.problem(scalars), any) },
+        _ => Ok(()),
+    }
+}
+
+/// Zeroes the `words` words of marks at `any` on `stream`: a memset in
+/// stream order (a node of its own in a graph capture).
+fn zero_marks(stream: &Stream<'_>, any: u64, words: usize) -> Result<()> {
+    stream.gpu().bind()?;
+    // SAFETY: the caller's marks lie inside its workspace; a live stream.
+    let r = unsafe { cust::sys::cuMemsetD32Async(any, 0, words, stream.raw()) };
+    crate::error::check("cuMemsetD32Async", r)
 }
 
 /// Queues the pass on `stream`.

@@ -192,33 +192,48 @@ pub(crate) fn passes(
     ]
 }
 
-/// Where the direct step (step 14, [`coalesce_kernels::gemm::Geometry::direct`])
+/// Where a direct step (steps 14 and 15, [`coalesce_kernels::gemm::Geometry::direct`])
 /// finds its operands: its two tensor maps at the start of the workspace
-/// (`A`'s, then `B`'s), and, for an operand whose rows a tensor map cannot
-/// describe (not 16-byte aligned: `K`, or `N`, not a multiple of 4, or a
-/// base not 16-byte aligned), a copy of it with its rows padded to a
-/// multiple of 32 floats (`gemm_pack` without transposing or rounding: rows of
-/// `A`, `kp` floats long, then rows of `B`, `np` long). Without a copy the
-/// maps describe the matrices themselves, and the one pass left writes the
-/// maps.
+/// (`A`'s, then `B`'s); for 3xTF32 (step 15), the marks of the non-finite
+/// inputs right after them (`1 + m + n` words, see `gemm::fixup`); and, for
+/// an operand whose rows a tensor map cannot describe (not 16-byte aligned:
+/// `K`, or `N`, not a multiple of 4, or a base not 16-byte aligned), a copy
+/// of it with its rows padded to a multiple of 32 floats (`gemm_pack`
+/// without transposing or rounding: rows of `A`, `kp` floats long, then
+/// rows of `B`, `np` long). Without a copy the maps describe the matrices
+/// themselves, and the one pass left writes the maps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct DirectLayout {
     /// Byte offsets of the copies of `A` and `B`, `None` for an operand
     /// read in place.
     a: Option<usize>,
     b: Option<usize>,
+    /// Byte offset of the marks (3xTF32 only).
+    pub(crate) marks: Option<usize>,
     kp: usize,
     np: usize,
+    /// Rows of `A` in one box: the step's tile.
+    a_box_rows: u32,
+    /// Whether the copies round to TF32 (a TF32 step) or copy f32 (3xTF32).
+    tf32: bool,
     pub(crate) bytes: usize,
 }
 
 impl DirectLayout {
-    /// The layout for `shape` with `A` at device address `a` and `B` at `b`.
-    pub(crate) fn new(shape: GemmShape, (a, b): (u64, u64)) -> DirectLayout {
+    /// The layout of `variant` for `shape` with `A` at device address `a`
+    /// and `B` at `b`.
+    pub(crate) fn new(variant: Variant, shape: GemmShape, (a, b): (u64, u64)) -> DirectLayout {
         let (m, n, k) = (shape.m(), shape.n(), shape.k());
+        let split = variant.geometry().precision == Precision::Split3xTf32;
         let in_place = |base: u64, cols: usize| base.is_multiple_of(16) && cols.is_multiple_of(4);
         let (kp, np) = (k.next_multiple_of(32), n.next_multiple_of(32));
         let mut bytes = 2 * size_of::<coalesce_kernels::TensorMap>();
+        let marks = split.then(|| {
+            debug_assert_eq!(bytes, coalesce_kernels::gemm::DX3_MARKS_OFFSET);
+            let at = bytes;
+            bytes = (bytes + 4 * (1 + m + n)).next_multiple_of(256);
+            at
+        });
         let mut take = |copy: bool, len: usize| {
             copy.then(|| {
                 let at = bytes;
@@ -228,7 +243,14 @@ impl DirectLayout {
         };
         let a = take(!in_place(a, k), m * kp);
         let b = take(!in_place(b, n), k * np);
-        DirectLayout { a, b, kp, np, bytes }
+        let (a_box_rows, tf32) = (variant.block_tile().0, !split);
+        DirectLayout { a, b, marks, kp, np, a_box_rows, tf32, bytes }
+    }
+
+    /// The word raised for any non-finite input, with the workspace at
+    /// `base` (the rows' and columns' marks follow it), for a 3xTF32 step.
+    pub(crate) fn marks_at(&self, base: u64) -> Option<u64> {
+        self.marks.map(|at| base + at as u64)
     }
 
     /// The addresses of `A`'s map and of `B`'s, with the workspace at `base`.
@@ -238,10 +260,10 @@ impl DirectLayout {
 
     /// The tensors the maps describe, `A`'s then `B`'s: the matrices at `a`
     /// and `b`, or their copies in the workspace at `base`; element type
-    /// TF32, boxes of 32 of `K` by the tile's 256 rows of `A`, and of 32
-    /// columns by 32 rows of `B`.
+    /// TF32 for a TF32 step, f32 for 3xTF32; boxes of 32 of `K` by the
+    /// tile's rows of `A`, and of 32 columns by 32 rows of `B`.
     pub(crate) fn tensors(&self, shape: GemmShape, base: u64, (a, b): (u64, u64)) -> [Tensor2d; 2] {
-        use coalesce_kernels::gemm::{DIRECT_B_BOX, DIRECT_BK, DIRECT_BM};
+        use coalesce_kernels::gemm::{DIRECT_B_BOX, DIRECT_BK};
         let (m, n, k) = (shape.m() as u64, shape.n() as u64, shape.k() as u64);
         let at = |copy: Option<usize>, src: u64| copy.map_or(src, |o| base + o as u64);
         let row = |copy: Option<usize>, padded: usize, cols: u64| 4 * copy.map_or(cols, |_| padded as u64);
@@ -252,8 +274,8 @@ impl DirectLayout {
                 rows: m,
                 row_bytes: row(self.a, self.kp, k),
                 box_cols: DIRECT_BK,
-                box_rows: DIRECT_BM,
-                tf32: true,
+                box_rows: self.a_box_rows,
+                tf32: self.tf32,
             },
             Tensor2d {
                 base: at(self.b, b),
@@ -262,7 +284,7 @@ impl DirectLayout {
                 row_bytes: row(self.b, self.np, n),
                 box_cols: DIRECT_B_BOX,
                 box_rows: DIRECT_BK,
-                tf32: true,
+                tf32: self.tf32,
             },
         ]
     }

@@ -166,6 +166,11 @@ impl ThreadCtx for EmuCtx<'_> {
         unsafe { self.tma_copy(Location::caller(), dst, &map, xy, bar) }
     }
     fn wgmma_wait_n128<const N: u32>(&self, _d: &mut [f32; 64]) {}
+    fn wgmma_wait_n128_rs<const N: u32>(&self, _d: &mut [f32; 64], _a: &[f32; 32]) {}
+    #[track_caller]
+    unsafe fn wgmma_m64n128k8_tf32_rs(&self, d: &mut [f32; 64], a: [f32; 4], b: u64, accumulate: bool) {
+        self.wgmma_tf32(d, OperandA::Registers(a), b, accumulate);
+    }
     #[track_caller]
     unsafe fn mem_bulk_load(&self, dst: u32, (src, len, j): (*const f32, usize, usize), bytes: u32, bar: u32) {
         let loc = Location::caller();
@@ -210,6 +215,15 @@ impl ThreadCtx for EmuCtx<'_> {
     fn cluster_nctarank(&self) -> u32 {
         self.shared.cluster
     }
+    fn launch_bound<const N: u32>(&self) {
+        let threads = self.block_dim().x * self.block_dim().y * self.block_dim().z;
+        if threads > N {
+            // Reported as the launch's error (`EmuError::Panicked`).
+            panic!("launch bound: a block of {threads} threads for a kernel bounded to {N}");
+        }
+    }
+    fn setmaxnreg_dec<const N: u32>(&self) {}
+    fn setmaxnreg_inc<const N: u32>(&self) {}
     fn trap(&self, why: &'static str) -> ! {
         // Reported as the launch's error, with this thread's indices
         // (`EmuError::Panicked`).

@@ -52,8 +52,8 @@
 //! not 16-byte aligned) into a padded workspace first, the one case with
 //! a pass.
 
-use super::warpgroup::{grouped_tile_in, k_major_128b, swizzle_base, swizzled};
-use super::{Dim3, Geometry, Precision, Problem, store_c_at, store_c2_at};
+use super::warpgroup::{grouped_tile_in, k_major_128b, store_transposed, swizzle_base, swizzled};
+use super::{Dim3, Geometry, Precision, Problem};
 use crate::vector::F2;
 use crate::{TensorMap, ThreadCtx};
 
@@ -231,40 +231,4 @@ pub unsafe fn wgmma_direct<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
 
     // SAFETY: the caller's contract (C holds its matrix).
     unsafe { store_transposed(&c, &acc, &p, (m0, n0 + 64 * group + 32 * (warp / 2) + col), q) };
-}
-
-/// Stores thread `(.., q)`'s fragment of `C^T` (rows `n`, `n + 1`, columns
-/// `m0 + 8 j + 2 q + {0, 1}` for `j < 32`) into `C`, as 8-byte stores of
-/// `C[m][n..n + 2]` where the pair is inside `C` and 8-byte aligned.
-///
-/// # Safety
-/// `c` holds the `m * n` floats.
-#[inline(always)]
-unsafe fn store_transposed<C: ThreadCtx>(
-    c: &crate::GlobalMut<'_, C, f32>, acc: &[f32; 128], p: &Problem, (m0, n): (usize, usize), q: usize,
-) {
-    let (rows, cols) = (p.m as usize, p.n as usize);
-    let pairs = n + 2 <= cols && cols.is_multiple_of(2) && c.as_ptr().addr().is_multiple_of(8);
-    unroll!(j < 32, {
-        unroll!(h < 2, [0, 1], {
-            // acc[4 j + h] is (m, n), acc[4 j + 2 + h] is (m, n + 1).
-            let m = m0 + 8 * j + 2 * q + h;
-            let (x, y) = (acc[4 * j + h], acc[4 * j + 2 + h]);
-            if m < rows {
-                if pairs {
-                    // SAFETY: inside C (checked), 8-byte aligned: n even, cols even.
-                    unsafe { store_c2_at(*c, m * cols + n, [x, y], p.alpha, p.beta) };
-                } else {
-                    if n < cols {
-                        // SAFETY: inside C (checked).
-                        unsafe { store_c_at(*c, m * cols + n, x, p.alpha, p.beta) };
-                    }
-                    if n + 1 < cols {
-                        // SAFETY: as above.
-                        unsafe { store_c_at(*c, m * cols + n + 1, y, p.alpha, p.beta) };
-                    }
-                }
-            }
-        });
-    });
 }

@@ -32,6 +32,7 @@ pub(crate) use warpgroup::{swizzle_base, swizzled};
 pub use warptile::{WT, WarpTiling};
 pub use wgmma_3xtf32::split_tf32;
 pub use wgmma_direct::{DIRECT_B_BOX, DIRECT_BK, DIRECT_BM, pair_of};
+pub use wgmma_direct_3xtf32::DX3_MARKS_OFFSET;
 pub use wgmma_tma::TMA_BK;
 
 // The steps name it `super::F4`.
@@ -64,7 +65,7 @@ macro_rules! gemm_steps {
             op: "gemm";
             /// The GEMM versions, in teaching order: the FP32 ladder (steps
             /// 1-7), then the tensor cores: TF32 (steps 8, 9, 12, 14) and
-            /// FP32-accurate 3xTF32 (steps 10, 11, 13); steps 9-14 only on
+            /// FP32-accurate 3xTF32 (steps 10, 11, 13, 15); steps 9-15 only on
             /// `sm_90a`, the H100's.
             pub enum Variant, geometry Geometry;
             unsafe fn run<C>(ctx, a: *const f32, b: *const f32, c: *mut f32, p: Problem);
@@ -99,6 +100,8 @@ macro_rules! gemm_steps {
             WgmmaTma3xTf32 => wgmma_tma_3xtf32: "13" in "13_wgmma_tma_3xtf32.rs" { needs: "sm_90a", };
             /// step 12's TMA pipeline on `A` and `B` as they are, no operand pass: tensor maps of type TF32 round in the copy, and `C^T = B^T A^T` takes the N-major `B` through registers (`wgmma` with `A` in registers); 256x128 tiles
             WgmmaDirect => wgmma_direct: "14" in "14_wgmma_direct.rs" { needs: "sm_90a", };
+            /// step 13's promoted 3xTF32 on `A` and `B` as they are, no operand pass: the TMA copies f32 tiles, whose top 19 bits the tensor cores read as the high halves; `C^T = B^T A^T` takes `B`'s low half from the consumers' registers, and a splitter warpgroup writes `A`'s beside its tile; 128x128 tiles
+            WgmmaDirect3xTf32 => wgmma_direct_3xtf32: "15" in "15_wgmma_direct_3xtf32.rs" { needs: "sm_90a", };
         }
     };
 }
@@ -209,7 +212,10 @@ impl Variant {
     ///   the promoted sum of `ceil(k/32)` partial sums and the epilogue,
     ///   rounded to nearest). Below FP32's `gamma_{k+3}` from `k = 256` on
     ///   (12 times at 4096); not below it for small `k`, where the split's
-    ///   `12 u` alone passes `gamma_4`.
+    ///   `12 u` alone passes `gamma_4`;
+    /// - step 15: step 13's, with each split's high half truncated (`x =
+    ///   hi + r`, `|r| < 2^-10 |x|`, `lo = tf32(r)` within `2^-21 |x|`):
+    ///   `2^-19` for the split (the two residues and the dropped `lo * lo`).
     pub fn error_bound(self, k: usize) -> f64 {
         const U: f64 = 1.0 / (1u64 << 24) as f64;
         let gamma = |n: usize| n as f64 * U / (1.0 - n as f64 * U);
@@ -220,6 +226,7 @@ impl Variant {
             Variant::WgmmaPromoted | Variant::WgmmaTma3xTf32 => {
                 split + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
             }
+            Variant::WgmmaDirect3xTf32 => p(19) + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3),
             v if v.is_tf32() => p(10) + p(22) + 2.0 * gamma(k + 3),
             _ => gamma(k + 3),
         }

@@ -1,4 +1,4 @@
-//! What the tensor-core steps (9-14) share: the plumbing around `wgmma`,
+//! What the tensor-core steps (9-15) share: the plumbing around `wgmma`,
 //! so that each step's file shows only its own idea.
 //!
 //! - **The layout:** every operand tile is K-major, 32 TF32 values deep, so
@@ -12,12 +12,13 @@
 //!   16-byte loads ([`load4`]); the 3xTF32 split's paired stores
 //!   ([`store_split`]).
 //! - **Fragment stores:** the epilogue of two warpgroups' `wgmma` D
-//!   fragments ([`store_fragment`]).
-//! - **Promotion** (steps 11, 13): a tile's 3xTF32 products into a new
+//!   fragments ([`store_fragment`]), and of `C^T`'s, transposed into `C`
+//!   (steps 14, 15: [`store_transposed`]).
+//! - **Promotion** (steps 11, 13, 15): a tile's 3xTF32 products into a new
 //!   partial sum ([`products_3x`]), added into f32 sums ([`promote`]).
-//! - **The TMA steps' order of tiles** (steps 12-14): [`grouped_tile`], [`grouped_tile_in`].
+//! - **The TMA steps' order of tiles** (steps 12-15): [`grouped_tile`], [`grouped_tile_in`].
 
-use super::{F4, Problem, aligned16, split_tf32, store_c_at};
+use super::{F4, Problem, aligned16, split_tf32, store_c_at, store_c2_at};
 use crate::{Global, GlobalMut, Load, Shared, ThreadCtx};
 
 /// Bytes of one K-major row of a tile: 32 TF32 values, the 128-byte
@@ -278,4 +279,41 @@ pub(super) fn grouped_tile_in<const ROWS: u32>(blk: crate::Dim3, grid: crate::Di
     let height = (rows - first).clamp(1, ROWS);
     let j = i % per_group;
     (first + j % height, j / height)
+}
+
+/// Stores thread `(.., q)`'s fragment of `C^T` (the D fragment of an
+/// `m64nNk8`, `N = 2 R`, with `C^T`'s rows `n`, `n + 1`, columns
+/// `m0 + 8 j + 2 q + {0, 1}` for `j < R / 4`: steps 14 and 15) into `C`, as 8-byte stores of
+/// `C[m][n..n + 2]` where the pair is inside `C` and 8-byte aligned.
+///
+/// # Safety
+/// `c` holds the `m * n` floats.
+#[inline(always)]
+pub(super) unsafe fn store_transposed<C: ThreadCtx, const R: usize>(
+    c: &GlobalMut<'_, C, f32>, acc: &[f32; R], p: &Problem, (m0, n): (usize, usize), q: usize,
+) {
+    let (rows, cols) = (p.m as usize, p.n as usize);
+    let pairs = n + 2 <= cols && cols.is_multiple_of(2) && c.as_ptr().addr().is_multiple_of(8);
+    unroll!(j < R / 4, {
+        unroll!(h < 2, [0, 1], {
+            // acc[4 j + h] is (m, n), acc[4 j + 2 + h] is (m, n + 1).
+            let m = m0 + 8 * j + 2 * q + h;
+            let (x, y) = (acc[4 * j + h], acc[4 * j + 2 + h]);
+            if m < rows {
+                if pairs {
+                    // SAFETY: inside C (checked), 8-byte aligned: n even, cols even.
+                    unsafe { store_c2_at(*c, m * cols + n, [x, y], p.alpha, p.beta) };
+                } else {
+                    if n < cols {
+                        // SAFETY: inside C (checked).
+                        unsafe { store_c_at(*c, m * cols + n, x, p.alpha, p.beta) };
+                    }
+                    if n + 1 < cols {
+                        // SAFETY: as above.
+                        unsafe { store_c_at(*c, m * cols + n + 1, y, p.alpha, p.beta) };
+                    }
+                }
+            }
+        });
+    });
 }

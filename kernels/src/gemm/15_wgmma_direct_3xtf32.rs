@@ -1,0 +1,361 @@
+//! Step 15 (tensor cores, Hopper, `sm_90a` only): step 13's FP32-accurate
+//! 3xTF32 with promoted partial sums, on `A` and `B` as they are, as step
+//! 14 reads them: no operand pass. Measured in
+//! [`docs/gemm.md`](../../../docs/gemm.md).
+//!
+//! **Idea:** step 13 splits each operand into TF32 halves in a pass before
+//! the product (`gemm_pack`), which writes four halves, and its blocks then
+//! read all four through L2: twice the bytes of the operands, every tile
+//! row and column over. Here the TMA copies `A` and `B` as f32, once, and
+//! the block splits them in shared memory and in registers:
+//!
+//! - **The tensor cores truncate:** they read an f32's top 19 bits, so an
+//!   f32 operand is already its high half, `hi = trunc(x)` (as CUTLASS
+//!   splits its big half: no rounding past `FLT_MAX`), and the block only
+//!   makes the low half, `lo = tf32(x - hi)` (`x - hi` exact, under `2^-10
+//!   |x|`, rounded to nearest by two integer operations). Each split is
+//!   then exact to `2^-21 |x|` where step 13's is to `2^-22`, and the
+//!   dropped `lo * lo` is under `2^-20 |a b|`
+//!   ([`super::Variant::error_bound`]).
+//! - **`B` in registers**, as step 14: the block computes `C^T = B^T A^T`,
+//!   and each consumer thread loads its fragment of `B` from the N-major
+//!   tile: the loaded values are `B^T_hi`'s fragment, and their low halves
+//!   `B^T_lo`'s.
+//! - **`A` in shared memory:** `wgmma` reads the K-major `A` tile through a
+//!   descriptor: the f32 tile the TMA copied is `A_hi`, and a **splitter
+//!   warpgroup** writes `A_lo` beside it in the stage, tiles ahead of the
+//!   consumers.
+//!
+//! So the operands cross L2 as f32 once per block, half of step 13's
+//! bytes, and per 8 of `K` the consumers issue `B_hi A_lo`, `B_lo A_hi`
+//! and `B_hi A_hi` (step 13's order, the small products first) into a
+//! partial sum that each 32-deep tile promotes into f32 registers (step
+//! 11's promotion: the tensor cores' truncation stays inside one tile).
+//!
+//! **Non-finite inputs** have no halves: the splitter writes zeros over a
+//! non-finite `a` (both halves) and the consumers use zero halves for a
+//! non-finite `b`, and each raises the mark of its row of `A` or column of
+//! `B` (the marks follow the tensor maps in the workspace, zeroed before
+//! the launch): `gemm_fixup` recomputes those rows and columns of `C` in
+//! FP32 after the product, as after step 13.
+//!
+//! **The block:** 384 threads. Warpgroups 0 and 1 consume: warpgroup `g`
+//! owns columns `64 g ..+64` of the 128x128 tile of `C` (`wgmma`'s `M`, rows
+//! of `C^T`), all 128 rows (`N`), `m64n128k8` with `A` in registers, 64
+//! registers a set, two sets (partial and promoted), and a tile's
+//! fragments twice (32 registers): the next tile's are loaded and split
+//! while this tile's 12 products run. Warpgroup 2 splits, and its first
+//! thread issues the copies: four stages of 48 KiB (`A`'s tile, its
+//! `A_lo`, `B`'s tile), each tile's copies queued two tiles before its
+//! split, so the splitter runs up to two tiles ahead of the consumers.
+//!
+//! The barriers, one of each a stage: `full` (the copies landed), `ready`
+//! (the splitter's 128 threads wrote `A_lo`, fenced for the tensor cores'
+//! proxy) and `empty` (the consumers' 256 threads are done with the tile).
+
+use super::warpgroup::{ACC_N128, grouped_tile, k_major_128b, promote, store_transposed, swizzle_base, swizzled};
+use super::wgmma_direct::{DIRECT_B_BOX, pair_of};
+use super::{Dim3, F4, Geometry, Precision, Problem};
+use crate::vector::F2;
+use crate::{TensorMap, ThreadCtx};
+
+/// How this step is launched: `launch_dims` reads it.
+pub const GEOMETRY: Geometry =
+    Geometry::of(Precision::Split3xTf32, (DX3_BM, DX3_BN), Dim3::xy(DX3_THREADS, 1), DX3_SHARED_BYTES / 4)
+        .fed_by_tma()
+        .reading_the_matrices();
+
+/// Rows of the `C` tile per block: `wgmma`'s `N`, the rows of `A` a stage holds.
+pub const DX3_BM: u32 = 128;
+/// Columns of the `C` tile per block: two consumer warpgroups of 64 (`wgmma`'s `M`).
+pub const DX3_BN: u32 = 128;
+/// Depth of a stage: 32 of `K`, one 128-byte swizzled row of `A`'s tile.
+pub const DX3_BK: u32 = 32;
+/// Threads per block: two consumer warpgroups and the splitter warpgroup.
+pub const DX3_THREADS: u32 = 3 * 128;
+/// Registers per thread: 168 at launch (65536 for 384 threads, 3 warps on
+/// each SM sub-partition's 16384); then the splitter warpgroup gives all
+/// but 56 back and each consumer takes 224 (`setmaxnreg`), for its two
+/// sets of 64 accumulators and two fragment pairs.
+pub const DX3_REGS: (u32, u32) = (56, 224);
+/// Stages of the pipeline.
+pub const DX3_STAGES: u32 = 4;
+/// How many tiles ahead of its split the splitter queues a tile's copies:
+/// it is then at most `DX3_STAGES - DX3_FILL_AHEAD` tiles ahead of the
+/// consumers.
+pub const DX3_FILL_AHEAD: u32 = 2;
+/// Bytes one stage holds: `A`'s 128 x 32 tile, its `A_lo`, and `B`'s 32 x 128.
+pub const DX3_STAGE_BYTES: u32 = (2 * DX3_BM + DX3_BN) * DX3_BK * 4;
+/// Bytes of shared memory per block: the stages, three 8-byte barriers a
+/// stage (`full`, `ready`, `empty`), and 1024 bytes to align the tiles to
+/// the swizzle's period.
+pub const DX3_SHARED_BYTES: u32 = DX3_STAGES * DX3_STAGE_BYTES + 3 * 8 * DX3_STAGES + 1024;
+/// Byte offset of the marks from `A`'s tensor map (after `A`'s and `B`'s maps).
+pub const DX3_MARKS_OFFSET: usize = 2 * size_of::<TensorMap>();
+
+const BM: usize = DX3_BM as usize;
+const BN: usize = DX3_BN as usize;
+const BK: usize = DX3_BK as usize;
+const STAGES: usize = DX3_STAGES as usize;
+const AHEAD: usize = DX3_FILL_AHEAD as usize;
+const STAGE_BYTES: usize = DX3_STAGE_BYTES as usize;
+/// Bytes of `A`'s tile (and of its `A_lo`).
+const A_BYTES: usize = BM * BK * 4;
+/// Bytes of one `B` box: 32 rows (`k`) of 128 bytes.
+const BOX_BYTES: usize = (DIRECT_B_BOX * DX3_BK * 4) as usize;
+/// Threads that consume (both warpgroups), and that split.
+const CONSUMERS: usize = 256;
+const SPLITTERS: usize = 128;
+/// 16-byte chunks of `A`'s tile each splitter thread takes.
+const CHUNKS: usize = A_BYTES / 16 / SPLITTERS;
+
+const _: () = assert!(BK * 4 == 128 && A_BYTES.is_multiple_of(1024) && BOX_BYTES.is_multiple_of(1024));
+const _: () = assert!(CHUNKS * 16 * SPLITTERS == A_BYTES && BN == 4 * DIRECT_B_BOX as usize);
+const _: () = assert!(0 < AHEAD && AHEAD < STAGES);
+
+/// The low half of a finite `x` whose high half the tensor cores read as
+/// its top 19 bits (`x` truncated to TF32): `x - trunc(x)`, exact, rounded
+/// to TF32 to nearest (ties away, as `cvt.rna`; in integers: the rest is
+/// under `2^-10 |x|`, far from overflow).
+#[inline(always)]
+fn low_half(x: f32) -> f32 {
+    let rest = x - f32::from_bits(x.to_bits() & 0xffff_e000);
+    f32::from_bits(rest.to_bits().wrapping_add(0x1000) & 0xffff_e000)
+}
+
+/// Whether all are finite: `x * 0` is NaN for inf and NaN, else 0, and a
+/// NaN survives the sum (one fused multiply-add each).
+#[inline(always)]
+fn all_finite<const N: usize>(v: [f32; N]) -> bool {
+    v.iter().fold(0.0f32, |z, &x| z + x * 0.0) == 0.0
+}
+
+/// `x`, or 0 where it is not finite.
+#[inline(always)]
+fn finite_or_zero(x: f32) -> f32 {
+    if x.is_finite() { x } else { 0.0 }
+}
+
+/// `C = alpha * A * B + beta * C` in 3xTF32 with promoted partial sums, on
+/// `A` and `B` copied by the TMA as they are and split by the block.
+///
+/// # Parameters
+/// `a` and `b` are not the matrices but the addresses of two
+/// [`TensorMap`]s in global memory (64-byte aligned), written before the
+/// launch: `a`'s describes `A` (`K` columns by `M` rows, box 32 x 128),
+/// `b`'s describes `B` (`N` columns by `K` rows, box 32 x 32), both f32 with
+/// the 128-byte swizzle; [`DX3_MARKS_OFFSET`] bytes from `a` lie the
+/// `1 + m + n` zeroed words of marks (`gemm::fixup`). `c`, `p` as
+/// [`super::naive`]. Shared memory: [`DX3_SHARED_BYTES`] (193 KiB, an
+/// opt-in size).
+///
+/// # Thread mapping
+/// 384 threads (1D), grid `ceil(n/128) x ceil(m/128)`; the block computes
+/// the tile [`grouped_tile`] names. Threads `0..256`: warpgroup `g` owns
+/// columns `64 g ..+64` of the tile (rows of `C^T`), all 128 rows; warp `w`
+/// of it the 16 columns of box `2 g + w / 2` that [`pair_of`] names.
+/// Threads `256..384` split `A`, chunk `t - 256 + 128 i` (16 bytes) of its
+/// tile for `i < 8`; thread 256 issues the copies.
+///
+/// # Safety
+/// The tensor maps and the marks are as above; `c` holds the `m * n`
+/// floats; the GPU runs `sm_90a` code (compute capability 9.0).
+#[inline(always)]
+pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
+    // ptxas fits the launch to 384 threads ([`DX3_REGS`]).
+    ctx.launch_bound::<DX3_THREADS>();
+    let (map_a, map_b) = (a.cast::<TensorMap>(), b.cast::<TensorMap>());
+    let (m, n) = (p.m as usize, p.n as usize);
+    let marks = ctx.global_mut(a.cast::<u8>().wrapping_add(DX3_MARKS_OFFSET).cast::<u32>().cast_mut(), 1 + m + n);
+    let c = ctx.global_mut(c, (p.m, p.n));
+    let tid = ctx.thread_idx().x as usize;
+    let (tile_m, tile_n) = grouped_tile(ctx.block_idx(), ctx.grid_dim());
+    let (m0, n0) = (tile_m as usize * BM, tile_n as usize * BN);
+
+    let (smem, base) = swizzle_base(ctx, DX3_SHARED_BYTES);
+    // Byte offsets from the aligned base: stage `s`'s tile of `A`, its
+    // `A_lo`, its box `j` of `B`; and the barriers' shared addresses.
+    let a_tile = |s: usize| s * STAGE_BYTES;
+    let lo_tile = |s: usize| s * STAGE_BYTES + A_BYTES;
+    let b_box = |s: usize, j: usize| s * STAGE_BYTES + 2 * A_BYTES + j * BOX_BYTES;
+    let bar = |i: usize| base + (STAGES * STAGE_BYTES + 8 * i) as u32;
+    let full = |s: usize| bar(s);
+    let ready = |s: usize| bar(STAGES + s);
+    let empty = |s: usize| bar(2 * STAGES + s);
+
+    if tid == 0 {
+        for s in 0..STAGES {
+            ctx.mbarrier_init(full(s), 1);
+            ctx.mbarrier_init(ready(s), SPLITTERS as u32);
+            ctx.mbarrier_init(empty(s), CONSUMERS as u32);
+        }
+        ctx.mbarrier_init_fence();
+    }
+    ctx.sync_threads();
+
+    let tiles = (p.k as usize).div_ceil(BK);
+    // The phase parity of tile `t`'s use of its stage (its `t / 4`-th).
+    let parity = |t: usize| (t / STAGES) as u32 & 1;
+    if tid >= CONSUMERS {
+        ctx.setmaxnreg_dec::<{ DX3_REGS.0 }>();
+        let st = tid - CONSUMERS;
+        // Queues the copies of tile `t` into its stage (free: waited for).
+        let fill = |t: usize| {
+            let s = t % STAGES;
+            ctx.mbarrier_arrive_expect_tx(full(s), DX3_STAGE_BYTES - A_BYTES as u32);
+            let k0 = (t * BK) as i32;
+            // SAFETY: the boxes (16 KiB of A, four of 4 KiB of B) fit the
+            // stage at 1024-byte-aligned offsets; the stage is free.
+            unsafe {
+                ctx.tma_load_2d(base + a_tile(s) as u32, map_a, (k0, m0 as i32), full(s));
+                for j in 0..BN / DIRECT_B_BOX as usize {
+                    let x = (n0 + j * DIRECT_B_BOX as usize) as i32;
+                    ctx.tma_load_2d(base + b_box(s, j) as u32, map_b, (x, k0), full(s));
+                }
+            }
+        };
+        if st == 0 {
+            // SAFETY: the caller's contract: two tensor maps in global memory.
+            unsafe {
+                ctx.tensormap_acquire(map_a);
+                ctx.tensormap_acquire(map_b);
+            }
+            for t in 0..tiles.min(AHEAD) {
+                fill(t);
+            }
+        }
+        let quads = smem.cast::<F4>(STAGES * STAGE_BYTES / 16);
+        for t in 0..tiles {
+            let s = t % STAGES;
+            ctx.mbarrier_wait(full(s), parity(t));
+            unroll!(i < CHUNKS, [0, 1, 2, 3, 4, 5, 6, 7], {
+                let chunk = st + SPLITTERS * i;
+                let (at, lo_at) = ((a_tile(s) + 16 * chunk) / 16, (lo_tile(s) + 16 * chunk) / 16);
+                // SAFETY: inside stage s's A tile, delivered by the copies
+                // whose phase was waited for.
+                let F4(mut v) = unsafe { quads.load(at) };
+                if !all_finite(v) {
+                    // Zeros for the tensor cores' A_hi too; the row of A
+                    // (a 16-byte chunk lies in one 128-byte row) is marked.
+                    v = v.map(finite_or_zero);
+                    // SAFETY: as above; a non-finite value lies inside A
+                    // (the copies fill zeros outside), so its row < m.
+                    unsafe {
+                        quads.store(at, F4(v));
+                        marks.raise_flag(1 + m0 + chunk / 8);
+                        marks.raise_flag(0);
+                    }
+                }
+                // SAFETY: inside stage s's A_lo, which the consumers are
+                // done with (this thread waited for the stage's release
+                // before tile t's fill).
+                unsafe { quads.store(lo_at, F4(v.map(low_half))) };
+            });
+            // The tensor cores read A_lo (and A_hi) through the async proxy.
+            ctx.fence_proxy_async();
+            ctx.mbarrier_arrive(ready(s));
+            // Then tile t + 2 goes where tile t - 2 was, once the consumers
+            // are done with it (the first four fills find their stages
+            // free): the split of tile t waits only for its copies.
+            let u = t + AHEAD;
+            if u < tiles {
+                if u >= STAGES {
+                    ctx.mbarrier_wait(empty(u % STAGES), parity(u) ^ 1);
+                }
+                if st == 0 {
+                    fill(u);
+                }
+            }
+        }
+        return;
+    }
+
+    ctx.setmaxnreg_inc::<{ DX3_REGS.1 }>();
+    let (group, warp, lane) = (tid / 128, (tid % 128) / 32, tid % 32);
+    let q = lane % 4;
+    let (box_j, col) = (2 * group + warp / 2, pair_of(warp, lane / 4));
+    // The column of B (and of C) this thread's fragments hold first.
+    let n_col = n0 + 64 * group + 32 * (warp / 2) + col;
+    // The 8-byte word of B's box at row `k`, columns `col, col + 1`.
+    let word = |s: usize, k: usize| (b_box(s, box_j) + swizzled(k, col / 4) + 4 * (col % 4)) / 8;
+    let words = smem.cast::<F2>(STAGES * STAGE_BYTES / 8);
+    // The fragments of stage `s`'s tile: per 8-deep slice `kk`, `B^T_hi`'s
+    // rows (r, r + 8) at columns `q` and `q + 4` in `[4 kk..4 kk + 4]`,
+    // `B^T_lo`'s in `[16 + 4 kk..]`. The high half is `b` itself: the
+    // tensor cores read its top 19 bits.
+    let load = |s: usize| -> [f32; 32] {
+        let mut v = [0.0f32; 16];
+        unroll!(kk < 4, [0, 1, 2, 3], {
+            // SAFETY: inside the stage's B tile, delivered by the copies
+            // whose phase the caller waited for.
+            let (F2([x0, x1]), F2([y0, y1])) =
+                unsafe { (words.load(word(s, 8 * kk + q)), words.load(word(s, 8 * kk + q + 4))) };
+            [v[4 * kk], v[4 * kk + 1], v[4 * kk + 2], v[4 * kk + 3]] = [x0, x1, y0, y1];
+        });
+        if !all_finite(v) {
+            // Columns col (even entries) and col + 1 (odd) of B.
+            let bad = |h: usize| (0..8).any(|i| !v[2 * i + h].is_finite());
+            // SAFETY: a non-finite value lies inside B (the copies fill
+            // zeros outside): its column < n.
+            unsafe {
+                if bad(0) {
+                    marks.raise_flag(1 + m + n_col);
+                }
+                if bad(1) {
+                    marks.raise_flag(1 + m + n_col + 1);
+                }
+                marks.raise_flag(0);
+            }
+            v = v.map(finite_or_zero);
+        }
+        let lo = v.map(low_half);
+        core::array::from_fn(|i| if i < 16 { v[i] } else { lo[i - 16] })
+    };
+
+    let mut acc = [0.0f32; ACC_N128];
+    let mut part = [0.0f32; ACC_N128];
+    // Tile t's fragments, loaded (and split) while tile t - 1's products
+    // run: they are other registers than the ones those products read,
+    // which stay unwritten until the wait retires them.
+    let mut frag = [0.0f32; 32];
+    if tiles > 0 {
+        ctx.mbarrier_wait(ready(0), 0);
+        ctx.mbarrier_wait(full(0), 0);
+        frag = load(0);
+    }
+    for t in 0..tiles {
+        let s = t % STAGES;
+        ctx.wgmma_fence();
+        unroll!(kk < 4, [0, 1, 2, 3], {
+            let hi = [frag[4 * kk], frag[4 * kk + 1], frag[4 * kk + 2], frag[4 * kk + 3]];
+            let lo = [frag[16 + 4 * kk], frag[17 + 4 * kk], frag[18 + 4 * kk], frag[19 + 4 * kk]];
+            let a_hi = k_major_128b(base + (a_tile(s) + 32 * kk) as u32);
+            let a_lo = k_major_128b(base + (lo_tile(s) + 32 * kk) as u32);
+            // SAFETY: stage s holds its tiles and its A_lo: the copies and
+            // the splitter completed the phases waited for. The tile's
+            // first product starts the partial sum.
+            unsafe {
+                ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi, a_lo, kk != 0);
+                ctx.wgmma_m64n128k8_tf32_rs(&mut part, lo, a_hi, true);
+                ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi, a_hi, true);
+            }
+        });
+        ctx.wgmma_commit();
+        let next = if t + 1 < tiles {
+            let (u, s1) = (t + 1, (t + 1) % STAGES);
+            ctx.mbarrier_wait(ready(s1), parity(u));
+            ctx.mbarrier_wait(full(s1), parity(u));
+            load(s1)
+        } else {
+            frag
+        };
+        ctx.wgmma_wait_n128_rs::<0>(&mut part, &frag);
+        // The products have read stage s: release it, then add.
+        ctx.mbarrier_arrive(empty(s));
+        promote(&mut acc, &part);
+        frag = next;
+    }
+
+    // SAFETY: the caller's contract (C holds its matrix).
+    unsafe { store_transposed(&c, &acc, &p, (m0, n_col), q) };
+}
