@@ -80,28 +80,33 @@ fn bench_ladder(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
 
 fn bench_shapes(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
     let gpu = stream.gpu();
-    let mut group = c.benchmark_group("gemm_shapes");
-    group.sampling_mode(SamplingMode::Flat);
-    group.sample_size(10);
-    group.warm_up_time(Duration::from_millis(200));
-    group.measurement_time(Duration::from_millis(1000));
-    for (m, n, k) in AWKWARD {
-        let shape = GemmShape::new(m, n, k).unwrap();
-        let (ha, hb) = (fill(3, shape.a().len()), fill(4, shape.b().len()));
-        let (a, b) = (gpu.upload(&ha).unwrap(), gpu.upload(&hb).unwrap());
-        let mut out = gpu.alloc::<f32>(shape.c().len()).unwrap();
-        validate(stream, gemm::sgemm_variant(gpu), (&a, &b, &mut out), shape, (&ha, &hb));
-        group.throughput(Throughput::Elements(shape.flops()));
-        group.bench_function(BenchmarkId::from_parameter(format!("{m}x{n}x{k}")), |bch| {
-            bch.iter(|| gemm::sgemm(stream, &a, &b, &mut out, shape, AlphaBeta::PRODUCT).unwrap())
-        });
-    }
-    group.finish();
+    shapes_group(
+        c,
+        stream,
+        "gemm_shapes",
+        |shape| gemm::sgemm_variant(gpu, shape),
+        |a, b, out, shape| gemm::sgemm(stream, a, b, out, shape, AlphaBeta::PRODUCT),
+    );
     let step15 = Variant::WgmmaDirect3xTf32;
-    if !gpu.has_kernel(step15.entry_point()) {
-        return;
+    if gpu.has_kernel(step15.entry_point()) {
+        shapes_group(
+            c,
+            stream,
+            "gemm_direct_3xtf32_shapes",
+            |_| step15,
+            |a, b, out, shape| gemm::launch(stream, step15, a, b, out, shape, AlphaBeta::PRODUCT),
+        );
     }
-    let mut group = c.benchmark_group("gemm_direct_3xtf32_shapes");
+}
+
+/// One group over the off-tile shapes: each validated as `version` names
+/// it, then `run` timed.
+fn shapes_group(
+    c: &mut Criterion<GpuTime>, stream: &Stream<'static>, name: &str, version: impl Fn(GemmShape) -> Variant,
+    run: impl Fn(&DeviceBuffer<f32>, &DeviceBuffer<f32>, &mut DeviceBuffer<f32>, GemmShape) -> coalesce::Result<()>,
+) {
+    let gpu = stream.gpu();
+    let mut group = c.benchmark_group(name);
     group.sampling_mode(SamplingMode::Flat);
     group.sample_size(10);
     group.warm_up_time(Duration::from_millis(200));
@@ -111,10 +116,10 @@ fn bench_shapes(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
         let (ha, hb) = (fill(3, shape.a().len()), fill(4, shape.b().len()));
         let (a, b) = (gpu.upload(&ha).unwrap(), gpu.upload(&hb).unwrap());
         let mut out = gpu.alloc::<f32>(shape.c().len()).unwrap();
-        validate(stream, step15, (&a, &b, &mut out), shape, (&ha, &hb));
+        validate(stream, version(shape), (&a, &b, &mut out), shape, (&ha, &hb));
         group.throughput(Throughput::Elements(shape.flops()));
         group.bench_function(BenchmarkId::from_parameter(format!("{m}x{n}x{k}")), |bch| {
-            bch.iter(|| gemm::launch(stream, step15, &a, &b, &mut out, shape, AlphaBeta::PRODUCT).unwrap())
+            bch.iter(|| run(&a, &b, &mut out, shape).unwrap())
         });
     }
     group.finish();

@@ -140,7 +140,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let gpu = coalesce::init()?;
     let stream = gpu.stream()?;
     let shape = GemmShape::new(M, N, K)?;
-    println!("{} ({M}x{N}x{K}); sgemm runs {}", gpu.name(), gemm::sgemm_variant(&gpu).name());
+    println!("{} ({M}x{N}x{K}); sgemm runs {}", gpu.name(), gemm::sgemm_variant(&gpu, shape).name());
     println!(
         "outputs: NaN/+inf/-inf/finite, elements off FP32's non-finite pattern, max |c - exact| / sum|ab| of the finite ones"
     );

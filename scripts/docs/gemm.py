@@ -19,6 +19,9 @@ run = pathlib.Path(sys.argv[1])
 # The special-value run (examples/gemm_specials.rs, scripts/gpu/peers gemm-specials,
 # the same-run A/B of scripts/gpu/ab.sh and the GPU tests): specials.txt, ab.txt, log.txt, machine.txt.
 specials = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
+# An H200 run of the no-pass steps (steps 12-15 beside cuBLAS in one call, and
+# step 15's probes): README.md, tc-first-build.log, tc.log, probes.txt.
+h200 = pathlib.Path(sys.argv[3]) if len(sys.argv) > 3 else None
 STEPS = steps("gemm", run)
 read = lambda name: (run / name).read_text()
 machine = read("machine.txt").strip()
@@ -37,12 +40,28 @@ for m in re.finditer(r"^error (\w+)\s+(\d+)\^3: .*= ([\d.e+-]+)\), \|\|err\|\|/\
 # warm-ups, as cuBLAS's above are taken (criterion's runs keep the GPU busy for seconds).
 for m in re.finditer(r"^\s*(\w+) (\d+)\^3: median ([\d.]+) ms .* ([\d.]+) TFLOP/s;", tc_log, re.M):
     tc[f"ex_{m.group(1)}_{m.group(2)}"] = {"median_ms": float(m.group(3)), "TFLOPs": float(m.group(4))}
+
+
+def tc_figures(text):
+    """A tc.log's timings (`ex_<step>_<n>`, `cuBLAS <which> <n>`) as TFLOP/s,
+    and its errors (`err_<name>_<n>`, largest over max |C|)."""
+    out = {}
+    for m in re.finditer(r"^(?:cuBLAS )?\s*(\w+)\s+(\d+)\^3: median ([\d.]+) ms .* ([\d.]+) TFLOP/s", text, re.M):
+        out[f"{m.group(1)}_{m.group(2)}"] = float(m.group(4))
+    for m in re.finditer(r"^error (\w+)\s+(\d+)\^3: .*= ([\d.e+-]+)\)", text, re.M):
+        out[f"err_{m.group(1)}_{m.group(2)}"] = float(m.group(3))
+    return out
+
+
 regs, frames = ptxas(read("ptxas.txt"))
 
 module = read("ptxas.txt").splitlines()[0].removeprefix("### ")
 SIZES = (4096, 8192)
-# What gemm::sgemm launches (Variant::sgemm_for): step 13 where the module has it, step 7 elsewhere.
+# What gemm::sgemm launches (Variant::sgemm_for): with the module, step 15 where C has at most
+# 2048^2 elements or K is at most 256, step 13 elsewhere; step 7 with the other modules.
 SGEMM = next(s["name"] for s in STEPS if s["name"] == "wgmma_tma_3xtf32" and s["needs"] in (None, module))
+SGEMM_DIRECT = next(s["name"] for s in STEPS if s["name"] == "wgmma_direct_3xtf32" and s["needs"] in (None, module))
+sgemm_at = lambda m, n, k: SGEMM_DIRECT if m * n <= 2048 * 2048 or k <= 256 else SGEMM
 SGEMM_ELSEWHERE = next(s["name"] for s in STEPS if s["step"] == "7")
 
 
@@ -87,12 +106,14 @@ for key, v in crit.items():
     m = re.match(r"gemm_shapes/(\d+)x(\d+)x(\d+)$", key)
     if m:
         s = tuple(map(int, m.groups()))
-        shape_rows.append((s, 2 * s[0] * s[1] * s[2] / v["median_ns"] / 1e3, torch_shapes[s]))
+        direct = crit[f"gemm_direct_3xtf32_shapes/{s[0]}x{s[1]}x{s[2]}"]["median_ns"]
+        shape_rows.append((s, 2 * s[0] * s[1] * s[2] / v["median_ns"] / 1e3, 2 * s[0] * s[1] * s[2] / direct / 1e3,
+                           torch_shapes[s]))
 order = [tuple(map(int, t)) for t in re.findall(r"gemm_shapes/(\d+)x(\d+)x(\d+)", bench_log)]
 shape_rows.sort(key=lambda r: order.index(r[0]))
 
 P, w = page("gemm.py", "GEMM: a ladder from naive to cuBLAS-class FP32, then the tensor cores, measured",
-            run, *([specials] if specials else []))
+            run, *([specials] if specials else []), *([h200] if h200 else []))
 w(f"GPU: **{gpu_name}**, module `{module}`, commit `{commit}`, one device call. `C = A B` in f32, row-major; "
   "TFLOP/s count 2 M N K. Our times are criterion medians of CUDA-event GPU time (`cargo bench --bench gemm`); "
   f"cuBLAS is `torch.mm` (PyTorch {tc['torch']}) in the same call, with TF32 off (SGEMM) and on (TF32), "
@@ -124,8 +145,8 @@ w(f"\nFP32-accurate steps are compared with cuBLAS SGEMM, TF32 steps with cuBLAS
   "|C - C_f64| over the largest |C_f64|, on the same uniform [-1, 1) inputs for every row (`tc.log`; steps 1-6 are "
   "not dumped). Registers from `ptxas -v` for the module the H100 loads; "
   f"{'no kernel has a stack frame or spills' if no_spills else 'see ptxas.txt for spills'}. "
-  f"`gemm::sgemm` launches `{SGEMM}` with the `{module}` module and `{SGEMM_ELSEWHERE}` with the others: the "
-  "fastest FP32-accurate step each has.\n")
+  f"`gemm::sgemm` launches `{SGEMM}` or `{SGEMM_DIRECT}` with the `{module}` module (by shape: below) and "
+  f"`{SGEMM_ELSEWHERE}` with the others: the fastest FP32-accurate step each has.\n")
 w("## Accuracy at both sizes\n")
 dumped = sorted({k[4:].rsplit("_", 1)[0] for k in tc if k.startswith("err_")},
                 key=lambda n: (n.startswith("cublas"), [s["name"] for s in STEPS].index(n) if not n.startswith("cublas") else 0, n))
@@ -244,6 +265,19 @@ OWN_WHY = {
         "hardware's, and what the loads lose in the kernel is to the other traffic in the same banks, the TMA's "
         "writes and `wgmma`'s operand reads, which a model of the access pattern leaves out (as for the shared "
         "stores above)."),
+    ("shared ld wavefronts / request", "gemm_wgmma_direct_3xtf32"): lambda: (
+        "the splitter's 16-byte loads of consecutive chunks (4 wavefronts, the least 512 bytes take) and the consumers' "
+        "8-byte fragment loads (step 14's addresses, 2), the same requests in both ("
+        + " and ".join(f"{x:.2f}" for x in per_mnk("wgmma_direct_3xtf32", "shared ld", "smsp__inst_executed_op_shared_ld.sum"))
+        + " per 1000 multiply-adds). As for step 14, the emulator counts what the addresses take alone and the GPU "
+        "serves them beside the TMA's writes and the tensor cores' operand reads in the same banks; no probe has "
+        "measured these addresses alone."),
+    ("shared st wavefronts / request", "gemm_wgmma_direct_3xtf32"): lambda: (
+        "the splitter's 16-byte stores of `A_lo`, consecutive chunks, 4 wavefronts each by the model: the GPU's "
+        f"{ncu['gemm_wgmma_direct_3xtf32']['l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum'] / ncu['gemm_wgmma_direct_3xtf32']['smsp__inst_executed_op_shared_st.sum']:.2f} "
+        "is, by the same reading as its loads, the traffic they meet in the banks (the TMA's writes, the tensor cores' "
+        "reads); not measured apart. The probes in step 15's section put the splitter's loads and stores, together, "
+        "at the step's largest cost."),
 }
 for title in sorted({a[1] for a in apart}):
     who = ", ".join(f"`{a[0]}`" for a in apart if a[1] == title and (title, a[0]) not in OWN_WHY)
@@ -255,14 +289,19 @@ for title in sorted({a[1] for a in apart}):
 w("")
 
 w("## Off the tile\n")
-w(f"`gemm::sgemm` (criterion `gemm_shapes`) against cuBLAS SGEMM at the same shape in the same call. With the "
-  f"`{module}` module it runs `{SGEMM}` at every shape: its operand pass pads rows to 128 bytes, so odd `N` and `K` "
-  f"take the same path (`Variant::sgemm_for`; `{SGEMM_ELSEWHERE}` with the other modules). Times include the operand "
-  "pass and the workspace's stream-ordered allocation:\n")
-w("| M x N x K | step | ours (TFLOP/s) | cuBLAS SGEMM (TFLOP/s) | ratio |")
-w("| --- | --- | --- | --- | --- |")
-for s, ours, theirs in shape_rows:
-    w(f"| {s[0]}x{s[1]}x{s[2]} | `{SGEMM}` | {ours:.1f} | {theirs:.1f} | {ours / theirs:.2f}x |")
+w(f"The FP32-accurate steps against cuBLAS SGEMM at the same shape in the same call (criterion): `{SGEMM}` "
+  f"(group `gemm_shapes`, which times `gemm::sgemm` and ran step 13 at every shape at commit `{commit}`) and "
+  f"`{SGEMM_DIRECT}` (group `gemm_direct_3xtf32_shapes`). Step 13's operand pass pads rows to 128 bytes, so odd "
+  "`N` and `K` take its usual path; step 15 copies an operand first only where its rows are not 16-byte aligned. "
+  "Times include the passes and the workspace's stream-ordered allocation. `gemm::sgemm` now takes, from these figures, "
+  f"`{SGEMM_DIRECT}` where `C` has at most 2048^2 elements or `K` is at most 256 and `{SGEMM}` elsewhere "
+  f"(`Variant::sgemm_for`; `{SGEMM_ELSEWHERE}` with the other modules); the ratio is of the step it takes:\n")
+w(f"| M x N x K | `{SGEMM}` (TFLOP/s) | `{SGEMM_DIRECT}` (TFLOP/s) | cuBLAS SGEMM (TFLOP/s) | `sgemm` takes | ratio |")
+w("| --- | --- | --- | --- | --- | --- |")
+for s, ours, direct, theirs in shape_rows:
+    pick = sgemm_at(*s)
+    mine = direct if pick == SGEMM_DIRECT else ours
+    w(f"| {s[0]}x{s[1]}x{s[2]} | {ours:.1f} | {direct:.1f} | {theirs:.1f} | `{pick}` | {mine / theirs:.2f}x |")
 w("")
 
 tc_sgemm = {n: cublas(n, "sgemm") for n in SIZES}
@@ -328,7 +367,8 @@ WHY["wgmma_tma_3xtf32"] = lambda: (
     f"{TX3_TILE[0]}-row panels of four halves, not two: each half of `A` is read {NCU_SIZE // TX3_TILE[1]} times "
     f"over, once per block of its tile row, and each half of `B^T` {NCU_SIZE // TX3_TILE[0]} times, once per block "
     "of its tile column. "
-    "Faster than cuBLAS SGEMM and more accurate, it is what `gemm::sgemm` launches with the sm_90a module.")
+    "Faster than cuBLAS SGEMM and more accurate, it is what `gemm::sgemm` launches with the sm_90a module at the "
+    "4096-class shapes (off the tile, below).")
 ex = lambda name, size: tc[f"ex_{name}_{size}"]["TFLOPs"]
 WHY["wgmma_direct"] = lambda: (
     f"{tflops(4096, 'wgmma_direct') / cublas(4096, 'tf32'):.2f}x and "
@@ -345,6 +385,54 @@ WHY["wgmma_direct"] = lambda: (
     "(`pair_of`) put each 16-lane half of a fragment load on all 32 banks, which the emulator counts as 2 wavefronts a "
     f"request; the H100 takes {conflicts('gemm_wgmma_direct')} (below: the other traffic in its banks). The tiles go in groups of 8 tile rows "
     "(step 12's 16 measured slower: `docs/measurements/2026-11-28-h100-gemm-direct-ab`).")
+if h200:
+    h2 = tc_figures((h200 / "tc-first-build.log").read_text())
+    h2_final = tc_figures((h200 / "tc.log").read_text())
+    h2_gpu = re.search(r"^NVIDIA (H200[^(]*?) \(", (h200 / "tc.log").read_text(), re.M).group(1).strip()
+    probes = {}
+    for block in re.split(r"^== ", (h200 / "probes.txt").read_text(), flags=re.M)[1:]:
+        name = block.split()[0]
+        for m in re.finditer(r"(\d+)\^3: median [\d.]+ ms .* ([\d.]+) TFLOP/s", block):
+            probes.setdefault((name, int(m.group(1))), []).append(float(m.group(2)))
+    probe = lambda name, n: sum(probes[(name, n)]) / len(probes[(name, n)])
+    step14 = WHY["wgmma_direct"]
+    WHY["wgmma_direct"] = lambda: step14() + (
+        f" On an NVIDIA {h2_gpu} (`docs/measurements/{h200.name}`, `tc-first-build.log`, one call), timed as cuBLAS is: "
+        f"{h2['wgmma_direct_4096']:.1f} and {h2['wgmma_direct_8192']:.1f} TFLOP/s, "
+        f"{h2['wgmma_direct_4096'] / h2['tf32_4096']:.2f}x and {h2['wgmma_direct_8192'] / h2['tf32_8192']:.2f}x cuBLAS "
+        f"TF32, with {h2['err_wgmma_direct_4096'] / h2['err_cublas_tf32_4096']:.2f}x and "
+        f"{h2['err_wgmma_direct_8192'] / h2['err_cublas_tf32_8192']:.2f}x its largest error.")
+WHY["wgmma_direct_3xtf32"] = lambda: (
+    f"Timed as cuBLAS is (`tc.log`), {ex('wgmma_direct_3xtf32', 4096):.1f} and {ex('wgmma_direct_3xtf32', 8192):.1f} "
+    f"TFLOP/s at 4096^3 and 8192^3, {ex('wgmma_direct_3xtf32', 4096) / cublas(4096, 'sgemm'):.2f}x and "
+    f"{ex('wgmma_direct_3xtf32', 8192) / cublas(8192, 'sgemm'):.2f}x cuBLAS SGEMM, where step 13 makes "
+    f"{ex('wgmma_tma_3xtf32', 4096):.1f} and {ex('wgmma_tma_3xtf32', 8192):.1f} "
+    f"({ex('wgmma_direct_3xtf32', 4096) / ex('wgmma_tma_3xtf32', 4096):.2f}x and "
+    f"{ex('wgmma_direct_3xtf32', 8192) / ex('wgmma_tma_3xtf32', 8192):.2f}x step 13). Its largest error is "
+    f"{err('wgmma_direct_3xtf32', 4096) / err('cublas_sgemm', 4096):.2f}x and "
+    f"{err('wgmma_direct_3xtf32', 8192) / err('cublas_sgemm', 8192):.2f}x cuBLAS SGEMM's (step 13's "
+    f"{err('wgmma_tma_3xtf32', 4096) / err('cublas_sgemm', 4096):.2f}x and "
+    f"{err('wgmma_tma_3xtf32', 8192) / err('cublas_sgemm', 8192):.2f}x): truncated high halves leave a split exact to "
+    "2^-19 of a product where step 13's is to 3 * 2^-22, and the promoted sums keep it far below FP32's summation error. "
+    f"No operand pass, and half of step 13's L2 traffic: {ncu['gemm_wgmma_direct_3xtf32']['lts__t_bytes.sum'] / 1e9:.2f} "
+    f"GB at {NCU_SIZE}^3 against {ncu['gemm_wgmma_tma_3xtf32']['lts__t_bytes.sum'] / 1e9:.2f}; yet the product alone is "
+    f"slower: tensor pipe {nc('gemm_wgmma_direct_3xtf32', 'sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active', 1)}% "
+    f"active over {nc('gemm_wgmma_direct_3xtf32', 'Duration')} us, step 13's "
+    f"{nc('gemm_wgmma_tma_3xtf32', 'sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active', 1)}% over "
+    f"{nc('gemm_wgmma_tma_3xtf32', 'Duration')} us. So `gemm::sgemm` takes it where the pass weighs most (off the "
+    "tile, above)."
+    + ("" if not h200 else
+       f" What it costs, measured on an NVIDIA {h2_gpu} by taking one part out at a time (`docs/measurements/{h200.name}/"
+       f"probes.txt`, wrong results on purpose, medians at 4096^3 and 8192^3): the whole step "
+       f"{probe('base', 4096):.1f} and {probe('base', 8192):.1f} TFLOP/s; without the splitter's work "
+       f"{probe('nosplit', 4096):.1f} and {probe('nosplit', 8192):.1f}; with the splitter only copying `A` into `A_lo` "
+       f"(its loads and stores, no arithmetic) {probe('copyonly', 4096):.1f} and {probe('copyonly', 8192):.1f}; "
+       f"without `B`'s low half {probe('nobsplit', 4096):.1f} and {probe('nobsplit', 8192):.1f}. The splitter's "
+       "shared-memory traffic (16 KiB read and 16 KiB written a stage, beside the TMA's writes and the tensor cores' "
+       "operand reads) is the cost, not its arithmetic: the next step is to read `A` for its low half from L2 instead. "
+       f"In the same call as these files' `tc.log`, step 15 makes {h2_final['wgmma_direct_3xtf32_4096']:.1f} and "
+       f"{h2_final['wgmma_direct_3xtf32_8192']:.1f} TFLOP/s on the {h2_gpu}, step 13 "
+       f"{h2_final['wgmma_tma_3xtf32_4096']:.1f} and {h2_final['wgmma_tma_3xtf32_8192']:.1f}."))
 for s in STEPS:
     WHY.setdefault(s["name"], lambda: "")
 w("## The ladder, one idea per step\n")

@@ -115,7 +115,7 @@ table = [
      + ", ".join(r["size"] for r in soft), " / ".join(r["ratio"] for r in soft) + " `torch.softmax`",
      "[softmax.md](docs/softmax.md)"),
     ("GEMM", steps("gemm"),
-     "`gemm::sgemm` (`wgmma_tma_3xtf32` on an H100): "
+     "`gemm::sgemm` (`wgmma_tma_3xtf32` on an H100 at these sizes): "
      f"{pair('gemm', 'wgmma_tma_3xtf32', 'achieved')} TFLOP/s at 4096^3 / 8192^3; "
      f"`double_buffered` (any GPU): {pair('gemm', 'double_buffered', 'achieved')}; "
      f"`wgmma_tma` (TF32): {pair('gemm', 'wgmma_tma', 'achieved')}",

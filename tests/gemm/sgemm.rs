@@ -1,6 +1,7 @@
-//! Which version runs with which PTX module: `sgemm` picks step 13 in the
-//! `sm_90a` module and step 7 elsewhere, and runs what it picks on the
-//! GPU; the `wgmma` steps without the `sm_90a` module are an error.
+//! Which version runs with which PTX module and shape: `sgemm` picks step
+//! 13 or 15 in the `sm_90a` module and step 7 elsewhere, and runs what it
+//! picks on the GPU; the `wgmma` steps without the `sm_90a` module are an
+//! error.
 
 use crate::WGMMA_STEPS;
 use crate::common::*;
@@ -9,15 +10,28 @@ use crate::reference::{Case, check, reference};
 use coalesce::Error;
 use coalesce::gemm::{self, AlphaBeta, GemmShape, Variant};
 
-/// `gemm::sgemm` launches step 13 with the `sm_90a` module loaded (the
-/// H100's, the one module that has it), and step 7 otherwise.
+/// `gemm::sgemm` launches step 15 or 13 with the `sm_90a` module loaded
+/// (the H100's, the one module that has them): 15 for a `C` of at most
+/// 2048^2 elements or a `K` of at most 256, 13 elsewhere; and step 7
+/// otherwise.
 #[test]
-fn sgemm_picks_step_13_in_the_sm_90a_module_and_step_7_elsewhere() {
+fn sgemm_picks_step_13_or_15_in_the_sm_90a_module_and_step_7_elsewhere() {
+    let (big, deep, shallow, small) = ((4096, 4096, 4096), (2048, 2048, 8192), (8192, 8192, 256), (1024, 1024, 1024));
     for m in coalesce::MODULES {
-        let want = if m.name() == "sm_90a" { Variant::WgmmaTma3xTf32 } else { Variant::DoubleBuffered };
-        assert_eq!(Variant::sgemm_for(&m.name()), want, "{}", m.name());
+        let sm_90a = m.name() == "sm_90a";
+        let pick = |v: Variant| if sm_90a { v } else { Variant::DoubleBuffered };
+        assert_eq!(Variant::sgemm_for(&m.name(), big), pick(Variant::WgmmaTma3xTf32), "{}", m.name());
+        assert_eq!(Variant::sgemm_for(&m.name(), (4097, 2049, 257)), pick(Variant::WgmmaTma3xTf32), "{}", m.name());
+        for shape in [deep, shallow, small, (1, 1, 1)] {
+            assert_eq!(
+                Variant::sgemm_for(&m.name(), shape),
+                pick(Variant::WgmmaDirect3xTf32),
+                "{} {shape:?}",
+                m.name()
+            );
+        }
     }
-    assert_eq!(Variant::sgemm_for("sm_100"), Variant::DoubleBuffered);
+    assert_eq!(Variant::sgemm_for("sm_100", small), Variant::DoubleBuffered);
 }
 
 /// On the GPU, `gemm::sgemm` runs what its module picks: its output is bit
@@ -37,8 +51,9 @@ fn sgemm_runs_the_version_its_module_picks_on_the_gpu() {
         let module = gpu.module_name().unwrap().to_owned();
         let stream = gpu.stream().unwrap();
         let bufs = GpuBufs::new(&gpu, &case, 0);
-        let v = gemm::sgemm_variant(&gpu);
-        assert_eq!(v, Variant::sgemm_for(&module), "{module}");
+        let v = gemm::sgemm_variant(&gpu, case.shape);
+        let s = case.shape;
+        assert_eq!(v, Variant::sgemm_for(&module, (s.m(), s.n(), s.k())), "{module}");
         let mut c = gpu.upload(&case.c0).unwrap();
         gemm::sgemm(&stream, &bufs.a, &bufs.b, &mut c, case.shape, case.s).unwrap();
         stream.synchronize().unwrap();

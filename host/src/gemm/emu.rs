@@ -7,10 +7,10 @@ use crate::emu::{Report, staged};
 use crate::{GridLimits, Result};
 use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
 
-/// [`super::sgemm`] on the emulator: the version an H100 runs
+/// [`super::sgemm`] on the emulator: the version an H100 runs for the shape
 /// ([`Variant::sgemm_for`] of the `sm_90a` module).
 pub fn sgemm(a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta) -> Result<()> {
-    launch(Variant::sgemm_for("sm_90a"), a, b, c, shape, scalars)
+    launch(Variant::sgemm_for("sm_90a", (shape.m(), shape.n(), shape.k())), a, b, c, shape, scalars)
 }
 
 /// [`super::launch`] on the emulator. The grid is checked against

@@ -176,32 +176,35 @@ pub fn launch(
 }
 
 /// `C = alpha * A * B + beta * C` in FP32 with the fastest FP32-accurate
-/// version for the loaded module ([`sgemm_variant`]): on an H100 (the
-/// `sm_90a` module), step 13, 3xTF32 on the tensor cores fed by the TMA,
-/// its partial sums promoted into f32 registers, measured faster than
-/// cuBLAS SGEMM and more accurate (docs/gemm.md); elsewhere step 7
-/// ([`Variant::BEST`]), FMA units only. Both have FP32 semantics for any
-/// input: inf, NaN and `FLT_MAX` give what an FP32 FMA GEMM gives (step 13
-/// recomputes the rows and columns of `C` whose inputs hold an inf or NaN
-/// with `gemm_fixup`, see docs/gemm.md, which also says what subnormals
-/// cost). An empty product is BLAS's: nothing for `m = 0` or `n = 0`, `C =
-/// beta * C` for `k = 0`. Errors as [`launch`]; step 13 also
-/// allocates a workspace on `stream` (four TF32 halves of the operands:
-/// `8 (m + n) k` bytes, about), which may fail with
+/// version for the loaded module and the shape ([`sgemm_variant`]): on an
+/// H100 (the `sm_90a` module), step 13 or step 15, 3xTF32 on the tensor
+/// cores fed by the TMA, their partial sums promoted into f32 registers,
+/// measured faster than cuBLAS SGEMM and more accurate (docs/gemm.md);
+/// elsewhere step 7 ([`Variant::BEST`]), FMA units only. All have FP32
+/// semantics for any input: inf, NaN and `FLT_MAX` give what an FP32 FMA
+/// GEMM gives (steps 13 and 15 recompute the rows and columns of `C` whose
+/// inputs hold an inf or NaN with `gemm_fixup`, see docs/gemm.md, which
+/// also says what subnormals cost). An empty product is BLAS's: nothing for
+/// `m = 0` or `n = 0`, `C = beta * C` for `k = 0`. Errors as [`launch`];
+/// steps 13 and 15 also allocate a workspace on `stream` (step 13's holds
+/// four TF32 halves of the operands, `8 (m + n) k` bytes, about; step
+/// 15's the marks, `4 (m + n)` bytes, and padded copies of operands whose
+/// rows are not 16-byte aligned), which may fail with
 /// [`crate::Error::OutOfMemory`].
 #[cfg(feature = "cuda")]
 pub fn sgemm(
     stream: &Stream<'_>, a: &DeviceSlice<f32>, b: &DeviceSlice<f32>, c: &mut DeviceSlice<f32>, shape: GemmShape,
     scalars: AlphaBeta,
 ) -> Result<()> {
-    launch(stream, sgemm_variant(stream.gpu()), a, b, c, shape, scalars)
+    launch(stream, sgemm_variant(stream.gpu(), shape), a, b, c, shape, scalars)
 }
 
-/// The version [`sgemm`] launches on `gpu`: [`Variant::sgemm_for`] of its
-/// loaded module; step 7 for a module loaded as text, which may lack step 13.
+/// The version [`sgemm`] launches on `gpu` for `shape`: [`Variant::sgemm_for`]
+/// of its loaded module; step 7 for a module loaded as text, which may lack
+/// steps 13 and 15.
 #[cfg(feature = "cuda")]
-pub fn sgemm_variant(gpu: &Gpu) -> Variant {
-    gpu.module_name().map_or(Variant::BEST, Variant::sgemm_for)
+pub fn sgemm_variant(gpu: &Gpu, shape: GemmShape) -> Variant {
+    gpu.module_name().map_or(Variant::BEST, |m| Variant::sgemm_for(m, (shape.m(), shape.n(), shape.k())))
 }
 
 #[cfg(feature = "cuda")]

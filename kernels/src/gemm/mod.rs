@@ -233,18 +233,23 @@ impl Variant {
     }
 
     /// The fastest FP32 version that every module has (step 7, FMA units
-    /// only): what `gemm::sgemm` launches where step 13 is missing.
+    /// only): what `gemm::sgemm` launches where steps 13 and 15 are missing.
     pub const BEST: Variant = Variant::DoubleBuffered;
 
-    /// What `gemm::sgemm` launches with the module built for `module`
-    /// (`"sm_90a"`, `"sm_90"`, ..): step 13, promoted 3xTF32 on the tensor
-    /// cores fed by the TMA, where the module has it (`sm_90a`, the H100's):
-    /// measured faster than cuBLAS SGEMM and more accurate, at every shape
-    /// of docs/gemm.md's table (its operand pass pads rows, so neither the
-    /// shape nor the buffers' alignment matter). Else step 7
-    /// ([`Variant::BEST`]).
-    pub fn sgemm_for(module: &str) -> Variant {
-        if Variant::WgmmaTma3xTf32.registry().in_module(module) { Variant::WgmmaTma3xTf32 } else { Variant::BEST }
+    /// What `gemm::sgemm` launches for an `m x n x k` product with the
+    /// module built for `module` (`"sm_90a"`, `"sm_90"`, ..). Where the
+    /// module has them (`sm_90a`, the H100's), the FP32-accurate 3xTF32
+    /// steps on the tensor cores, both measured faster than cuBLAS SGEMM and
+    /// more accurate at every shape of docs/gemm.md's off-tile table: step
+    /// 15, which has no operand pass, where that pass weighs most, a `C` of
+    /// at most 2048^2 elements or `K` of at most 256 (measured 1.05-1.11x
+    /// step 13 at 1024^3, 2048x2048x8192 and 8192x8192x256 on an H100);
+    /// step 13, whose product alone is faster, elsewhere (the 4096-class
+    /// shapes). Else step 7 ([`Variant::BEST`]).
+    pub fn sgemm_for(module: &str, (m, n, k): (usize, usize, usize)) -> Variant {
+        let direct = m * n <= 2048 * 2048 || k <= 256;
+        let step = if direct { Variant::WgmmaDirect3xTf32 } else { Variant::WgmmaTma3xTf32 };
+        if step.registry().in_module(module) { step } else { Variant::BEST }
     }
 
     /// The `(BM, BN)` tile of `C` one block computes.
