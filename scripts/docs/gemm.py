@@ -22,6 +22,8 @@ specials = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
 # An H200 run of the no-pass steps (steps 12-15 beside cuBLAS in one call, and
 # step 15's probes): README.md, tc-first-build.log, tc.log, probes.txt.
 h200 = pathlib.Path(sys.argv[3]) if len(sys.argv) > 3 else None
+# Step 15's splitter on the H100 with its shared loads, or its stores, taken out: probes.txt.
+h100_probes = pathlib.Path(sys.argv[4]) if len(sys.argv) > 4 else None
 STEPS = steps("gemm", run)
 read = lambda name: (run / name).read_text()
 machine = read("machine.txt").strip()
@@ -113,7 +115,7 @@ order = [tuple(map(int, t)) for t in re.findall(r"gemm_shapes/(\d+)x(\d+)x(\d+)"
 shape_rows.sort(key=lambda r: order.index(r[0]))
 
 P, w = page("gemm.py", "GEMM: a ladder from naive to cuBLAS-class FP32, then the tensor cores, measured",
-            run, *([specials] if specials else []), *([h200] if h200 else []))
+            run, *([specials] if specials else []), *([h200] if h200 else []), *([h100_probes] if h100_probes else []))
 w(f"GPU: **{gpu_name}**, module `{module}`, commit `{commit}`, one device call. `C = A B` in f32, row-major; "
   "TFLOP/s count 2 M N K. Our times are criterion medians of CUDA-event GPU time (`cargo bench --bench gemm`); "
   f"cuBLAS is `torch.mm` (PyTorch {tc['torch']}) in the same call, with TF32 off (SGEMM) and on (TF32), "
@@ -389,12 +391,18 @@ if h200:
     h2 = tc_figures((h200 / "tc-first-build.log").read_text())
     h2_final = tc_figures((h200 / "tc.log").read_text())
     h2_gpu = re.search(r"^NVIDIA (H200[^(]*?) \(", (h200 / "tc.log").read_text(), re.M).group(1).strip()
-    probes = {}
-    for block in re.split(r"^== ", (h200 / "probes.txt").read_text(), flags=re.M)[1:]:
+def read_probes(path):
+    """probes.txt: each variant's TFLOP/s by size, the mean of its blocks."""
+    out = {}
+    for block in re.split(r"^== ", path.read_text(), flags=re.M)[1:]:
         name = block.split()[0]
         for m in re.finditer(r"(\d+)\^3: median [\d.]+ ms .* ([\d.]+) TFLOP/s", block):
-            probes.setdefault((name, int(m.group(1))), []).append(float(m.group(2)))
-    probe = lambda name, n: sum(probes[(name, n)]) / len(probes[(name, n)])
+            out.setdefault((name, int(m.group(1))), []).append(float(m.group(2)))
+    return lambda name, n: sum(out[(name, n)]) / len(out[(name, n)])
+
+
+if h200:
+    probe = read_probes(h200 / "probes.txt")
     step14 = WHY["wgmma_direct"]
     WHY["wgmma_direct"] = lambda: step14() + (
         f" On an NVIDIA {h2_gpu} (`docs/measurements/{h200.name}`, `tc-first-build.log`, one call), timed as cuBLAS is: "
@@ -402,6 +410,7 @@ if h200:
         f"{h2['wgmma_direct_4096'] / h2['tf32_4096']:.2f}x and {h2['wgmma_direct_8192'] / h2['tf32_8192']:.2f}x cuBLAS "
         f"TF32, with {h2['err_wgmma_direct_4096'] / h2['err_cublas_tf32_4096']:.2f}x and "
         f"{h2['err_wgmma_direct_8192'] / h2['err_cublas_tf32_8192']:.2f}x its largest error.")
+h1probe = read_probes(h100_probes / "probes.txt") if h100_probes else None
 WHY["wgmma_direct_3xtf32"] = lambda: (
     f"Timed as cuBLAS is (`tc.log`), {ex('wgmma_direct_3xtf32', 4096):.1f} and {ex('wgmma_direct_3xtf32', 8192):.1f} "
     f"TFLOP/s at 4096^3 and 8192^3, {ex('wgmma_direct_3xtf32', 4096) / cublas(4096, 'sgemm'):.2f}x and "
@@ -429,10 +438,20 @@ WHY["wgmma_direct_3xtf32"] = lambda: (
        f"(its loads and stores, no arithmetic) {probe('copyonly', 4096):.1f} and {probe('copyonly', 8192):.1f}; "
        f"without `B`'s low half {probe('nobsplit', 4096):.1f} and {probe('nobsplit', 8192):.1f}. The splitter's "
        "shared-memory traffic (16 KiB read and 16 KiB written a stage, beside the TMA's writes and the tensor cores' "
-       "operand reads) is the cost, not its arithmetic: the next step is to read `A` for its low half from L2 instead. "
-       f"In the same call as these files' `tc.log`, step 15 makes {h2_final['wgmma_direct_3xtf32_4096']:.1f} and "
-       f"{h2_final['wgmma_direct_3xtf32_8192']:.1f} TFLOP/s on the {h2_gpu}, step 13 "
-       f"{h2_final['wgmma_tma_3xtf32_4096']:.1f} and {h2_final['wgmma_tma_3xtf32_8192']:.1f}."))
+       "operand reads) is the cost, not its arithmetic. "
+       f"On the {h2_gpu}, in the call of that folder's `tc.log`, step 15 makes "
+       f"{h2_final['wgmma_direct_3xtf32_4096']:.1f} and {h2_final['wgmma_direct_3xtf32_8192']:.1f} TFLOP/s, step 13 "
+       f"{h2_final['wgmma_tma_3xtf32_4096']:.1f} and {h2_final['wgmma_tma_3xtf32_8192']:.1f}. "
+       + ("" if not h100_probes else
+          f"On the H100 (`docs/measurements/{h100_probes.name}/probes.txt`, one call), the splitter's loads weigh more "
+          f"than its stores: without the loads (its stores of `A_lo` kept) {h1probe('storeonly', 4096):.1f} and "
+          f"{h1probe('storeonly', 8192):.1f} TFLOP/s, "
+          f"{h1probe('storeonly', 4096) / cublas(4096, 'sgemm'):.2f}x and {h1probe('storeonly', 8192) / cublas(8192, 'sgemm'):.2f}x "
+          f"this page's cuBLAS SGEMM (timed in another call); without the stores {h1probe('loadonly', 4096):.1f} and "
+          f"{h1probe('loadonly', 8192):.1f}; the whole step {h1probe('base', 4096):.1f} and {h1probe('base', 8192):.1f}. "
+          "A split that reads `A` from L2, not from the stage, is the next step.")
+       + 
+       ""))
 for s in STEPS:
     WHY.setdefault(s["name"], lambda: "")
 w("## The ladder, one idea per step\n")
