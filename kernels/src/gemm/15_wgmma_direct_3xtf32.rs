@@ -32,6 +32,12 @@
 //! partial sum that each 32-deep tile promotes into f32 registers (step
 //! 11's promotion: the tensor cores' truncation stays inside one tile).
 //!
+//! **What it costs:** the splitter reads and writes 32 KiB of shared memory
+//! a stage, in the banks the TMA writes and the tensor cores read: the
+//! product alone is slower than step 13's, and the step wins where step
+//! 13's pass weighs most (small `C`, shallow `K`: `gemm::sgemm` takes it
+//! there). `docs/gemm.md` measures what each part of the split costs.
+//!
 //! **Non-finite inputs** have no halves: the splitter writes zeros over a
 //! non-finite `a` (both halves) and the consumers use zero halves for a
 //! non-finite `b`, and each raises the mark of its row of `A` or column of
