@@ -233,6 +233,32 @@ fn the_pack_split_never_overflows() {
     assert_eq!(split(f32::from_bits(0x0fff)), (0.0, 0.0));
 }
 
+/// Step 15's split: the tensor cores read `hi = trunc(x)` (the f32's top 19
+/// bits) and the block writes `lo = low_half(x)`: a TF32 value, finite for
+/// every finite `x` (`FLT_MAX` included: truncation never rounds up), and
+/// `|x - hi - lo| <= 2^-21 |x|`; subnormals keep their bits from `2^-136` up.
+#[test]
+fn the_direct_split_is_exact_to_2_pow_21() {
+    use coalesce::kernels::gemm::low_half;
+    let trunc = |x: f32| f32::from_bits(x.to_bits() & 0xffff_e000);
+    let check = |x: f32| {
+        let (hi, lo) = (trunc(x), low_half(x));
+        assert!(lo.is_finite() && lo.to_bits() & 0x1fff == 0, "{x:e}: lo {lo:e} is not a finite TF32 value");
+        let err = (x as f64 - hi as f64 - lo as f64).abs();
+        let bound = f64::powi(2.0, -21) * x.abs() as f64 + f64::powi(2.0, -137);
+        assert!(err <= bound, "{x:e}: {hi:e} + {lo:e} off by {err:e}");
+    };
+    for x in [BIG, -BIG, f32::from_bits(0x7f7f_f000), 1.0, -3.25e-20, 1.0e30, f32::MIN_POSITIVE, 0.0, -0.0] {
+        check(x);
+    }
+    let mut rng = rng("direct split");
+    for _ in 0..100_000 {
+        check(f32::from_bits(rng.random_range(0..0x7f80_0000u32) | rng.random::<u32>() & 0x8000_0000));
+    }
+    assert_eq!(low_half(f32::from_bits(0x0fff)), 0.0, "a subnormal under 2^-137 splits into zeros");
+    assert_eq!(low_half(f32::from_bits(0x1000)).to_bits(), 0x2000, "2^-137 rounds up to 2^-136 (ties away)");
+}
+
 /// `sgemm` and the versions it may run, on the GPU, with the special values
 /// of the emulator's test and at a large shape off the tile; each checked
 /// against FP32's non-finite pattern and the exact result.

@@ -124,7 +124,7 @@ const _: () = assert!(0 < AHEAD && AHEAD < STAGES);
 /// to TF32 to nearest (ties away, as `cvt.rna`; in integers: the rest is
 /// under `2^-10 |x|`, far from overflow).
 #[inline(always)]
-fn low_half(x: f32) -> f32 {
+pub fn low_half(x: f32) -> f32 {
     let rest = x - f32::from_bits(x.to_bits() & 0xffff_e000);
     f32::from_bits(rest.to_bits().wrapping_add(0x1000) & 0xffff_e000)
 }

@@ -32,7 +32,7 @@ pub(crate) use warpgroup::{swizzle_base, swizzled};
 pub use warptile::{WT, WarpTiling};
 pub use wgmma_3xtf32::split_tf32;
 pub use wgmma_direct::{DIRECT_B_BOX, DIRECT_BK, DIRECT_BM, pair_of};
-pub use wgmma_direct_3xtf32::DX3_MARKS_OFFSET;
+pub use wgmma_direct_3xtf32::{DX3_MARKS_OFFSET, low_half};
 pub use wgmma_tma::TMA_BK;
 
 // The steps name it `super::F4`.
