@@ -20,7 +20,7 @@ fn check_same_len(src: usize, dst: usize) -> Result<bool> {
     Ok(src > 0)
 }
 
-/// `dst = src` with our own copy kernel (16-byte accesses, grid-stride): the
+/// `dst = src` with our own copy kernel (one 16-byte vector a thread): the
 /// bandwidth roof a kernel can reach, to compare with `cuMemcpyDtoD`
 /// ([`Stream::copy`]). Empty slices queue nothing.
 ///
@@ -28,21 +28,20 @@ fn check_same_len(src: usize, dst: usize) -> Result<bool> {
 /// [`Error::Aliased`] if the slices overlap, and driver errors.
 #[cfg(feature = "cuda")]
 pub fn copy(stream: &Stream<'_>, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f32>) -> Result<()> {
-    launch_copy(stream, "copy_f32", copy_dims, src, dst)
+    let max_blocks = stream.gpu().grid_limits().max_grid.x;
+    launch_copy(stream, "copy_f32", copy_dims(src.len() as u64, max_blocks), src, dst)
 }
 
 /// One launch of a copy kernel `entry(const f32* src, f32* dst, u64 len)`
-/// on the grid `dims(len, SMs)`, once the lengths and the overlap are checked.
+/// on the grid `dims`, once the lengths and the overlap are checked.
 #[cfg(feature = "cuda")]
 fn launch_copy(
-    stream: &Stream<'_>, entry: &'static str, dims: fn(u64, u32) -> LaunchDims, src: &DeviceSlice<f32>,
-    dst: &mut DeviceSlice<f32>,
+    stream: &Stream<'_>, entry: &'static str, dims: LaunchDims, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f32>,
 ) -> Result<()> {
     if !check_same_len(src.len(), dst.len())? {
         return Ok(());
     }
     crate::alias::disjoint(entry, src, dst)?;
-    let dims = dims(src.len() as u64, stream.gpu().sm_count());
     stream.gpu().grid_limits().check(entry, &format_args!("{}-element", src.len()), dims)?;
     let args: (DevicePointer<f32>, DevicePointer<f32>, u64) =
         (src.as_device_ptr(), dst.as_device_ptr(), src.len() as u64);
@@ -62,7 +61,7 @@ fn launch_copy(
 /// module is not `sm_90a`.
 #[cfg(feature = "cuda")]
 pub fn copy_bulk(stream: &Stream<'_>, src: &DeviceSlice<f32>, dst: &mut DeviceSlice<f32>) -> Result<()> {
-    launch_copy(stream, "copy_bulk_f32", copy_bulk_dims, src, dst)
+    launch_copy(stream, "copy_bulk_f32", copy_bulk_dims(src.len() as u64, stream.gpu().sm_count()), src, dst)
 }
 
 /// A strided run of `len` elements in a buffer: `offset + i * stride`. A
@@ -178,10 +177,10 @@ pub mod emu {
     use crate::emu::{Report, staged};
     use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
 
-    /// The grid of [`super::copy`] on a GPU of one SM, so that the
-    /// grid-stride loop wraps around even on small inputs.
+    /// The grid of [`super::copy`] capped at 8 blocks, so that the loop
+    /// past the grid wraps around even on small inputs.
     fn dims(len: usize) -> coalesce_kernels::LaunchDims {
-        coalesce_kernels::copy::copy_dims(len as u64, 1)
+        coalesce_kernels::copy::copy_dims(len as u64, 8)
     }
 
     /// [`super::copy`] on the emulator (empty slices launch nothing).

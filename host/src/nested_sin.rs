@@ -17,8 +17,7 @@
 //! ```
 //!
 //! Every launcher takes any length (an empty slice is a no-op) and any
-//! offset into a buffer; a launch covers the array with one wave of blocks
-//! (multiprocessors x the kernel's occupancy) that loops over the rest.
+//! offset into a buffer; a launch gives each thread one 16-byte vector.
 
 use crate::Result;
 pub use coalesce_kernels::nested_sin::{BLOCK, Variant, launch_dims, math};
@@ -33,17 +32,13 @@ pub(crate) fn check_lengths(input_len: usize, output_len: usize) -> Result<()> {
     crate::error::same_len("output", input_len, output_len)
 }
 
-/// The launch geometry for `len` elements on this stream's GPU: one wave.
+/// The launch geometry for `len` elements on this stream's GPU: one vector
+/// a thread, up to the device's grid.
 #[cfg(feature = "cuda")]
 fn plan(stream: &Stream<'_>, entry: &'static str, len: usize) -> Result<LaunchDims> {
-    let gpu = stream.gpu();
-    let sms = gpu.sm_count();
-    // A grid that fits in one block per SM needs no occupancy figure (and
-    // small, launch-bound calls skip the driver query).
-    let per_sm =
-        if (len as u64).div_ceil(4 * BLOCK as u64) <= sms as u64 { 1 } else { gpu.blocks_per_sm(entry, BLOCK)? };
-    let dims = launch_dims(len as u64, sms, per_sm);
-    gpu.grid_limits().check(entry, &format_args!("{len}-element"), dims)?;
+    let limits = stream.gpu().grid_limits();
+    let dims = launch_dims(len as u64, limits.max_grid.x);
+    limits.check(entry, &format_args!("{len}-element"), dims)?;
     Ok(dims)
 }
 
@@ -146,16 +141,15 @@ pub mod emu {
     use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
     use coalesce_kernels::nested_sin::launch_dims;
 
-    /// Emulated SMs and blocks per SM: a grid of 2 blocks of 256 threads,
-    /// so the grid-stride loop wraps around on anything past 2048 elements.
-    const SMS: u32 = 1;
-    const BLOCKS_PER_SM: u32 = 2;
+    /// The emulated grid's cap: 2 blocks of 256 threads, so the loop past
+    /// the grid wraps around on anything past 2048 elements.
+    const MAX_BLOCKS: u32 = 2;
 
     fn launch_ptrs(variant: Variant, src: *const f32, dst: SyncMutPtr<f32>, len: usize) -> Result<()> {
         if len == 0 {
             return Ok(());
         }
-        let dims = launch_dims(len as u64, SMS, BLOCKS_PER_SM);
+        let dims = launch_dims(len as u64, MAX_BLOCKS);
         let src = src as usize; // Send + Sync; turned back into a pointer per thread.
         // SAFETY: the callers pass `len`-element slices, equal or disjoint.
         emu::launch(dims, |ctx| unsafe { variant.run(ctx, src as *const f32, dst.get(), len as u64) })?;
@@ -210,7 +204,7 @@ pub mod emu {
         if len == 0 {
             return Ok(Vec::new());
         }
-        let dims = launch_dims(len as u64, SMS, BLOCKS_PER_SM);
+        let dims = launch_dims(len as u64, MAX_BLOCKS);
         let mut inp = Aligned::copy_at(input, misalignment(input));
         let mut out = Aligned::copy_at(output, misalignment(output));
         let (src, dst) = (SyncPtr::new(inp.as_mut_slice()), SyncMutPtr::new(out.as_mut_slice()));

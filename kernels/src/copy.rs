@@ -10,8 +10,8 @@ use crate::registry::{Step, utilities};
 /// This module's entries of the registry.
 pub const STEPS: &[Step] = utilities! {
     op: "copy";
-    /// our own device-to-device copy: 16-byte accesses, grid-stride, sized to the SMs; the roof a transpose is measured against, beside `cuMemcpyDtoD`
-    copy => "copy_f32" in "copy.rs", geometry "copy_dims(len, sm_count)";
+    /// our own device-to-device copy: one 16-byte vector a thread, blocks streaming through memory in launch order; the roof a transpose is measured against, beside `cuMemcpyDtoD`
+    copy => "copy_f32" in "copy.rs", geometry "copy_dims(len, max_blocks)";
     /// one strided vector (a column) into another: one launch per column is how not to transpose
     copy_strided => "copy_strided_f32" in "copy.rs", geometry "copy_strided_dims(len)";
     /// our copy by the bulk copy engine: one thread a block issues 16 KiB `cp.async.bulk` loads and stores through four shared buffers (`sm_90a`: PTX ISA 8.0)
@@ -23,15 +23,21 @@ pub const STEPS: &[Step] = utilities! {
 
 /// Threads per block of both copy kernels.
 pub const COPY_BLOCK: u32 = 256;
-/// Blocks per SM for the grid-stride [`copy`]: enough warps in flight to
-/// cover DRAM latency with 16-byte accesses.
-pub const COPY_BLOCKS_PER_SM: u32 = 8;
 
-/// Launch geometry of [`copy`] on a GPU with `sm_count` multiprocessors.
-pub const fn copy_dims(len: u64, sm_count: u32) -> LaunchDims {
-    let max_blocks = len.div_ceil(4 * COPY_BLOCK as u64);
-    let wanted = sm_count as u64 * COPY_BLOCKS_PER_SM as u64;
-    let blocks = if wanted < max_blocks { wanted } else { max_blocks };
+/// Launch geometry of [`copy`]: a block of [`COPY_BLOCK`] threads per 4096
+/// bytes, one 16-byte vector a thread, at most `max_blocks` blocks (the
+/// device's grid limit; the kernel loops past it).
+///
+/// One vector a thread, not a wave of resident blocks looping over the
+/// array: the block scheduler hands out blocks in launch order, so the
+/// bytes in flight stay one compact window sweeping memory. A grid-stride
+/// wave (8 blocks of 256 a SM) measured 88-94% of `cuMemcpyDtoD` on an
+/// H100 and an H200 where this grid measured 97-101%
+/// (`docs/measurements/2026-11-28-copy-order`); that the wave's blocks
+/// drift apart over the array is the likely reason, not profiled.
+pub const fn copy_dims(len: u64, max_blocks: u32) -> LaunchDims {
+    let needed = len.div_ceil(4 * COPY_BLOCK as u64);
+    let blocks = if needed < max_blocks as u64 { needed } else { max_blocks as u64 };
     let blocks = if blocks == 0 { 1 } else { blocks as u32 };
     LaunchDims::linear(blocks, COPY_BLOCK)
 }
@@ -44,8 +50,9 @@ pub const fn copy_strided_dims(len: u32) -> LaunchDims {
 /// `dst[i] = src[i]` for `i < len`.
 ///
 /// # Memory pattern
-/// Grid-stride loop over 16-byte vectors: a warp reads and writes 512
-/// contiguous bytes per instruction. Buffers not 16-byte aligned take a
+/// Thread `g` of the grid copies 16-byte vector `g` (and `g + G`, ... past
+/// a capped grid of `G` threads): a warp reads and writes 512 contiguous
+/// bytes per instruction. Buffers not 16-byte aligned take a
 /// scalar loop (still coalesced); the last `len % 4` elements go scalar.
 ///
 /// # Safety

@@ -214,7 +214,7 @@ where
     for len in COPY_LENS {
         let input = random(len);
         let mut output = vec![f32::NAN; len];
-        let dims = coalesce::kernels::copy::copy_dims(len as u64, 1);
+        let dims = coalesce::kernels::copy::copy_dims(len as u64, 8);
         let launch = staged(dims, [&input], &mut output, |ctx, [s], d| kernel(ctx, s, d, len as u64));
         run.record(launch, || {
             (0..len)

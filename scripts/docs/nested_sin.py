@@ -41,7 +41,7 @@ machine = tests.split("\n\n", 1)[0].strip()  # the lines before the test output
 commit = next(l.split()[1] for l in machine.splitlines() if l.startswith("commit "))
 date = run.name[:10]
 ptxas_txt = read("ptxas.txt")
-ptx_arch = re.search(r"for '(sm_\d+)'", ptxas_txt).group(1)
+ptx_arch = re.search(r"for '(sm_\d+a?)'", ptxas_txt).group(1)
 
 LARGE, N = "nested_sin_2_28", 1 << 28
 L2_MB = 50
@@ -250,7 +250,7 @@ w(f"The fused kernel issues {fu['inst_per_elem']:.0f} instructions per element (
   f"{fu['dram']:.0f}% of its peak: it is instruction-bound. `fused_reduced` issues {fr['inst_per_elem']:.0f} "
   f"({fr['inst_per_elem'] / fu['inst_per_elem'] * 100:.0f}%), and DRAM rises to {fr['dram']:.0f}%, near the copy "
   f"kernel's {ncu_row(COPY['entry'])['dram']:.0f}%. Instructions per element are `sm__inst_executed` (warp instructions) "
-  "x 32 / 2^28. Grids are one full wave: SMs x the blocks per SM that the kernel's registers allow.\n")
+  f"x 32 / 2^28. Grids are sized to the array: {N // 4 // (fr['grid'] * 256)} 16-byte vectors a thread.\n")
 po = NCU["poly"]
 w(f"`poly` issues {po['inst_per_elem']:.0f} instructions per element ({po['inst_per_elem'] / fr['inst_per_elem'] * 100:.0f}% "
   f"of `fused_reduced`'s) and keeps {po['issue']:.0f}% of the issue slots busy (`fused_reduced`: {fr['issue']:.0f}%); its "
@@ -359,6 +359,55 @@ w(f"The transfers are the GPU's cost: at 2^{big['log2']} the kernel takes {big['
   f"end (2^{e2e['rows'][0]['log2']}) both sides are dominated by fixed costs (launches and copy latencies; rayon's "
   "thread wake-ups).\n")
 
+# ---- the walk ---------------------------------------------------------------
+
+
+def parse_walk(text):
+    """walk.txt (.probe's A/B of nested_sin::VECTORS_PER_THREAD, the report's rows): {(vectors, round): {row: % of DtoD}}."""
+    out, key, roof_ms = {}, None, None
+    for line in text.splitlines():
+        m = re.match(r"### vectors a thread: (\d+) \(round (\d+)\)", line)
+        if m:
+            key, roof_ms = (int(m.group(1)), int(m.group(2))), None
+            out[key] = {}
+            continue
+        m = re.match(r"(\S+)\s+(\S+)\s.*?\s([\d.]+)\s+[\d.]+ GB/s", line)
+        if key is None or not m:
+            continue
+        op, name, t = m.group(1), m.group(2), float(m.group(3))
+        if name == "cuMemcpyDtoD":
+            roof_ms = t
+        elif op == "nested_sin" and roof_ms:
+            out[key][name] = roof_ms / t * 100
+    return out
+
+
+def walk_section(w):
+    """How many vectors a thread: the same-call A/B each run folder's walk.txt holds, if any."""
+    walks = [(g, parse_walk((g["folder"] / "walk.txt").read_text())) for g in GPUS if (g["folder"] / "walk.txt").exists()]
+    if not walks:
+        return
+    w("### How many vectors a thread\n")
+    w("One vector a thread (a grid of 2^26 threads) keeps the bytes in flight in one window sweeping memory, in the "
+      "order the block scheduler hands out blocks; the steps whose instructions weigh then pay a block's start and "
+      "drain once per vector. A grid-stride loop over more vectors a thread pays them less often. Each run folder's "
+      "`walk.txt` times the report's rows with " + ", ".join(
+          f"{' and '.join(str(v) for v in sorted({v for v, _ in walk}))} ({g['gpu']})" for g, walk in walks)
+      + " vectors a thread (a build of the report binary for each, twice each, interleaved, in one device call; its "
+      "folder's README says which): % of that call's `cuMemcpyDtoD`, round 1 / round 2.\n")
+    counts = sorted({v for _, walk in walks for v, _ in walk})
+    w("| step | " + " | ".join(f"{g['gpu']}, {v} a thread" for g, _ in walks for v in counts) + " |")
+    w("| --- |" + " --- |" * (len(walks) * len(counts)))
+    for name in [s["name"] for s in STEPS]:
+        cells = []
+        for _, walk in walks:
+            for v in counts:
+                r = [walk.get((v, k), {}).get(name) for k in (1, 2)]
+                cells.append(" / ".join(f"{x:.1f}%" for x in r if x is not None) or "-")
+        w(f"| `{name}` | " + " | ".join(cells) + " |")
+    w("")
+
+
 # ---- ladder -----------------------------------------------------------------
 spread = re.search(rf"{LARGE}/fused_reduced\s*\n?\s*time:\s*\[([\d.]+) (\S+) ([\d.]+) \S+ ([\d.]+) \S+\]", read("bench.log"))
 
@@ -397,9 +446,11 @@ WHY = {
 w("## The ladder, one idea per step\n")
 step_sections(w, STEPS, measured, WHY)
 not_measured(w, "nested_sin")
-w("All of them share `nested_sin::map`: a grid-stride loop over 16-byte vectors (`ld.global.v4`/`st.global.v4`), a "
+w("All of them share `nested_sin::map`: a grid-stride loop over 16-byte vectors (`ld.global.v4`/`st.global.v4`) on a "
+  f"grid sized to the array ({N // 4 // (fr['grid'] * 256)} vectors a thread, `nested_sin::launch_dims`), a "
   "scalar head when the input and output start equally misaligned, a scalar tail for lengths not a multiple of 4, "
   "and an all-scalar walk when their misalignments differ. In place (`launch_in_place`) is allowed.\n")
+walk_section(w)
 w(f"`ptxas -v` ({ptx_arch}): " + "; ".join(f"`{s['entry']}` {ptxas[s['entry']]} registers" for s in STEPS)
   + ("; 0 bytes of stack and spills for each." if no_spills else "; stack or spills: see ptxas.txt.") + "\n")
 

@@ -179,9 +179,10 @@ for s in SHAPES:
     d, ck, t = c(s, "dispatch")["gb_per_s"], c(s, "roof_copy_kernel")["gb_per_s"], torch_gbs(s)
     w(f"| {sh(s)} | `{DISPATCH[s]}` | {d:,.0f} | {pct(d, roof(s)):.1f}% | {pct(d, ck):.1f}% | {t:,.0f} GB/s | {d / t:.2f}x |")
 copy_pcts = [pct(c(s, "roof_copy_kernel")["gb_per_s"], roof(s)) for s in SHAPES]
-w(f"\nRatios and percentages compare figures taken in the same device call. Our copy kernel (a 16-byte grid-stride "
-  f"loop) reaches {min(copy_pcts):.0f}-{max(copy_pcts):.0f}% of `cuMemcpyDtoD`, less than the softmax kernels themselves "
-  "(we have not looked into why), so `cuMemcpyDtoD` is the stricter roof, and the percentages are of it. "
+w(f"\nRatios and percentages compare figures taken in the same device call. Our copy kernel reaches "
+  f"{min(copy_pcts):.0f}-{max(copy_pcts):.0f}% of `cuMemcpyDtoD` in this run, where it was a 16-byte grid-stride loop "
+  "over one resident wave of blocks, not yet one vector a thread as it is now (what that changed: "
+  "[the probes](measurements/2026-11-28-copy-order)). `cuMemcpyDtoD` is the roof, and the percentages are of it. "
   f"PyTorch's own device copy (1 GiB) in the same call: {torch['copy_GBs']:,.0f} GB/s.\n")
 
 

@@ -44,9 +44,6 @@ pub struct Gpu {
     pub(super) copies: ManuallyDrop<cust::stream::Stream>,
     /// Every kernel of the module, looked up once at load.
     pub(super) functions: HashMap<&'static str, KernelHandle>,
-    /// Resident blocks per SM of a kernel at a block size, asked of the
-    /// driver once per `Gpu` (the grid-stride kernels size their grids by it).
-    pub(super) occupancy: Mutex<Vec<(&'static str, u32, u32)>>,
     device: Device,
     ordinal: u32,
     compute_capability: (u32, u32),
@@ -226,7 +223,6 @@ impl Gpu {
             module,
             copies,
             functions: HashMap::new(),
-            occupancy: Mutex::new(Vec::new()),
             device,
             ordinal,
             compute_capability,

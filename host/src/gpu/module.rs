@@ -118,24 +118,6 @@ impl Gpu {
             None => Error::MissingKernel { name },
         })
     }
-
-    /// Resident blocks per SM of `entry` at `block` threads and no dynamic
-    /// shared memory, asked of the driver once per `Gpu`.
-    pub(crate) fn blocks_per_sm(&self, entry: &'static str, block: u32) -> Result<u32> {
-        let mut cache = self.occupancy.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(&(_, _, n)) = cache.iter().find(|(e, b, _)| *e == entry && *b == block) {
-            return Ok(n);
-        }
-        let f = self.function(entry)?;
-        let mut n = 0i32;
-        // SAFETY: a live function of our module; an out-pointer.
-        check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
-            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, block as i32, 0)
-        })?;
-        let n = (n as u32).max(1);
-        cache.push((entry, block, n));
-        Ok(n)
-    }
 }
 
 /// A kernel's driver handle. CUDA function handles may be used from any

@@ -10,7 +10,7 @@
 //! ([`math::sin3_minimax`]): its own bits, within 4.5 ulp of f64.
 //!
 //! Every kernel walks the array with 16-byte loads and stores in a
-//! grid-stride loop sized from the multiprocessor count ([`launch_dims`]);
+//! grid-stride loop on a grid sized to the array ([`launch_dims`]);
 //! starts that are not 16-byte aligned and lengths that are not multiples of
 //! 4 take scalar head and tail loops ([`map`]).
 
@@ -20,12 +20,11 @@ use crate::{LaunchDims, ThreadCtx};
 
 /// A step's kernel, written `map_kernel!(pub unsafe fn name<C>(ctx, src,
 /// dst, len) = map(f));`: the op's `run` parameters, and the step's
-/// element function `f` applied to each element by the grid-stride
-/// [`map`]. Each step file defines `f` (its idea) and declares its kernel
+/// element function `f` applied to each element by [`map`]. Each step file defines `f` (its idea) and declares its kernel
 /// with this.
 macro_rules! map_kernel {
     (pub unsafe fn $name:ident<$C:ident>($ctx:ident, $src:ident, $dst:ident, $len:ident) = map($f:ident)) => {
-        #[doc = concat!("The kernel: [`", stringify!($f), "`] on each element, by the grid-stride [`map`](super::map).")]
+        #[doc = concat!("The kernel: [`", stringify!($f), "`] on each element, by [`map`](super::map).")]
         ///
         /// # Safety
         /// As [`map`](super::map).
@@ -72,8 +71,8 @@ pub const BLOCK: u32 = 256;
 /// Elements per 16-byte vector.
 pub const VECTOR: u32 = 4;
 
-/// How a nested-sin version is launched: every launch is the grid-stride
-/// [`map`] on [`launch_dims`]; the versions differ in how many launches
+/// How a nested-sin version is launched: every launch is [`map`] on
+/// [`launch_dims`]; the versions differ in how many launches
 /// one nested sine takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {
@@ -100,16 +99,25 @@ impl Variant {
     }
 }
 
+/// 16-byte vectors each thread takes: the kernels' grid-stride loop runs
+/// this many times.
+pub const VECTORS_PER_THREAD: u32 = 4;
+
 /// Launch geometry for `len` elements: [`BLOCK`] threads per block, enough
-/// blocks for one 16-byte vector per thread, at most `sm_count *
-/// blocks_per_sm` (one full wave; the kernels loop over the rest).
+/// blocks for [`VECTORS_PER_THREAD`] 16-byte vectors a thread, at most
+/// `max_blocks` (the device's grid limit; the kernels loop over the rest).
 ///
-/// `blocks_per_sm` should be what the kernel's occupancy allows, so that the
-/// wave is exactly resident and no SM gets a second, partial wave.
-pub const fn launch_dims(len: u64, sm_count: u32, blocks_per_sm: u32) -> LaunchDims {
-    let needed = len.div_ceil((VECTOR * BLOCK) as u64);
-    let wave = sm_count as u64 * blocks_per_sm as u64;
-    let blocks = if needed < wave { needed } else { wave };
+/// A grid sized to the array, not one resident wave looping over it: the
+/// block scheduler hands out blocks in launch order, so the bytes in flight
+/// stay in a few compact windows sweeping memory, where a resident wave's
+/// blocks drift apart over the whole array (likely; its copy lost 6-12% of
+/// `cuMemcpyDtoD`, `docs/measurements/2026-11-28-copy-order`). Four
+/// vectors a thread, not one, so that the steps whose instructions weigh
+/// pay a block's start and drain a quarter as often (`docs/nested_sin.md`
+/// measures 1 to 8 on both GPUs).
+pub const fn launch_dims(len: u64, max_blocks: u32) -> LaunchDims {
+    let needed = len.div_ceil((VECTOR * BLOCK * VECTORS_PER_THREAD) as u64);
+    let blocks = if needed < max_blocks as u64 { needed } else { max_blocks as u64 };
     let blocks = if blocks == 0 { 1 } else { blocks as u32 };
     LaunchDims::linear(blocks, BLOCK)
 }
@@ -119,7 +127,8 @@ pub const fn launch_dims(len: u64, sm_count: u32, blocks_per_sm: u32) -> LaunchD
 ///
 /// # Thread mapping
 /// Grid-stride: thread `g = blockIdx.x * blockDim.x + threadIdx.x` takes
-/// vectors `g, g + G, g + 2G, ...` with `G` the number of threads in the grid.
+/// vectors `g, g + G, ...` with `G` the number of threads in the grid
+/// ([`launch_dims`] sizes it for [`VECTORS_PER_THREAD`] a thread).
 ///
 /// # Memory pattern
 /// When `src` and `dst` are equally misaligned (both 16-byte aligned, say,
