@@ -14,6 +14,7 @@ pub const OPS: &[(&str, &[Step])] = &[
     ("gemm", &crate::gemm::Variant::STEPS),
     ("gemm_pack", crate::gemm::pack::PACK_STEPS),
     ("gemm_fixup", crate::gemm::fixup::FIXUP_STEPS),
+    ("gemm_sum_splits", crate::gemm::split_k::SPLIT_K_STEPS),
 ];
 
 /// How many kernels opt in to more than 48 KiB of shared memory.

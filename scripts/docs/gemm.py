@@ -24,6 +24,9 @@ specials = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
 h200 = pathlib.Path(sys.argv[3]) if len(sys.argv) > 3 else None
 # Step 15's splitter on the H100 with its shared loads, or its stores, taken out: probes.txt.
 h100_probes = pathlib.Path(sys.argv[4]) if len(sys.argv) > 4 else None
+# The H100 run of split K (step 15's K in runs where C has too few tiles): gemm.log (tests and sanitizers),
+# gemm_bench.log (criterion's gemm_shapes), gemm_torch.txt (PyTorch at the same shapes, same call).
+split_run = pathlib.Path(sys.argv[5]) if len(sys.argv) > 5 else None
 STEPS = steps("gemm", run)
 read = lambda name: (run / name).read_text()
 machine = read("machine.txt").strip()
@@ -115,7 +118,8 @@ order = [tuple(map(int, t)) for t in re.findall(r"gemm_shapes/(\d+)x(\d+)x(\d+)"
 shape_rows.sort(key=lambda r: order.index(r[0]))
 
 P, w = page("gemm.py", "GEMM: a ladder from naive to cuBLAS-class FP32, then the tensor cores, measured",
-            run, *([specials] if specials else []), *([h200] if h200 else []), *([h100_probes] if h100_probes else []))
+            run, *([specials] if specials else []), *([h200] if h200 else []), *([h100_probes] if h100_probes else []),
+            *([split_run] if split_run else []))
 w(f"GPU: **{gpu_name}**, module `{module}`, commit `{commit}`, one device call. `C = A B` in f32, row-major; "
   "TFLOP/s count 2 M N K. Our times are criterion medians of CUDA-event GPU time (`cargo bench --bench gemm`); "
   f"cuBLAS is `torch.mm` (PyTorch {tc['torch']}) in the same call, with TF32 off (SGEMM) and on (TF32), "
@@ -305,6 +309,39 @@ for s, ours, direct, theirs in shape_rows:
     mine = direct if pick == SGEMM_DIRECT else ours
     w(f"| {s[0]}x{s[1]}x{s[2]} | {ours:.1f} | {direct:.1f} | {theirs:.1f} | `{pick}` | {mine / theirs:.2f}x |")
 w("")
+
+
+def split_k_section(folder):
+    """`gemm::sgemm` with split K against cuBLAS SGEMM, one later device call (criterion's point estimates)."""
+    bench, torch_txt, log = ((folder / f).read_text() for f in ("gemm_bench.log", "gemm_torch.txt", "gemm.log"))
+    unit = {"ns": 1e-3, "us": 1.0, "µs": 1.0, "ms": 1e3}
+    ours = {tuple(map(int, m.group(1, 2, 3))): float(m.group(4)) * unit[m.group(5)]
+            for m in re.finditer(r"gemm_shapes/(\d+)x(\d+)x(\d+)\s+time:\s+\[\S+ \S+ ([\d.]+) (\S+)", bench)}
+    theirs = {tuple(map(int, m.group(1, 2, 3))): float(m.group(4)) * 1e3
+              for m in re.finditer(r"torch sgemm (\d+)x(\d+)x(\d+): ([\d.]+) ms", torch_txt)}
+    tests = re.search(r"test result: (ok|FAILED)\. (\d+) passed; (\d+) failed", log)
+    san = {t: re.search(rf"{t} rc \d+ .*?(\d+) (errors|hazards)", log) for t in ("memcheck", "racecheck")}
+    w("### Split K\n")
+    w("Where `C` has too few 128 x 128 tiles to give every SM a block (1024^2 has 64 for 132 SMs), step 15 cuts each "
+      "tile's `K` into runs, one block a run, and `sum_splits` (entry `gemm_sum_splits`) adds the runs' products in order into `C` "
+      "([`gemm/split_k.rs`](../kernels/src/gemm/split_k.rs): as many runs as keep one block per SM, at most 8, each at "
+      "least 8 tiles of 32 deep; none where the tiles reach half the SMs). `gemm::sgemm` at the off-tile shapes with it, "
+      f"cuBLAS SGEMM in the same later call ([{folder.name}](measurements/{folder.name}); criterion's point estimate, "
+      "the mean of 10 samples, where the table above has medians):\n")
+    w("| M x N x K | `gemm::sgemm` (TFLOP/s) | cuBLAS SGEMM (TFLOP/s) | ratio |")
+    w("| --- | --- | --- | --- |")
+    for sh in [x for x in dict.fromkeys(order) if x in ours and x in theirs]:
+        f = 2 * sh[0] * sh[1] * sh[2] / 1e6
+        w(f"| {sh[0]}x{sh[1]}x{sh[2]} | {f / ours[sh]:.1f} | {f / theirs[sh]:.1f} | {theirs[sh] / ours[sh]:.2f}x |")
+    w("")
+    if tests:
+        w(f"In that call the GEMM tests ran {tests.group(2)} passed, {tests.group(3)} failed (split shapes of 2, 3 and 8 "
+          "runs, every epilogue, special values in a split product), and compute-sanitizer over the split and `sgemm` "
+          "GPU tests found " + ", ".join(f"{m.group(1)} {m.group(2)} ({t})" for t, m in san.items() if m) + ".\n")
+
+
+if split_run:
+    split_k_section(split_run)
 
 tc_sgemm = {n: cublas(n, "sgemm") for n in SIZES}
 WHY = {

@@ -18,7 +18,9 @@
 //! - `empty.rs`: empty products, as BLAS defines them;
 //! - `shapes.rs`: the shapes and buffers the launchers refuse, and the
 //!   shape accessors;
-//! - `sgemm.rs`: which version `sgemm` runs with which PTX module.
+//! - `sgemm.rs`: which version `sgemm` runs with which PTX module;
+//! - `split_k.rs`: step 15's split `K`, how many runs a shape gets and
+//!   the split products.
 //!
 //! The shapes and scalars here are shared by the emulator's tests and the
 //! GPU's.
@@ -33,6 +35,7 @@ mod reference;
 mod sgemm;
 mod shapes;
 mod specials;
+mod split_k;
 mod tensor_cores;
 
 use coalesce::gemm::{AlphaBeta, Variant};

@@ -17,9 +17,10 @@ const LOW_NAN: u32 = 0x7f80_0001;
 const BIG: f32 = f32::MAX;
 /// Shapes for the special values: step 13's edge blocks (128x128 tiles: a
 /// second block row of 2 rows, a third block column of 3), and a small one
-/// where every special lands in one tile. `K >= 9`: the huge values of `A`
-/// and `B` sit at different depths (`with_huge`).
-const SPECIAL_SHAPES: [(usize, usize, usize); 2] = [(130, 259, 33), (5, 3, 9)];
+/// where every special lands in one tile, and one whose `K` step 15 splits
+/// in two runs (`split_k.rs`), the marks raised from both. `K >= 9`: the
+/// huge values of `A` and `B` sit at different depths (`with_huge`).
+const SPECIAL_SHAPES: [(usize, usize, usize); 3] = [(130, 259, 33), (5, 3, 9), (130, 100, 600)];
 /// What `sgemm` may run: step 7 (FMA units, every GPU) and the FP32-accurate
 /// TMA steps 13 and 15 (an H100).
 const SGEMM_STEPS: [Variant; 3] = [Variant::DoubleBuffered, Variant::WgmmaTma3xTf32, Variant::WgmmaDirect3xTf32];

@@ -7,6 +7,10 @@ use crate::emu::{Report, staged};
 use crate::{GridLimits, Result};
 use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
 
+/// The SMs the plan sizes a split `K` for: an H100's, as [`sgemm`] runs
+/// the version an H100 runs.
+const EMULATED_SMS: u32 = 132;
+
 /// [`super::sgemm`] on the emulator: the version an H100 runs for the shape
 /// ([`Variant::sgemm_for`] of the `sm_90a` module).
 pub fn sgemm(a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta) -> Result<()> {
@@ -18,15 +22,15 @@ pub fn sgemm(a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: Alp
 pub fn launch(
     variant: Variant, a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<()> {
-    let (variant, dims, scalars) = match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)?
-    {
-        Plan::Nothing => return Ok(()),
-        Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
-        Plan::Product(dims) if variant.geometry().tma => {
-            return tma(variant, (a, b, c), shape, scalars, dims, false).map(|_| ());
-        }
-        Plan::Product(dims) => (variant, dims, scalars),
-    };
+    let (variant, dims, scalars) =
+        match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA, EMULATED_SMS)? {
+            Plan::Nothing => return Ok(()),
+            Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
+            Plan::Product(dims) if variant.geometry().tma => {
+                return tma(variant, (a, b, c), shape, scalars, dims, false).map(|_| ());
+            }
+            Plan::Product(dims) => (variant, dims, scalars),
+        };
     let (pa, pb, pc) = (SyncPtr::new(a), SyncPtr::new(b), SyncMutPtr::new(c));
     let p = shape.problem(scalars);
     // SAFETY: lengths checked by `plan`; `&` and `&mut` slices cannot alias.
@@ -65,7 +69,7 @@ fn tma(
     };
     let (a_addr, b_addr) = (a.as_ptr() as u64, b.as_ptr() as u64);
     let layout = TmaLayout::new(variant, shape);
-    let direct = variant.geometry().direct.then(|| DirectLayout::new(variant, shape, (a_addr, b_addr)));
+    let direct = variant.geometry().direct.then(|| DirectLayout::new(variant, shape, (a_addr, b_addr), dims.grid.z));
     let bytes = direct.map_or(layout.bytes, |d| d.bytes);
     let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; bytes.div_ceil(4)], 0);
     let base = ws.as_mut_slice().as_mut_ptr() as u64;
@@ -97,12 +101,30 @@ fn tma(
     let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
     let pc = SyncMutPtr::new(staged_c.as_mut_slice());
     let p = shape.problem(scalars);
-    // SAFETY: the maps describe the workspace's arrays, written above; C
-    // holds m x n floats (checked by `plan`).
-    let report =
-        emu::launch_checked(dims, |ctx| unsafe { variant.run(ctx, pa as *const f32, pb as *const f32, pc.get(), p) })?;
+    // Split K: the runs' products (alpha applied, beta 0) go to the
+    // workspace, and their sum, with beta * C, to C.
+    let parts = direct.and_then(|d| d.parts_at(base).map(|at| (at, d.splits)));
+    let (product_c, product_p) = match parts {
+        Some((at, _)) => (at as *mut f32, shape.problem(AlphaBeta { beta: 0.0, ..scalars })),
+        None => (pc.get(), p),
+    };
+    let product_c = product_c as usize;
+    // SAFETY: the maps describe the workspace's arrays, written above; the
+    // product writes C (m x n floats, checked by `plan`) or the
+    // workspace's slices of partial products.
+    let report = emu::launch_checked(dims, |ctx| unsafe {
+        variant.run(ctx, pa as *const f32, pb as *const f32, product_c as *mut f32, product_p)
+    })?;
     if !checked && !report.findings.is_empty() {
         return Err(emu::EmuError::Checker(report.findings).into());
+    }
+    if let Some((at, splits)) = parts {
+        use coalesce_kernels::gemm::split_k::{sum_splits, sum_splits_dims};
+        let sum = sum_splits_dims(shape.m() as u32, shape.n() as u32);
+        GridLimits::CUDA.check("gemm_sum_splits", &shape, sum)?;
+        // SAFETY: the parts lie in the workspace, written by the product;
+        // C is staged apart and holds m x n floats.
+        emu::launch(sum, |ctx| unsafe { sum_splits(ctx, at as *const f32, pc.get(), p, splits) })?;
     }
     let marks = match direct {
         Some(d) => d.marks_at(base),
@@ -141,15 +163,15 @@ fn tma(
 pub fn launch_checked(
     variant: Variant, a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<Report> {
-    let (variant, dims, scalars) = match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA)?
-    {
-        Plan::Nothing => return Ok(Report::default()),
-        Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
-        Plan::Product(dims) if variant.geometry().tma => {
-            return tma(variant, (a, b, c), shape, scalars, dims, true);
-        }
-        Plan::Product(dims) => (variant, dims, scalars),
-    };
+    let (variant, dims, scalars) =
+        match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA, EMULATED_SMS)? {
+            Plan::Nothing => return Ok(Report::default()),
+            Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
+            Plan::Product(dims) if variant.geometry().tma => {
+                return tma(variant, (a, b, c), shape, scalars, dims, true);
+            }
+            Plan::Product(dims) => (variant, dims, scalars),
+        };
     let p = shape.problem(scalars);
     staged(dims, [a, b], c, |ctx, [a, b], c| {
         // SAFETY: lengths checked by `plan`; the staged copies are distinct.

@@ -15,6 +15,9 @@ const FIXUP: &str = "gemm_fixup";
 /// The operand pass's entry point.
 const PACK: &str = "gemm_pack";
 
+/// The split-K sum's entry point.
+const SUM_SPLITS: &str = "gemm_sum_splits";
+
 /// `A`, `B` and `C` as a step reads them; for a TMA step, `A` and `B` are
 /// the addresses of its tensor maps, which the kernel takes as `a` and `b`.
 type Operands = (DevicePointer<f32>, DevicePointer<f32>, DevicePointer<f32>);
@@ -26,6 +29,10 @@ type StepArgs = super::KernelParams;
 /// The parameters of `gemm_fixup`: a step's, then `marks: *const u32`.
 type FixupArgs =
     (DevicePointer<f32>, DevicePointer<f32>, DevicePointer<f32>, u32, u32, u32, f32, f32, DevicePointer<u32>);
+
+/// The parameters of `gemm_sum_splits`: `(parts, c, m, n, k, alpha, beta,
+/// splits)`.
+type SumArgs = (DevicePointer<f32>, DevicePointer<f32>, u32, u32, u32, f32, f32, u32);
 
 /// A tensor map's 128 bytes as `cust` plain data: `gemm_pack`'s `map0` and
 /// `map1`, passed by value as the kernels' [`MapParam`] (8-byte aligned),
@@ -149,9 +156,10 @@ fn direct(
 ) -> Result<()> {
     use coalesce_kernels::gemm::fixup::fixup_dims;
     use coalesce_kernels::gemm::pack::pack_dims;
+    use coalesce_kernels::gemm::split_k::sum_splits_dims;
     let (ap, bp, cp) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
     let (a_raw, b_raw) = (ap.as_raw(), bp.as_raw());
-    let layout = DirectLayout::new(variant, shape, (a_raw, b_raw));
+    let layout = DirectLayout::new(variant, shape, (a_raw, b_raw), dims.grid.z);
     let limits = stream.gpu().grid_limits();
     // The passes' grids are checked before anything is allocated or queued
     // (their shapes do not depend on where the workspace lies).
@@ -163,6 +171,10 @@ fn direct(
     let fix = layout.marks.is_some().then(|| fixup_dims(m as u32, n as u32));
     if let Some(fix) = fix {
         limits.check(FIXUP, &shape, fix)?;
+    }
+    let sum = layout.parts.is_some().then(|| sum_splits_dims(m as u32, n as u32));
+    if let Some(sum) = sum {
+        limits.check(SUM_SPLITS, &shape, sum)?;
     }
     let ws = Workspace::new(stream, layout.bytes)?;
     let base = ws.base();
@@ -177,11 +189,26 @@ fn direct(
         unsafe { pack(stream, pass) }?;
     }
     let (a_map, b_map) = layout.maps_at(base);
-    let maps = (DevicePointer::from_raw(a_map), DevicePointer::from_raw(b_map), cp);
+    // Split K: the runs' products (alpha applied, beta 0) go to the
+    // workspace, and their sum, with beta * C, to C.
+    let (product_c, product_scalars) = match layout.parts_at(base) {
+        Some(parts) => (DevicePointer::from_raw(parts), AlphaBeta { beta: 0.0, ..scalars }),
+        None => (cp, scalars),
+    };
+    let maps = (DevicePointer::from_raw(a_map), DevicePointer::from_raw(b_map), product_c);
     // SAFETY: the maps, written by the pass queued before it, describe A
     // and B (or their copies), and for 3xTF32 the zeroed marks follow them;
-    // C holds m*n floats and overlaps neither (checked by `launch`).
-    unsafe { step(stream, variant.entry_point(), dims, maps, shape.problem(scalars)) }?;
+    // the product writes C (m*n floats, overlapping neither: checked by
+    // `launch`) or, split, the workspace's `splits` slices of m*n.
+    unsafe { step(stream, variant.entry_point(), dims, maps, shape.problem(product_scalars)) }?;
+    if let (Some(sum), Some(parts)) = (sum, layout.parts_at(base)) {
+        let p = shape.problem(scalars);
+        let args: SumArgs = (DevicePointer::from_raw(parts), cp, p.m, p.n, p.k, p.alpha, p.beta, layout.splits);
+        // SAFETY: `gemm_sum_splits` takes `SumArgs`; the parts (`splits`
+        // slices of m*n floats) lie in the workspace, written by the
+        // product before it; C holds m*n floats.
+        unsafe { stream.launch(SUM_SPLITS, sum, args) }?;
+    }
     match (fix, layout.marks_at(base)) {
         // SAFETY: A, B and C hold their matrices, C overlaps neither; the
         // marks (1 + m + n words) were written by the product before it.

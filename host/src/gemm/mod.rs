@@ -156,7 +156,8 @@ pub fn launch(
     stream: &Stream<'_>, variant: Variant, a: &DeviceSlice<f32>, b: &DeviceSlice<f32>, c: &mut DeviceSlice<f32>,
     shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<()> {
-    let plan = plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &stream.gpu().grid_limits())?;
+    let gpu = stream.gpu();
+    let plan = plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &gpu.grid_limits(), gpu.sm_count())?;
     crate::alias::disjoint(variant.entry_point(), a, c)?;
     crate::alias::disjoint(variant.entry_point(), b, c)?;
     let operands = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
@@ -188,8 +189,10 @@ pub fn launch(
 /// `m = 0` or `n = 0`, `C = beta * C` for `k = 0`. Errors as [`launch`];
 /// steps 13 and 15 also allocate a workspace on `stream` (step 13's holds
 /// four TF32 halves of the operands, `8 (m + n) k` bytes, about; step
-/// 15's the marks, `4 (m + n)` bytes, and padded copies of operands whose
-/// rows are not 16-byte aligned), which may fail with
+/// 15's the marks, `4 (m + n)` bytes, padded copies of operands whose
+/// rows are not 16-byte aligned, and where `C` has too few tiles for the
+/// SMs the partial products of its split `K`, `4 S m n` bytes for `S`
+/// runs, `coalesce_kernels::gemm::split_k`), which may fail with
 /// [`crate::Error::OutOfMemory`].
 #[cfg(feature = "cuda")]
 pub fn sgemm(

@@ -21,9 +21,12 @@ pub(crate) enum Plan {
 }
 
 /// Checks buffer lengths against `shape` and the launch against `limits`;
-/// returns what to launch. Shared by the GPU and emulator launchers.
+/// returns what to launch on a GPU of `sm_count` SMs (a step that splits
+/// `K` gets its runs as the grid's `z`, [`coalesce_kernels::gemm::split_k`]).
+/// Shared by the GPU and emulator launchers.
 pub(crate) fn plan(
     variant: Variant, shape: GemmShape, lens: (usize, usize, usize), scalars: AlphaBeta, limits: &GridLimits,
+    sm_count: u32,
 ) -> Result<Plan> {
     shape.a().check_len("A", lens.0)?;
     shape.b().check_len("B", lens.1)?;
@@ -37,7 +40,12 @@ pub(crate) fn plan(
         limits.check(Variant::Naive.entry_point(), &shape, dims)?;
         return Ok(Plan::Scale(dims));
     }
-    let dims = variant.launch_dims(m, n);
+    let mut dims = variant.launch_dims(m, n);
+    if variant.geometry().splits_k {
+        use coalesce_kernels::gemm::{TMA_BK, split_k::splits_for};
+        let k_tiles = shape.k().div_ceil(TMA_BK as usize).min(u32::MAX as usize) as u32;
+        dims.grid.z = splits_for(dims.grid.x.saturating_mul(dims.grid.y), k_tiles, sm_count);
+    }
     limits.check(variant.entry_point(), &shape, dims)?;
     Ok(Plan::Product(dims))
 }
@@ -210,6 +218,10 @@ pub(crate) struct DirectLayout {
     b: Option<usize>,
     /// Byte offset of the marks (3xTF32 only).
     pub(crate) marks: Option<usize>,
+    /// Byte offset of the partial products of a split `K` (`splits`
+    /// slices of `m * n` floats), `None` unsplit.
+    pub(crate) parts: Option<usize>,
+    pub(crate) splits: u32,
     kp: usize,
     np: usize,
     /// Rows of `A` in one box: the step's tile.
@@ -221,8 +233,8 @@ pub(crate) struct DirectLayout {
 
 impl DirectLayout {
     /// The layout of `variant` for `shape` with `A` at device address `a`
-    /// and `B` at `b`.
-    pub(crate) fn new(variant: Variant, shape: GemmShape, (a, b): (u64, u64)) -> DirectLayout {
+    /// and `B` at `b`, `K` in `splits` runs.
+    pub(crate) fn new(variant: Variant, shape: GemmShape, (a, b): (u64, u64), splits: u32) -> DirectLayout {
         let (m, n, k) = (shape.m(), shape.n(), shape.k());
         let split = variant.geometry().precision == Precision::Split3xTf32;
         let in_place = |base: u64, cols: usize| base.is_multiple_of(16) && cols.is_multiple_of(4);
@@ -234,23 +246,31 @@ impl DirectLayout {
             bytes = (bytes + 4 * (1 + m + n)).next_multiple_of(256);
             at
         });
+        // Each array starts 256-byte aligned, as the pool's allocations do.
         let mut take = |copy: bool, len: usize| {
             copy.then(|| {
-                let at = bytes;
-                bytes += 4 * len;
+                let at = bytes.next_multiple_of(256);
+                bytes = at + 4 * len;
                 at
             })
         };
         let a = take(!in_place(a, k), m * kp);
         let b = take(!in_place(b, n), k * np);
+        let parts = take(splits > 1, splits as usize * m * n);
         let (a_box_rows, tf32) = (variant.block_tile().0, !split);
-        DirectLayout { a, b, marks, kp, np, a_box_rows, tf32, bytes }
+        DirectLayout { a, b, marks, parts, splits, kp, np, a_box_rows, tf32, bytes }
     }
 
     /// The word raised for any non-finite input, with the workspace at
     /// `base` (the rows' and columns' marks follow it), for a 3xTF32 step.
     pub(crate) fn marks_at(&self, base: u64) -> Option<u64> {
         self.marks.map(|at| base + at as u64)
+    }
+
+    /// Where the partial products of a split `K` lie, with the workspace
+    /// at `base`: the `c` the product writes to (`None` unsplit).
+    pub(crate) fn parts_at(&self, base: u64) -> Option<u64> {
+        self.parts.map(|at| base + at as u64)
     }
 
     /// The addresses of `A`'s map and of `B`'s, with the workspace at `base`.

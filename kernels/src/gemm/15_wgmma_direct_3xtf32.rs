@@ -59,6 +59,7 @@
 //! (the splitter's 128 threads wrote `A_lo`, fenced for the tensor cores'
 //! proxy) and `empty` (the consumers' 256 threads are done with the tile).
 
+use super::split_k::run_of;
 use super::warpgroup::{ACC_N128, grouped_tile, k_major_128b, promote, store_transposed, swizzle_base, swizzled};
 use super::wgmma_direct::{DIRECT_B_BOX, pair_of};
 use super::{Dim3, F4, Geometry, Precision, Problem};
@@ -69,7 +70,8 @@ use crate::{TensorMap, ThreadCtx};
 pub const GEOMETRY: Geometry =
     Geometry::of(Precision::Split3xTf32, (DX3_BM, DX3_BN), Dim3::xy(DX3_THREADS, 1), DX3_SHARED_BYTES / 4)
         .fed_by_tma()
-        .reading_the_matrices();
+        .reading_the_matrices()
+        .splitting_k();
 
 /// Rows of the `C` tile per block: `wgmma`'s `N`, the rows of `A` a stage holds.
 pub const DX3_BM: u32 = 128;
@@ -156,8 +158,9 @@ fn finite_or_zero(x: f32) -> f32 {
 /// opt-in size).
 ///
 /// # Thread mapping
-/// 384 threads (1D), grid `ceil(n/128) x ceil(m/128)`; the block computes
-/// the tile [`grouped_tile`] names. Threads `0..256`: warpgroup `g` owns
+/// 384 threads (1D), grid `ceil(n/128) x ceil(m/128) x S`; the block
+/// computes the tile [`grouped_tile`] names, over run `blockIdx.z` of the
+/// `S` runs of `K` ([`run_of`]; `S = 1`: all of it). Threads `0..256`: warpgroup `g` owns
 /// columns `64 g ..+64` of the tile (rows of `C^T`), all 128 rows; warp `w`
 /// of it the 16 columns of box `2 g + w / 2` that [`pair_of`] names.
 /// Threads `256..384` split `A`, chunk `t - 256 + 128 i` (16 bytes) of its
@@ -165,7 +168,10 @@ fn finite_or_zero(x: f32) -> f32 {
 ///
 /// # Safety
 /// The tensor maps and the marks are as above; `c` holds the `m * n`
-/// floats; the GPU runs `sm_90a` code (compute capability 9.0).
+/// floats (`S` slices of `m * n` where `S > 1`: then each slice receives
+/// `alpha` times its run's product, `beta == 0`, for
+/// [`super::split_k::sum_splits`]); the GPU runs `sm_90a` code (compute
+/// capability 9.0).
 #[inline(always)]
 pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     // ptxas fits the launch to 384 threads ([`DX3_REGS`]).
@@ -173,7 +179,12 @@ pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *cons
     let (map_a, map_b) = (a.cast::<TensorMap>(), b.cast::<TensorMap>());
     let (m, n) = (p.m as usize, p.n as usize);
     let marks = ctx.global_mut(a.cast::<u8>().wrapping_add(DX3_MARKS_OFFSET).cast::<u32>().cast_mut(), 1 + m + n);
-    let c = ctx.global_mut(c, (p.m, p.n));
+    // Split K (`gridDim.z` runs, [`super::split_k`]): this block's run of
+    // K's tiles, and its slice of the partial products.
+    let (z, splits) = (ctx.block_idx().z, ctx.grid_dim().z);
+    let (first, tiles) = run_of((p.k as usize).div_ceil(BK) as u32, z, splits);
+    let (first, tiles) = (first as usize, tiles as usize);
+    let c = ctx.global_mut(c.wrapping_add(z as usize * m * n), (p.m, p.n));
     let tid = ctx.thread_idx().x as usize;
     let (tile_m, tile_n) = grouped_tile(ctx.block_idx(), ctx.grid_dim());
     let (m0, n0) = (tile_m as usize * BM, tile_n as usize * BN);
@@ -199,7 +210,6 @@ pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *cons
     }
     ctx.sync_threads();
 
-    let tiles = (p.k as usize).div_ceil(BK);
     // The phase parity of tile `t`'s use of its stage (its `t / 4`-th).
     let parity = |t: usize| (t / STAGES) as u32 & 1;
     if tid >= CONSUMERS {
@@ -209,7 +219,7 @@ pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *cons
         let fill = |t: usize| {
             let s = t % STAGES;
             ctx.mbarrier_arrive_expect_tx(full(s), DX3_STAGE_BYTES - A_BYTES as u32);
-            let k0 = (t * BK) as i32;
+            let k0 = ((first + t) * BK) as i32;
             // SAFETY: the boxes (16 KiB of A, four of 4 KiB of B) fit the
             // stage at 1024-byte-aligned offsets; the stage is free.
             unsafe {

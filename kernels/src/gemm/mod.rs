@@ -20,6 +20,7 @@ mod tiles;
 mod warpgroup;
 pub mod fixup;
 pub mod pack;
+pub mod split_k;
 
 // What code outside the steps uses (the host's plans, the lessons, the
 // tests); the steps' other constants stay in their files, and a step that
@@ -140,13 +141,17 @@ pub struct Geometry {
     /// row-major, of element type TF32 (the copies round), rather than the
     /// K-major, rounded or split copies `gemm_pack` makes of them first.
     pub direct: bool,
+    /// Whether the kernel reads a run of `K` from `blockIdx.z` and writes
+    /// its partial product to slice `z` of `c` ([`split_k`]): the host
+    /// may then split `K` where `C` has too few tiles for the GPU.
+    pub splits_k: bool,
 }
 
 impl Geometry {
     /// `precision` products, one block of `block` threads per `tile` of `C`,
     /// `shared_floats` of shared memory, operands read as row-major matrices.
     pub const fn of(precision: Precision, tile: (u32, u32), block: Dim3, shared_floats: u32) -> Geometry {
-        Geometry { precision, tile, block, shared_floats, tma: false, direct: false }
+        Geometry { precision, tile, block, shared_floats, tma: false, direct: false, splits_k: false }
     }
 
     /// The same, with `A` and `B` read through TMA tensor maps.
@@ -157,6 +162,11 @@ impl Geometry {
     /// The same, with the tensor maps over `A` and `B` as they are.
     pub const fn reading_the_matrices(self) -> Geometry {
         Geometry { direct: true, ..self }
+    }
+
+    /// The same, reading its run of `K` from `blockIdx.z` ([`split_k`]).
+    pub const fn splitting_k(self) -> Geometry {
+        Geometry { splits_k: true, ..self }
     }
 
     /// Whether the block's shared memory passes the 48 KiB a launch gets

@@ -1,0 +1,86 @@
+//! Split K (step 15 on a `C` of too few tiles for the GPU): how many runs
+//! each shape gets, and the split products against the f64 reference, on
+//! the emulator and on the GPU, with every epilogue and uneven runs.
+
+use crate::SCALARS;
+use crate::common::*;
+use crate::reference::{Case, check, reference};
+use coalesce::gemm::{self, Variant};
+use coalesce::kernels::gemm::split_k::{run_of, splits_for};
+
+/// Step 15's tiles (128 x 128) of an `m x n` `C`, and `K`'s 32-deep tiles.
+fn tiles(m: u32, n: u32, k: u32) -> (u32, u32) {
+    (m.div_ceil(128) * n.div_ceil(128), k.div_ceil(32))
+}
+
+/// Shapes `(m, n, k)` that split on an H100's 132 SMs, with their runs:
+/// two even runs, three uneven ones (9, 9, 7 tiles), and eight.
+const SPLIT_SHAPES: [((usize, usize, usize), u32); 3] =
+    [((130, 100, 600), 2), ((64, 200, 777), 3), ((200, 130, 3001), 8)];
+
+#[test]
+fn k_splits_where_c_has_too_few_tiles_for_the_sms() {
+    let splits = |(m, n, k): (u32, u32, u32)| {
+        let (t, kt) = tiles(m, n, k);
+        splits_for(t, kt, 132)
+    };
+    // 64 tiles: two runs fill 128 of 132 SMs.
+    assert_eq!(splits((1024, 1024, 1024)), 2);
+    // 9 tiles and 32 of K's: four runs of 8.
+    assert_eq!(splits((300, 260, 1000)), 4);
+    // Enough tiles for half the SMs, or too shallow a K: no split.
+    for shape in [(4096, 4096, 4096), (2048, 2048, 8192), (8192, 8192, 256), (1152, 1024, 1024), (1024, 1024, 255)] {
+        assert_eq!(splits(shape), 1, "{shape:?}");
+    }
+    for ((m, n, k), want) in SPLIT_SHAPES {
+        assert_eq!(splits((m as u32, n as u32, k as u32)), want, "{m}x{n}x{k}");
+    }
+    // Every run takes at least one tile, and together they take all, in order.
+    for k_tiles in 1..200 {
+        for s in 1..=8 {
+            let runs: Vec<(u32, u32)> = (0..s).map(|z| run_of(k_tiles, z, s)).collect();
+            assert_eq!(runs.iter().map(|r| r.1).sum::<u32>(), k_tiles);
+            assert!(runs.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0));
+            if s <= k_tiles / 8 {
+                assert!(runs.iter().all(|r| r.1 > 0), "{k_tiles} tiles in {s} runs");
+            }
+        }
+    }
+}
+
+#[test]
+fn split_k_products_match_the_reference_on_the_emulator() {
+    let mut rng = rng("emulator gemm split k");
+    for (dims, _) in SPLIT_SHAPES.iter().take(2) {
+        for s in SCALARS {
+            let case = Case::new(&mut rng, *dims, s);
+            let (want, bound) = reference(&case, None);
+            let mut c = case.c0.clone();
+            gemm::emu::launch(Variant::WgmmaDirect3xTf32, &case.a, &case.b, &mut c, case.shape, s).unwrap();
+            let worst = check(Variant::WgmmaDirect3xTf32, &case, None, &c, &want, &bound);
+            eprintln!("emulator split k {} {s:?}: max error / bound {worst:.2e}", case.shape);
+        }
+    }
+}
+
+#[test]
+fn split_k_products_match_the_reference_on_the_gpu() {
+    let Some(gpu) = gpu_or_skip("gpu gemm split k") else { return };
+    if !Variant::WgmmaDirect3xTf32.registry().in_module(gpu.module_name().unwrap_or("")) {
+        return;
+    }
+    let stream = gpu.stream().unwrap();
+    let mut rng = rng("gpu gemm split k");
+    let shapes =
+        SPLIT_SHAPES.iter().map(|s| s.0).chain(if under_sanitizer() { None } else { Some((1000, 1000, 1500)) });
+    for dims in shapes {
+        for s in SCALARS {
+            let case = Case::new(&mut rng, dims, s);
+            let (want, bound) = reference(&case, None);
+            let bufs = crate::gpu::GpuBufs::new(&gpu, &case, 0);
+            let got = crate::gpu::run_gpu(&stream, Variant::WgmmaDirect3xTf32, &case, &bufs, 0);
+            let worst = check(Variant::WgmmaDirect3xTf32, &case, None, &got, &want, &bound);
+            eprintln!("gpu split k {} {s:?}: max error / bound {worst:.2e}", case.shape);
+        }
+    }
+}
