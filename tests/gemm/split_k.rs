@@ -51,9 +51,11 @@ fn k_splits_where_c_has_too_few_tiles_for_the_sms() {
 #[test]
 fn split_k_products_match_the_reference_on_the_emulator() {
     let mut rng = rng("emulator gemm split k");
-    for (dims, _) in SPLIT_SHAPES.iter().take(2) {
-        for s in SCALARS {
-            let case = Case::new(&mut rng, *dims, s);
+    // Every epilogue on two even runs; the general update on three uneven ones.
+    let cases = [(SPLIT_SHAPES[0].0, &SCALARS[..]), (SPLIT_SHAPES[1].0, &SCALARS[2..3])];
+    for (dims, scalars) in cases {
+        for &s in scalars {
+            let case = Case::new(&mut rng, dims, s);
             let (want, bound) = reference(&case, None);
             let mut c = case.c0.clone();
             gemm::emu::launch(Variant::WgmmaDirect3xTf32, &case.a, &case.b, &mut c, case.shape, s).unwrap();
