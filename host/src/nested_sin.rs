@@ -17,7 +17,8 @@
 //! ```
 //!
 //! Every launcher takes any length (an empty slice is a no-op) and any
-//! offset into a buffer; a launch gives each thread one 16-byte vector.
+//! offset into a buffer; a launch's grid is sized to the array, each thread
+//! taking `VECTORS_PER_THREAD` 16-byte vectors (see [`launch_dims`]).
 
 use crate::Result;
 pub use coalesce_kernels::nested_sin::{BLOCK, Variant, launch_dims, math};
@@ -32,8 +33,8 @@ pub(crate) fn check_lengths(input_len: usize, output_len: usize) -> Result<()> {
     crate::error::same_len("output", input_len, output_len)
 }
 
-/// The launch geometry for `len` elements on this stream's GPU: one vector
-/// a thread, up to the device's grid.
+/// The launch geometry for `len` elements on this stream's GPU:
+/// [`launch_dims`] up to the device's grid.
 #[cfg(feature = "cuda")]
 fn plan(stream: &Stream<'_>, entry: &'static str, len: usize) -> Result<LaunchDims> {
     let limits = stream.gpu().grid_limits();

@@ -36,10 +36,7 @@ pub const COPY_BLOCK: u32 = 256;
 /// (`docs/measurements/2026-11-28-copy-order`); that the wave's blocks
 /// drift apart over the array is the likely reason, not profiled.
 pub const fn copy_dims(len: u64, max_blocks: u32) -> LaunchDims {
-    let needed = len.div_ceil(4 * COPY_BLOCK as u64);
-    let blocks = if needed < max_blocks as u64 { needed } else { max_blocks as u64 };
-    let blocks = if blocks == 0 { 1 } else { blocks as u32 };
-    LaunchDims::linear(blocks, COPY_BLOCK)
+    LaunchDims::covering(len, 4, COPY_BLOCK, max_blocks)
 }
 
 /// Launch geometry of [`copy_strided`] for `len` elements (one thread each).

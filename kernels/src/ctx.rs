@@ -48,6 +48,16 @@ impl LaunchDims {
     pub const fn linear(blocks: u32, threads: u32) -> LaunchDims {
         LaunchDims { grid: Dim3::xy(blocks, 1), block: Dim3::xy(threads, 1), shared_bytes: 0 }
     }
+
+    /// A one-dimensional grid sized to the work, as the streaming kernels
+    /// launch: blocks of `threads` threads, each thread taking `per_thread`
+    /// of the `items`, at least one block and at most `max_blocks` (the
+    /// kernel's grid-stride loop covers the rest).
+    pub const fn covering(items: u64, per_thread: u64, threads: u32, max_blocks: u32) -> LaunchDims {
+        let needed = items.div_ceil(per_thread * threads as u64);
+        let blocks = if needed < max_blocks as u64 { needed } else { max_blocks as u64 };
+        LaunchDims::linear(if blocks == 0 { 1 } else { blocks as u32 }, threads)
+    }
 }
 
 /// The thread's view of the machine: on the GPU each method is one PTX

@@ -101,14 +101,9 @@ fn tma(
     let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
     let pc = SyncMutPtr::new(staged_c.as_mut_slice());
     let p = shape.problem(scalars);
-    // Split K: the runs' products (alpha applied, beta 0) go to the
-    // workspace, and their sum, with beta * C, to C.
-    let parts = direct.and_then(|d| d.parts_at(base).map(|at| (at, d.splits)));
-    let (product_c, product_p) = match parts {
-        Some((at, _)) => (at as *mut f32, shape.problem(AlphaBeta { beta: 0.0, ..scalars })),
-        None => (pc.get(), p),
-    };
-    let product_c = product_c as usize;
+    let c_addr = pc.get() as u64;
+    let (product_c, product_scalars) = direct.map_or((c_addr, scalars), |d| d.product_target(base, c_addr, scalars));
+    let product_p = shape.problem(product_scalars);
     // SAFETY: the maps describe the workspace's arrays, written above; the
     // product writes C (m x n floats, checked by `plan`) or the
     // workspace's slices of partial products.
@@ -118,7 +113,7 @@ fn tma(
     if !checked && !report.findings.is_empty() {
         return Err(emu::EmuError::Checker(report.findings).into());
     }
-    if let Some((at, splits)) = parts {
+    if let Some((at, splits)) = direct.and_then(|d| d.parts_at(base).map(|at| (at, d.splits))) {
         use coalesce_kernels::gemm::split_k::{sum_splits, sum_splits_dims};
         let sum = sum_splits_dims(shape.m() as u32, shape.n() as u32);
         GridLimits::CUDA.check("gemm_sum_splits", &shape, sum)?;

@@ -180,7 +180,8 @@ fn direct(
     let base = ws.base();
     let [ta, tb] = layout.tensors(shape, base, (a_raw, b_raw));
     let maps = [encode(ta)?, encode(tb)?];
-    if let Some(any) = layout.marks_at(base) {
+    let marks = layout.marks_at(base);
+    if let Some(any) = marks {
         zero_marks(stream, any, 1 + m + n)?;
     }
     for pass in layout.passes(shape, base, (a_raw, b_raw), maps) {
@@ -189,13 +190,8 @@ fn direct(
         unsafe { pack(stream, pass) }?;
     }
     let (a_map, b_map) = layout.maps_at(base);
-    // Split K: the runs' products (alpha applied, beta 0) go to the
-    // workspace, and their sum, with beta * C, to C.
-    let (product_c, product_scalars) = match layout.parts_at(base) {
-        Some(parts) => (DevicePointer::from_raw(parts), AlphaBeta { beta: 0.0, ..scalars }),
-        None => (cp, scalars),
-    };
-    let maps = (DevicePointer::from_raw(a_map), DevicePointer::from_raw(b_map), product_c);
+    let (product_c, product_scalars) = layout.product_target(base, cp.as_raw(), scalars);
+    let maps = (DevicePointer::from_raw(a_map), DevicePointer::from_raw(b_map), DevicePointer::from_raw(product_c));
     // SAFETY: the maps, written by the pass queued before it, describe A
     // and B (or their copies), and for 3xTF32 the zeroed marks follow them;
     // the product writes C (m*n floats, overlapping neither: checked by
@@ -209,7 +205,7 @@ fn direct(
         // product before it; C holds m*n floats.
         unsafe { stream.launch(SUM_SPLITS, sum, args) }?;
     }
-    match (fix, layout.marks_at(base)) {
+    match (fix, marks) {
         // SAFETY: A, B and C hold their matrices, C overlaps neither; the
         // marks (1 + m + n words) were written by the product before it.
         (Some(fix), Some(any)) => unsafe { fixup(stream, fix, (ap, bp, cp), shape.problem(scalars), any) },

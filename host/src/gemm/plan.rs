@@ -268,9 +268,20 @@ impl DirectLayout {
     }
 
     /// Where the partial products of a split `K` lie, with the workspace
-    /// at `base`: the `c` the product writes to (`None` unsplit).
+    /// at `base` (`None` unsplit).
     pub(crate) fn parts_at(&self, base: u64) -> Option<u64> {
         self.parts.map(|at| base + at as u64)
+    }
+
+    /// Where the product writes, and with which scalars, with the
+    /// workspace at `base`: `C` (at `c`) with `scalars`; or, split, the
+    /// partial products with `alpha` applied and `beta = 0`, for
+    /// `gemm_sum_splits` to add up with `beta * C`.
+    pub(crate) fn product_target(&self, base: u64, c: u64, scalars: AlphaBeta) -> (u64, AlphaBeta) {
+        match self.parts_at(base) {
+            Some(parts) => (parts, AlphaBeta { beta: 0.0, ..scalars }),
+            None => (c, scalars),
+        }
     }
 
     /// The addresses of `A`'s map and of `B`'s, with the workspace at `base`.

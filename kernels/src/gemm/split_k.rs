@@ -14,7 +14,7 @@
 use super::Problem;
 use crate::registry::{Step, utilities};
 use crate::vector::F4;
-use crate::{Dim3, LaunchDims, ThreadCtx};
+use crate::{LaunchDims, ThreadCtx};
 
 /// The sum in the registry (a utility of step 15).
 pub const SPLIT_K_STEPS: &[Step] = utilities! {
@@ -62,16 +62,7 @@ pub const fn run_of(k_tiles: u32, z: u32, splits: u32) -> (u32, u32) {
 /// Grid and block of the sum for an `m x n` `C`: a thread per 16-byte
 /// vector of `C` (the blocks stream through memory in launch order).
 pub const fn sum_splits_dims(m: u32, n: u32) -> LaunchDims {
-    let vectors = (m as u64 * n as u64).div_ceil(4);
-    let blocks = vectors.div_ceil(SUM_THREADS as u64);
-    let blocks = if blocks == 0 {
-        1
-    } else if blocks > i32::MAX as u64 {
-        i32::MAX as u32
-    } else {
-        blocks as u32
-    };
-    LaunchDims { grid: Dim3::xy(blocks, 1), block: Dim3::xy(SUM_THREADS, 1), shared_bytes: 0 }
+    LaunchDims::covering(m as u64 * n as u64, 4, SUM_THREADS, i32::MAX as u32)
 }
 
 /// `C = parts[0] + parts[1] + .. + parts[splits - 1] + beta * C`, summed

@@ -116,10 +116,7 @@ pub const VECTORS_PER_THREAD: u32 = 4;
 /// pay a block's start and drain a quarter as often (`docs/nested_sin.md`
 /// measures 1 to 8 on both GPUs).
 pub const fn launch_dims(len: u64, max_blocks: u32) -> LaunchDims {
-    let needed = len.div_ceil((VECTOR * BLOCK * VECTORS_PER_THREAD) as u64);
-    let blocks = if needed < max_blocks as u64 { needed } else { max_blocks as u64 };
-    let blocks = if blocks == 0 { 1 } else { blocks as u32 };
-    LaunchDims::linear(blocks, BLOCK)
+    LaunchDims::covering(len, (VECTOR * VECTORS_PER_THREAD) as u64, BLOCK, max_blocks)
 }
 
 /// `dst[i] = f(src[i])` for `i < len`: the elementwise walk every nested-sin
