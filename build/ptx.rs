@@ -12,8 +12,10 @@
 //!    functions the kernels call, e.g. `__nv_sinf`);
 //! 3. `opt -passes=internalize,default<O3>` keeping only the kernel entries;
 //! 4. `llc -mcpu=<arch>` to PTX (with a newer PTX ISA where [`PTX_ISA`] says);
-//! 5. each entry that declares a launch bound (`ThreadCtx::launch_bound`,
-//!    a [`LAUNCH_BOUND`] comment in its body) gets `.maxntid` in its header.
+//! 5. each entry that declares a launch bound (`ThreadCtx::launch_bound`
+//!    or `launch_bounds`, a [`LAUNCH_BOUND`] comment in its body) gets
+//!    `.maxntid`, and `.minnctapersm` where it asks for blocks a SM, in its
+//!    header.
 //!
 //! [`find_toolchain`] finds what these steps run (the nightly with rust-src
 //! and llvm-tools, libdevice) or says what is missing and how to install it.
@@ -37,7 +39,7 @@ const DEFAULT_TOOLCHAIN: &str = "nightly-2026-05-20";
 pub const ARCHES: &[&str] = &["sm_80", "sm_90", "sm_90a"];
 /// Version of the build steps: bump it when they change what they emit, so
 /// that the stamp changes and CI asks for a rebuilt `ptx/`.
-pub const RECIPE: u32 = 3;
+pub const RECIPE: u32 = 4;
 /// PTX ISA versions above LLVM's default for an architecture (`llc
 /// -mattr`): `sm_90a`'s TMA steps fence the tensor-map proxy
 /// (`fence.proxy.tensormap`), which PTX ISA 8.3 introduced; LLVM writes 8.0.
@@ -242,13 +244,15 @@ pub fn build_ptx(root: &Path, out: &Path, toolchain: &Toolchain, arch: &str) -> 
     with_launch_bounds(&text)
 }
 
-/// The comment `ThreadCtx::launch_bound::<N>` leaves in a kernel's body.
+/// The comment `ThreadCtx::launch_bound::<N>` (`N`) or
+/// `ThreadCtx::launch_bounds::<N, B>` (`N B`) leaves in a kernel's body.
 const LAUNCH_BOUND: &str = "// coalesce.launch_bound ";
 
-/// Step 5: `.maxntid N, 1, 1` before the body of each entry whose body
-/// holds the comment [`LAUNCH_BOUND`]` N`. LLVM writes no launch bounds
-/// for Rust kernels; with one, ptxas fits the registers to `N` threads.
-/// A kernel's body opens with a line `{` and closes with a line `}`.
+/// Step 5: `.maxntid N, 1, 1` (and `.minnctapersm B`) before the body of
+/// each entry whose body holds the comment [`LAUNCH_BOUND`]` N` (`N B`).
+/// LLVM writes no launch bounds for Rust kernels; with one, ptxas fits the
+/// registers to `N` threads (`B` blocks of them a SM). A kernel's body
+/// opens with a line `{` and closes with a line `}`.
 fn with_launch_bounds(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = String::with_capacity(text.len() + 256);
@@ -257,9 +261,17 @@ fn with_launch_bounds(text: &str) -> String {
         if lines[i] == "{" {
             let end = lines[i..].iter().position(|l| *l == "}").map_or(lines.len(), |e| i + e);
             let bound = lines[i..end].iter().find_map(|l| l.trim().strip_prefix(LAUNCH_BOUND));
-            if let Some(n) = bound {
-                let n: u32 = n.trim().parse().unwrap_or_else(|_| fail(&format!("bad launch bound `{n}` in the PTX")));
-                out.push_str(&format!(".maxntid {n}, 1, 1\n"));
+            if let Some(bound) = bound {
+                let bad = || -> u32 { fail(&format!("bad launch bound `{bound}` in the PTX")) };
+                let mut numbers = bound.split_whitespace().map(|n| n.parse::<u32>().unwrap_or_else(|_| bad()));
+                let threads = numbers.next().unwrap_or_else(bad);
+                out.push_str(&format!(".maxntid {threads}, 1, 1\n"));
+                if let Some(blocks) = numbers.next() {
+                    out.push_str(&format!(".minnctapersm {blocks}\n"));
+                }
+                if numbers.next().is_some() {
+                    bad();
+                }
             }
         }
         out.push_str(lines[i]);

@@ -366,6 +366,13 @@ pub trait ThreadCtx {
     /// N` from the driver's compiler and fail to launch. The emulator fails
     /// a launch of a bigger block with this reason. Call it once, first.
     fn launch_bound<const N: u32>(&self);
+    /// [`ThreadCtx::launch_bound`] `N`, and asks ptxas to fit `B` such
+    /// blocks on each SM at once: the build also writes `.minnctapersm B`,
+    /// so that registers stay within `65536 / (N * B)` a thread (CUDA C's
+    /// `__launch_bounds__(N, B)`). For a kernel whose speed is the warps it
+    /// keeps resident to cover memory latency. The emulator checks `N` as
+    /// `launch_bound` does. Call it once, first.
+    fn launch_bounds<const N: u32, const B: u32>(&self);
     /// `setmaxnreg.dec.sync.aligned.u32 N` (`sm_90a`): this warpgroup's
     /// threads give up registers down to `N` each, into the block's pool,
     /// for another warpgroup's [`ThreadCtx::setmaxnreg_inc`]. Every thread

@@ -408,6 +408,19 @@ impl ThreadCtx for Gpu {
         }
     }
     #[inline(always)]
+    fn launch_bounds<const N: u32, const B: u32>(&self) {
+        // As `launch_bound`; the build adds `.minnctapersm B`.
+        // SAFETY: a comment.
+        unsafe {
+            core::arch::asm!(
+                "// coalesce.launch_bound {n} {b}",
+                n = const N,
+                b = const B,
+                options(nomem, nostack, preserves_flags)
+            )
+        }
+    }
+    #[inline(always)]
     fn setmaxnreg_dec<const N: u32>(&self) {
         // SAFETY: warpgroup-uniform (the trait's contract); no memory.
         unsafe { core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack)) }

@@ -23,6 +23,8 @@ report.txt (scripts/gpu/streaming.sh: the report binary in the same call),
 the page gives each row's share of the GPU's specified DRAM bandwidth too.
 Every number in the page comes from those files."""
 import json, pathlib, re, sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 from common import NO_FRAME, dram_spec, gpu_table, page, run_link, share, step_sections, not_measured, steps
 from common import ptxas as parse_ptxas
 
@@ -362,13 +364,14 @@ w(f"The transfers are the GPU's cost: at 2^{big['log2']} the kernel takes {big['
 # ---- the walk ---------------------------------------------------------------
 
 
-def parse_walk(text):
-    """walk.txt (.probe's A/B of nested_sin::VECTORS_PER_THREAD, the report's rows): {(vectors, round): {row: % of DtoD}}."""
+def parse_ab(text, label, value=int):
+    """An A/B file of the report's rows, blocks headed `### <label>: <value> (round <k>)` (walk.txt: vectors a
+    thread; bounds.txt: base or new): {(value, round): {row: % of DtoD}}."""
     out, key, roof_ms = {}, None, None
     for line in text.splitlines():
-        m = re.match(r"### vectors a thread: (\d+) \(round (\d+)\)", line)
+        m = re.match(rf"### {label}: (\S+) \(round (\d+)\)", line)
         if m:
-            key, roof_ms = (int(m.group(1)), int(m.group(2))), None
+            key, roof_ms = (value(m.group(1)), int(m.group(2))), None
             out[key] = {}
             continue
         m = re.match(r"(\S+)\s+(\S+)\s.*?\s([\d.]+)\s+[\d.]+ GB/s", line)
@@ -384,7 +387,7 @@ def parse_walk(text):
 
 def walk_section(w):
     """How many vectors a thread: the same-call A/B each run folder's walk.txt holds, if any."""
-    walks = [(g, parse_walk((g["folder"] / "walk.txt").read_text())) for g in GPUS if (g["folder"] / "walk.txt").exists()]
+    walks = [(g, parse_ab((g["folder"] / "walk.txt").read_text(), "vectors a thread")) for g in GPUS if (g["folder"] / "walk.txt").exists()]
     if not walks:
         return
     w("### How many vectors a thread\n")
@@ -392,17 +395,55 @@ def walk_section(w):
       "order the block scheduler hands out blocks; the steps whose instructions weigh then pay a block's start and "
       "drain once per vector. A grid-stride loop over more vectors a thread pays them less often. Each run folder's "
       "`walk.txt` times the report's rows with " + ", ".join(
-          f"{' and '.join(str(v) for v in sorted({v for v, _ in walk}))} ({g['gpu']})" for g, walk in walks)
+          f"{', '.join(str(v) for v in sorted({v for v, _ in walk}))} ({g['gpu']})" for g, walk in walks)
       + " vectors a thread (a build of the report binary for each, twice each, interleaved, in one device call; its "
       "folder's README says which): % of that call's `cuMemcpyDtoD`, round 1 / round 2.\n")
-    counts = sorted({v for _, walk in walks for v, _ in walk})
-    w("| step | " + " | ".join(f"{g['gpu']}, {v} a thread" for g, _ in walks for v in counts) + " |")
-    w("| --- |" + " --- |" * (len(walks) * len(counts)))
+    counts = [sorted({v for v, _ in walk}) for _, walk in walks]
+    w("| step | " + " | ".join(f"{g['gpu']}, {v} a thread" for (g, _), cs in zip(walks, counts) for v in cs) + " |")
+    w("| --- |" + " --- |" * sum(len(cs) for cs in counts))
     for name in [s["name"] for s in STEPS]:
         cells = []
-        for _, walk in walks:
-            for v in counts:
+        for (_, walk), cs in zip(walks, counts):
+            for v in cs:
                 r = [walk.get((v, k), {}).get(name) for k in (1, 2)]
+                cells.append(" / ".join(f"{x:.1f}%" for x in r if x is not None) or "-")
+        w(f"| `{name}` | " + " | ".join(cells) + " |")
+    w("")
+
+
+def bounds_section(w):
+    """Registers for eight blocks a SM: the same-call A/B each run folder's bounds.txt holds, if any."""
+    abs_ = [(g, parse_ab((g["folder"] / "bounds.txt").read_text(), "launch bounds", str)) for g in GPUS
+            if (g["folder"] / "bounds.txt").exists()]
+    if not abs_:
+        return
+    # The steps whose kernel asks for blocks a SM: `map_kernel!(... = map(f), blocks_per_sm(8))` in its file.
+    bounded = [s for s in STEPS if "blocks_per_sm(8)" in (ROOT / s["file"]).read_text()]
+    w("### Registers for eight blocks a SM\n")
+    w("Each thread of these kernels keeps only a vector or so of loads in flight, so the bytes in flight are the warps "
+      "an SM holds. " + " and ".join(f"`{s['name']}`" for s in bounded) + " declare `ThreadCtx::launch_bounds::<256, "
+      "8>` (CUDA C's `__launch_bounds__(256, 8)`): the build writes `.minnctapersm 8` into their entries and ptxas fits "
+      "them in " + " and ".join(f"{ptxas[s['entry']]}" for s in bounded) + " registers, eight blocks of 256 threads a "
+      "SM, with no spills. " + " ".join(
+          f"ncu ({g['gpu']}, `{s['name']}`): warps active {g['ncu'][s['name']]['warps']:.0f}% of the SM's "
+          f"maximum, DRAM at {g['ncu'][s['name']]['dram']:.0f}% of its peak." for g, _ in abs_ for s in bounded[-1:])
+      + " Each run folder's `bounds.txt` times the build before the bounds (`base`) against this one (`new`), twice "
+      "each, interleaved, in one device call: % of that call's `cuMemcpyDtoD`, round 1 / round 2.\n")
+    # A GPU whose run was built before the bounds shows it in its registers.
+    for g in GPUS:
+        regs, _ = parse_ptxas((g["folder"] / "ptxas.txt").read_text())
+        older = [s for s in bounded if regs.get(s["entry"]) != ptxas[s["entry"]]]
+        if older:
+            w(f"The {g['gpu']} run ({run_link(g['folder'])}) was built before the bounds: there "
+              + " and ".join(f"`{s['name']}` had {regs.get(s['entry'])} registers" for s in older)
+              + ", and its figures on this page are of that build.\n")
+    w("| step | " + " | ".join(f"{g['gpu']}, {v}" for g, _ in abs_ for v in ("base", "new")) + " |")
+    w("| --- |" + " --- |" * (2 * len(abs_)))
+    for name in [s["name"] for s in STEPS]:
+        cells = []
+        for _, ab in abs_:
+            for v in ("base", "new"):
+                r = [ab.get((v, k), {}).get(name) for k in (1, 2)]
                 cells.append(" / ".join(f"{x:.1f}%" for x in r if x is not None) or "-")
         w(f"| `{name}` | " + " | ".join(cells) + " |")
     w("")
@@ -451,6 +492,7 @@ w("All of them share `nested_sin::map`: a grid-stride loop over 16-byte vectors 
   "scalar head when the input and output start equally misaligned, a scalar tail for lengths not a multiple of 4, "
   "and an all-scalar walk when their misalignments differ. In place (`launch_in_place`) is allowed.\n")
 walk_section(w)
+bounds_section(w)
 w(f"`ptxas -v` ({ptx_arch}): " + "; ".join(f"`{s['entry']}` {ptxas[s['entry']]} registers" for s in STEPS)
   + ("; 0 bytes of stack and spills for each." if no_spills else "; stack or spills: see ptxas.txt.") + "\n")
 

@@ -222,6 +222,9 @@ impl ThreadCtx for EmuCtx<'_> {
             panic!("launch bound: a block of {threads} threads for a kernel bounded to {N}");
         }
     }
+    fn launch_bounds<const N: u32, const B: u32>(&self) {
+        self.launch_bound::<N>();
+    }
     fn setmaxnreg_dec<const N: u32>(&self) {}
     fn setmaxnreg_inc<const N: u32>(&self) {}
     fn trap(&self, why: &'static str) -> ! {

@@ -20,6 +20,10 @@
 //! moves the kernel from issue-bound (step 2) to memory-bound
 //! (`docs/nested_sin.md` has ncu's instruction counts, issue-slot use and
 //! DRAM throughput for both).
+//!
+//! **Registers:** 32 a thread (`blocks_per_sm(8)`), eight blocks an SM, as
+//! step 5: more warps to cover the loads (`docs/nested_sin.md`, "Registers
+//! for eight blocks a SM").
 
 use super::Geometry;
 use super::math::{libdevice_sinf, sin_quarter, sin_unit};
@@ -34,4 +38,4 @@ pub fn sin4(x: f32) -> f32 {
     sin_quarter(sin_unit(sin_unit(libdevice_sinf(x))))
 }
 
-map_kernel!(pub unsafe fn fused_reduced<C>(ctx, src, dst, len) = map(sin4));
+map_kernel!(pub unsafe fn fused_reduced<C>(ctx, src, dst, len) = map(sin4), blocks_per_sm(8));

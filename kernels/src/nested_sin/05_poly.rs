@@ -19,6 +19,11 @@
 //! first sine's own error, counted in the ulp of a result just below a power
 //! of two, is already 4). Both are checked over every f32 of [-1, 1] by
 //! `sin3_minimax_within_its_bounds_exhaustive` (`nested_sin/math/minimax.rs`).
+//!
+//! **Registers:** 32 a thread (`blocks_per_sm(8)`), so that an SM holds
+//! eight blocks: each thread has a vector of loads in flight at a time, and
+//! on an H200 six blocks' warps left DRAM short of the roof
+//! (`docs/nested_sin.md`, "Registers for eight blocks a SM").
 
 use super::Geometry;
 use super::math::{libdevice_sinf, sin3_minimax};
@@ -33,4 +38,4 @@ pub fn sin4(x: f32) -> f32 {
     sin3_minimax(libdevice_sinf(x))
 }
 
-map_kernel!(pub unsafe fn poly<C>(ctx, src, dst, len) = map(sin4));
+map_kernel!(pub unsafe fn poly<C>(ctx, src, dst, len) = map(sin4), blocks_per_sm(8));

@@ -20,16 +20,27 @@ use crate::{LaunchDims, ThreadCtx};
 
 /// A step's kernel, written `map_kernel!(pub unsafe fn name<C>(ctx, src,
 /// dst, len) = map(f));`: the op's `run` parameters, and the step's
-/// element function `f` applied to each element by [`map`]. Each step file defines `f` (its idea) and declares its kernel
-/// with this.
+/// element function `f` applied to each element by [`map`]. Each step file
+/// defines `f` (its idea) and declares its kernel with this. A step that
+/// ends `= map(f), blocks_per_sm(B);` asks ptxas for registers that let `B`
+/// blocks of [`BLOCK`] threads share an SM ([`ThreadCtx::launch_bounds`]).
 macro_rules! map_kernel {
     (pub unsafe fn $name:ident<$C:ident>($ctx:ident, $src:ident, $dst:ident, $len:ident) = map($f:ident)) => {
+        map_kernel!(pub unsafe fn $name<$C>($ctx, $src, $dst, $len) = map($f), {});
+    };
+    (pub unsafe fn $name:ident<$C:ident>($ctx:ident, $src:ident, $dst:ident, $len:ident) = map($f:ident), blocks_per_sm($b:literal)) => {
+        map_kernel!(pub unsafe fn $name<$C>($ctx, $src, $dst, $len) = map($f), {
+            $ctx.launch_bounds::<{ super::BLOCK }, $b>();
+        });
+    };
+    (pub unsafe fn $name:ident<$C:ident>($ctx:ident, $src:ident, $dst:ident, $len:ident) = map($f:ident), { $($first:tt)* }) => {
         #[doc = concat!("The kernel: [`", stringify!($f), "`] on each element, by [`map`](super::map).")]
         ///
         /// # Safety
         /// As [`map`](super::map).
         #[inline(always)]
         pub unsafe fn $name<$C: $crate::ThreadCtx>($ctx: &$C, $src: *const f32, $dst: *mut f32, $len: u64) {
+            $($first)*
             // SAFETY: forwarded from the caller.
             unsafe { super::map($ctx, $src, $dst, $len, $f) }
         }
