@@ -27,6 +27,9 @@ h100_probes = pathlib.Path(sys.argv[4]) if len(sys.argv) > 4 else None
 # The H100 run of split K (step 15's K in runs where C has too few tiles): gemm.log (tests and sanitizers),
 # gemm_bench.log (criterion's gemm_shapes), gemm_torch.txt (PyTorch at the same shapes, same call).
 split_run = pathlib.Path(sys.argv[5]) if len(sys.argv) > 5 else None
+# Other GPUs' runs of the same shapes, one each: a report run's bench.log (criterion's gemm_shapes, then
+# scripts/gpu/peers gemm-shapes), as scripts/gpu/run.sh with BENCHES=gemm BENCH_FILTER=gemm_shapes writes it.
+shape_runs = [pathlib.Path(a) for a in sys.argv[6:]]
 STEPS = steps("gemm", run)
 read = lambda name: (run / name).read_text()
 machine = read("machine.txt").strip()
@@ -119,7 +122,7 @@ shape_rows.sort(key=lambda r: order.index(r[0]))
 
 P, w = page("gemm.py", "GEMM: a ladder from naive to cuBLAS-class FP32, then the tensor cores, measured",
             run, *([specials] if specials else []), *([h200] if h200 else []), *([h100_probes] if h100_probes else []),
-            *([split_run] if split_run else []))
+            *([split_run] if split_run else []), *shape_runs)
 w(f"GPU: **{gpu_name}**, module `{module}`, commit `{commit}`, one device call. `C = A B` in f32, row-major; "
   "TFLOP/s count 2 M N K. Our times are criterion medians of CUDA-event GPU time (`cargo bench --bench gemm`); "
   f"cuBLAS is `torch.mm` (PyTorch {tc['torch']}) in the same call, with TF32 off (SGEMM) and on (TF32), "
@@ -311,14 +314,23 @@ for s, ours, direct, theirs in shape_rows:
 w("")
 
 
-def split_k_section(folder):
-    """`gemm::sgemm` with split K against cuBLAS SGEMM, one later device call (criterion's point estimates)."""
-    bench, torch_txt, log = ((folder / f).read_text() for f in ("gemm_bench.log", "gemm_torch.txt", "gemm.log"))
+def shapes_of(bench, torch_txt):
+    """criterion's gemm_shapes point estimates and PyTorch's SGEMM at the same shapes (us), and the GPU's name."""
     unit = {"ns": 1e-3, "us": 1.0, "µs": 1.0, "ms": 1e3}
     ours = {tuple(map(int, m.group(1, 2, 3))): float(m.group(4)) * unit[m.group(5)]
             for m in re.finditer(r"gemm_shapes/(\d+)x(\d+)x(\d+)\s+time:\s+\[\S+ \S+ ([\d.]+) (\S+)", bench)}
     theirs = {tuple(map(int, m.group(1, 2, 3))): float(m.group(4)) * 1e3
               for m in re.finditer(r"torch sgemm (\d+)x(\d+)x(\d+): ([\d.]+) ms", torch_txt)}
+    return ours, theirs, re.search(r"benchmarking on (.+?) \(\d+ SMs\)", bench).group(1)
+
+
+def split_k_section(folder):
+    """`gemm::sgemm` with split K against cuBLAS SGEMM, one later device call per GPU (criterion's point estimates)."""
+    bench, torch_txt, log = ((folder / f).read_text() for f in ("gemm_bench.log", "gemm_torch.txt", "gemm.log"))
+    runs = [(folder, *shapes_of(bench, torch_txt))]
+    for other in shape_runs:
+        text = (other / "bench.log").read_text()
+        runs.append((other, *shapes_of(text, text)))
     tests = re.search(r"test result: (ok|FAILED)\. (\d+) passed; (\d+) failed", log)
     san = {t: re.search(rf"{t} rc \d+ .*?(\d+) (errors|hazards)", log) for t in ("memcheck", "racecheck")}
     w("### Split K\n")
@@ -326,16 +338,20 @@ def split_k_section(folder):
       "tile's `K` into runs, one block a run, and `sum_splits` (entry `gemm_sum_splits`) adds the runs' products in order into `C` "
       "([`gemm/split_k.rs`](../kernels/src/gemm/split_k.rs): as many runs as keep one block per SM, at most 8, each at "
       "least 8 tiles of 32 deep; none where the tiles reach half the SMs). `gemm::sgemm` at the off-tile shapes with it, "
-      f"cuBLAS SGEMM in the same later call ([{folder.name}](measurements/{folder.name}); criterion's point estimate, "
-      "the mean of 10 samples, where the table above has medians):\n")
-    w("| M x N x K | `gemm::sgemm` (TFLOP/s) | cuBLAS SGEMM (TFLOP/s) | ratio |")
-    w("| --- | --- | --- | --- |")
-    for sh in [x for x in dict.fromkeys(order) if x in ours and x in theirs]:
+      "cuBLAS SGEMM in the same later call, one call per GPU ("
+      + ", ".join(f"[{f.name}](measurements/{f.name})" for f, *_ in runs) + "; criterion's point estimate, "
+      "the mean of 10 samples, where the table above has medians). Cells: `gemm::sgemm` / cuBLAS SGEMM in TFLOP/s, "
+      "and their ratio:\n")
+    w("| M x N x K | " + " | ".join(gpu for *_, gpu in runs) + " |")
+    w("| --- |" + " --- |" * len(runs))
+    for sh in [x for x in dict.fromkeys(order) if all(x in ours and x in theirs for _, ours, theirs, _ in runs)]:
         f = 2 * sh[0] * sh[1] * sh[2] / 1e6
-        w(f"| {sh[0]}x{sh[1]}x{sh[2]} | {f / ours[sh]:.1f} | {f / theirs[sh]:.1f} | {theirs[sh] / ours[sh]:.2f}x |")
+        w(f"| {sh[0]}x{sh[1]}x{sh[2]} | " + " | ".join(
+            f"{f / ours[sh]:.1f} / {f / theirs[sh]:.1f}, {theirs[sh] / ours[sh]:.2f}x" for _, ours, theirs, _ in runs)
+          + " |")
     w("")
     if tests:
-        w(f"In that call the GEMM tests ran {tests.group(2)} passed, {tests.group(3)} failed (split shapes of 2, 3 and 8 "
+        w(f"In the {runs[0][3]}'s call the GEMM tests ran {tests.group(2)} passed, {tests.group(3)} failed (split shapes of 2, 3 and 8 "
           "runs, every epilogue, special values in a split product), and compute-sanitizer over the split and `sgemm` "
           "GPU tests found " + ", ".join(f"{m.group(1)} {m.group(2)} ({t})" for t, m in san.items() if m) + ".\n")
 
