@@ -422,8 +422,8 @@ def bounds_section(w):
     w("### Registers for eight blocks a SM\n")
     w("Each thread of these kernels keeps only a vector or so of loads in flight, so the bytes in flight are the warps "
       "an SM holds. " + " and ".join(f"`{s['name']}`" for s in bounded) + " declare `ThreadCtx::launch_bounds::<256, "
-      "8>` (CUDA C's `__launch_bounds__(256, 8)`): the build writes `.minnctapersm 8` into their entries and ptxas fits "
-      "them in " + " and ".join(f"{ptxas[s['entry']]}" for s in bounded) + " registers, eight blocks of 256 threads a "
+      "8>` (CUDA C's `__launch_bounds__(256, 8)`) in the modules for Hopper (`sm_90`, `sm_90a`; sm_80's ptxas would spill "
+      "them): the build writes `.minnctapersm 8` into their entries and ptxas fits them in " + " and ".join(f"{ptxas[s['entry']]}" for s in bounded) + " registers, eight blocks of 256 threads a "
       "SM, with no spills. " + " ".join(
           f"ncu ({g['gpu']}, `{s['name']}`): warps active {g['ncu'][s['name']]['warps']:.0f}% of the SM's "
           f"maximum, DRAM at {g['ncu'][s['name']]['dram']:.0f}% of its peak." for g, _ in abs_ for s in bounded[-1:])

@@ -21,7 +21,7 @@
 //! (`docs/nested_sin.md` has ncu's instruction counts, issue-slot use and
 //! DRAM throughput for both).
 //!
-//! **Registers:** 32 a thread (`blocks_per_sm(8)`), eight blocks an SM, as
+//! **Registers:** 32 a thread on Hopper (`blocks_per_sm(8)`), eight blocks an SM, as
 //! step 5: more warps to cover the loads (`docs/nested_sin.md`, "Registers
 //! for eight blocks a SM").
 

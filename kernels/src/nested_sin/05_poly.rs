@@ -20,7 +20,7 @@
 //! of two, is already 4). Both are checked over every f32 of [-1, 1] by
 //! `sin3_minimax_within_its_bounds_exhaustive` (`nested_sin/math/minimax.rs`).
 //!
-//! **Registers:** 32 a thread (`blocks_per_sm(8)`), so that an SM holds
+//! **Registers:** 32 a thread on Hopper (`blocks_per_sm(8)`), so that an SM holds
 //! eight blocks: each thread has a vector of loads in flight at a time, and
 //! on an H200 six blocks' warps left DRAM short of the roof
 //! (`docs/nested_sin.md`, "Registers for eight blocks a SM").

@@ -23,13 +23,17 @@ use crate::{LaunchDims, ThreadCtx};
 /// element function `f` applied to each element by [`map`]. Each step file
 /// defines `f` (its idea) and declares its kernel with this. A step that
 /// ends `= map(f), blocks_per_sm(B);` asks ptxas for registers that let `B`
-/// blocks of [`BLOCK`] threads share an SM ([`ThreadCtx::launch_bounds`]).
+/// blocks of [`BLOCK`] threads share an SM ([`ThreadCtx::launch_bounds`])
+/// in the modules for Hopper and later: sm_80's ptxas spills the steps
+/// that ask for eight to fit them in 32 registers, so the A100's module
+/// keeps the registers ptxas chooses.
 macro_rules! map_kernel {
     (pub unsafe fn $name:ident<$C:ident>($ctx:ident, $src:ident, $dst:ident, $len:ident) = map($f:ident)) => {
         map_kernel!(pub unsafe fn $name<$C>($ctx, $src, $dst, $len) = map($f), {});
     };
     (pub unsafe fn $name:ident<$C:ident>($ctx:ident, $src:ident, $dst:ident, $len:ident) = map($f:ident), blocks_per_sm($b:literal)) => {
         map_kernel!(pub unsafe fn $name<$C>($ctx, $src, $dst, $len) = map($f), {
+            #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
             $ctx.launch_bounds::<{ super::BLOCK }, $b>();
         });
     };
