@@ -23,10 +23,10 @@ report.txt (scripts/gpu/streaming.sh: the report binary in the same call),
 the page gives each row's share of the GPU's specified DRAM bandwidth too.
 Every number in the page comes from those files."""
 import json, pathlib, re, sys
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 from common import NO_FRAME, dram_spec, gpu_table, page, run_link, share, step_sections, not_measured, steps
 from common import ptxas as parse_ptxas
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 run = pathlib.Path(sys.argv[1])
 others = [pathlib.Path(a) for a in sys.argv[2:]]
@@ -398,14 +398,19 @@ def walk_section(w):
           f"{', '.join(str(v) for v in sorted({v for v, _ in walk}))} ({g['gpu']})" for g, walk in walks)
       + " vectors a thread (a build of the report binary for each, twice each, interleaved, in one device call; its "
       "folder's README says which): % of that call's `cuMemcpyDtoD`, round 1 / round 2.\n")
-    counts = [sorted({v for v, _ in walk}) for _, walk in walks]
-    w("| step | " + " | ".join(f"{g['gpu']}, {v} a thread" for (g, _), cs in zip(walks, counts) for v in cs) + " |")
-    w("| --- |" + " --- |" * sum(len(cs) for cs in counts))
+    ab_table(w, [(g, walk, sorted({v for v, _ in walk}), "{} a thread") for g, walk in walks])
+
+
+def ab_table(w, runs):
+    """One row per step, a column per (GPU, value) of each run's A/B ((gpu, parsed file, values, column title
+    format)): round 1 / round 2."""
+    w("| step | " + " | ".join(f"{g['gpu']}, {title.format(v)}" for g, _, vs, title in runs for v in vs) + " |")
+    w("| --- |" + " --- |" * sum(len(vs) for _, _, vs, _ in runs))
     for name in [s["name"] for s in STEPS]:
         cells = []
-        for (_, walk), cs in zip(walks, counts):
-            for v in cs:
-                r = [walk.get((v, k), {}).get(name) for k in (1, 2)]
+        for _, ab, vs, _ in runs:
+            for v in vs:
+                r = [ab.get((v, k), {}).get(name) for k in (1, 2)]
                 cells.append(" / ".join(f"{x:.1f}%" for x in r if x is not None) or "-")
         w(f"| `{name}` | " + " | ".join(cells) + " |")
     w("")
@@ -437,16 +442,7 @@ def bounds_section(w):
             w(f"The {g['gpu']} run ({run_link(g['folder'])}) was built before the bounds: there "
               + " and ".join(f"`{s['name']}` had {regs.get(s['entry'])} registers" for s in older)
               + ", and its figures on this page are of that build.\n")
-    w("| step | " + " | ".join(f"{g['gpu']}, {v}" for g, _ in abs_ for v in ("base", "new")) + " |")
-    w("| --- |" + " --- |" * (2 * len(abs_)))
-    for name in [s["name"] for s in STEPS]:
-        cells = []
-        for _, ab in abs_:
-            for v in ("base", "new"):
-                r = [ab.get((v, k), {}).get(name) for k in (1, 2)]
-                cells.append(" / ".join(f"{x:.1f}%" for x in r if x is not None) or "-")
-        w(f"| `{name}` | " + " | ".join(cells) + " |")
-    w("")
+    ab_table(w, [(g, ab, ("base", "new"), "{}") for g, ab in abs_])
 
 
 # ---- ladder -----------------------------------------------------------------
