@@ -8,8 +8,9 @@
 //! ```
 //!
 //! `SIZES` (default `4096,8192`) are square `M = N = K`; `REPS` (default 30)
-//! timed launches after 5 untimed; `DUMP_DIR`, when given, receives `A`, `B`
-//! and each step's `C` as raw little-endian f32 (`a_4096.bin`,
+//! timed launches after at least 5 untimed and [`coalesce::SUSTAIN_MS`] of
+//! them; `DUMP_DIR`, when given, receives `A`, `B` and each step's `C` as
+//! raw little-endian f32 (`a_4096.bin`,
 //! `c_wgmma_4096.bin`, ...), which `scripts/gpu/peers gemm-tc` compares
 //! with cuBLAS against an f64 product on the GPU; `STEPS` (default
 //! `double_buffered,tf32,wgmma,wgmma_3xtf32,wgmma_promoted,wgmma_tma,wgmma_tma_3xtf32,wgmma_direct,wgmma_direct_3xtf32`) names the
@@ -71,7 +72,7 @@ fn main() -> coalesce::Result<()> {
             if let Some(dir) = &dump {
                 write_f32(&dir.join(format!("c_{}_{n}.bin", v.name())), &got);
             }
-            let t = coalesce::time_on_stream(&stream, 5, reps, || {
+            let t = coalesce::time_sustained(&stream, 5, coalesce::SUSTAIN_MS, reps, || {
                 gemm::launch(&stream, v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT)
             })?;
             let (med, lo, hi) = (t.median_ms(), t.quantile_ms(0.0), t.quantile_ms(1.0));

@@ -12,7 +12,7 @@
 //! | pipelines | copy-compute overlap over k streams: [`Pipeline`] | [`pipeline`] |
 //! | probes | launch overhead and the FP32 roof | [`probe`] |
 //! | emulator | the same launchers on host slices | [`emu`] |
-//! | timing | CUDA-event medians: [`time_on_stream`] | [`timing`] |
+//! | timing | CUDA-event medians: [`time_on_stream`], [`time_sustained`] | [`timing`] |
 //! | graphs | capture a closure's launches once, replay them in one call: [`graph::capture`] | [`graph`] |
 //! | errors | one [`Error`] for everything that can fail | [`error`] |
 //!
@@ -116,7 +116,7 @@ pub use limits::GridLimits;
 pub use pipeline::Pipeline;
 pub use shape::MatrixShape;
 #[cfg(feature = "cuda")]
-pub use timing::{Timing, time_on_stream};
+pub use timing::{SUSTAIN_MS, Timing, time_on_stream, time_sustained};
 pub use view::StridedLayout;
 #[cfg(feature = "cuda")]
 pub use view::{Contiguous, MatrixView};

@@ -69,3 +69,22 @@ pub fn time_on_stream(
         .collect::<Result<Vec<_>>>()?;
     Ok(Timing::from_samples(samples))
 }
+
+/// The untimed time [`time_sustained`] gives a kernel by default, in ms: a
+/// tensor-core GEMM brings an H200 to its power limit, and its clock from
+/// 1980 MHz down to about 1550, within about 200 ms
+/// (`docs/measurements/2026-11-28-h200-gemm-sustained`).
+pub const SUSTAIN_MS: f64 = 500.0;
+
+/// [`time_on_stream`] after at least `warmup` untimed repetitions and at
+/// least `warmup_ms` of them (from one timed probe), so that work that
+/// draws the GPU's power limit is timed at the clock it can hold, not at
+/// the boost clock of an idle GPU; PyTorch's figures beside ours
+/// (`scripts/gpu/peers`) are taken the same way.
+pub fn time_sustained(
+    stream: &Stream<'_>, warmup: usize, warmup_ms: f64, reps: usize, mut work: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
+    let probe = time_on_stream(stream, 1, 1, &mut work)?.median_ms();
+    let warm = ((warmup_ms / probe.max(1e-3)).ceil() as usize).clamp(warmup, 100_000.max(warmup));
+    time_on_stream(stream, warm, reps, work)
+}

@@ -42,6 +42,12 @@ struct Args {
     /// Untimed warm-up repetitions per kernel.
     #[arg(long, default_value_t = 5)]
     warmup: usize,
+    /// Untimed warm-up time per kernel in ms, whichever of the two is
+    /// longer: a GEMM on the tensor cores reaches the GPU's power limit
+    /// within about 200 ms, and its clock falls until then, so each kernel
+    /// is timed at its sustained clock, as scripts/gpu/peers times PyTorch.
+    #[arg(long, default_value_t = coalesce::SUSTAIN_MS)]
+    warmup_ms: f64,
     /// Folder for report.json and roofline.svg.
     #[arg(long, default_value = "report")]
     out: PathBuf,
@@ -185,7 +191,7 @@ fn main() -> ExitCode {
 
 #[cfg(feature = "cuda")]
 fn measure(gpu: &coalesce::Gpu, args: &Args) -> Result<Report> {
-    let mut ctx = Ctx::new(gpu, args.warmup, args.reps)?;
+    let mut ctx = Ctx::new(gpu, (args.warmup, args.warmup_ms), args.reps)?;
     let wants = |op: &str| args.ops.iter().any(|o| o == op);
     let total = 3
         + if wants("transpose") { report::gpu::transpose_count(gpu, &args.shapes) } else { 0 }

@@ -44,8 +44,8 @@ for m in re.finditer(r"^cuBLAS (\w+)\s+(\d+)\^3: median ([\d.]+) ms .* ([\d.]+) 
     tc[f"{m.group(1)}_{m.group(2)}"] = {"median_ms": float(m.group(3)), "TFLOPs": float(m.group(4))}
 for m in re.finditer(r"^error (\w+)\s+(\d+)\^3: .*= ([\d.e+-]+)\), \|\|err\|\|/\|\|ref\|\| ([\d.e+-]+)", tc_log, re.M):
     tc[f"err_{m.group(1)}_{m.group(2)}"] = {"max_rel_to_max": float(m.group(3)), "fro_rel": float(m.group(4))}
-# examples/gemm_tensor_cores.rs's own timings: medians of 30 CUDA-event timings after 5
-# warm-ups, as cuBLAS's above are taken (criterion's runs keep the GPU busy for seconds).
+# examples/gemm_tensor_cores.rs's own timings: medians of 30 CUDA-event timings after
+# warm-up, as cuBLAS's above are taken (criterion's runs keep the GPU busy for seconds).
 for m in re.finditer(r"^\s*(\w+) (\d+)\^3: median ([\d.]+) ms .* ([\d.]+) TFLOP/s;", tc_log, re.M):
     tc[f"ex_{m.group(1)}_{m.group(2)}"] = {"median_ms": float(m.group(3)), "TFLOPs": float(m.group(4))}
 
@@ -428,8 +428,8 @@ ex = lambda name, size: tc[f"ex_{name}_{size}"]["TFLOPs"]
 WHY["wgmma_direct"] = lambda: (
     f"{tflops(4096, 'wgmma_direct') / cublas(4096, 'tf32'):.2f}x and "
     f"{tflops(8192, 'wgmma_direct') / cublas(8192, 'tf32'):.2f}x cuBLAS TF32 at 4096^3 and 8192^3 by criterion, whose "
-    f"runs keep the GPU busy for seconds; timed as cuBLAS is (`tc.log`: medians of 30 CUDA-event timings after 5 "
-    f"warm-ups), {ex('wgmma_direct', 4096):.1f} and {ex('wgmma_direct', 8192):.1f} TFLOP/s, "
+    f"runs keep the GPU busy for seconds; timed as cuBLAS is (`tc.log`: medians of 30 CUDA-event timings after "
+    f"warm-up), {ex('wgmma_direct', 4096):.1f} and {ex('wgmma_direct', 8192):.1f} TFLOP/s, "
     f"{ex('wgmma_direct', 4096) / cublas(4096, 'tf32'):.2f}x and {ex('wgmma_direct', 8192) / cublas(8192, 'tf32'):.2f}x "
     f"cuBLAS TF32, where step 12 makes {ex('wgmma_tma', 4096):.1f} and {ex('wgmma_tma', 8192):.1f}. Its largest error "
     f"is cuBLAS TF32's ({err('wgmma_direct', 4096) / err('cublas_tf32', 4096):.2f}x and "

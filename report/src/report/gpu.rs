@@ -4,7 +4,7 @@
 use super::{Bound, Roof, Roofs, Row, reference};
 use anyhow::{Result, bail};
 use coalesce::transpose::Variant;
-use coalesce::{Gpu, MatrixShape, Stream, probe, time_on_stream, transpose};
+use coalesce::{Gpu, MatrixShape, Stream, probe, time_on_stream, time_sustained, transpose};
 use cust::memory::{CopyDestination, DeviceBuffer};
 use indicatif::ProgressBar;
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -14,17 +14,20 @@ pub struct Ctx<'g> {
     pub gpu: &'g Gpu,
     pub stream: Stream<'g>,
     pub warmup: usize,
+    /// Untimed time per kernel before the timed repetitions, in ms.
+    pub warmup_ms: f64,
     pub reps: usize,
     pub progress: ProgressBar,
     pub rng: StdRng,
 }
 
 impl<'g> Ctx<'g> {
-    pub fn new(gpu: &'g Gpu, warmup: usize, reps: usize) -> Result<Self> {
+    pub fn new(gpu: &'g Gpu, (warmup, warmup_ms): (usize, f64), reps: usize) -> Result<Self> {
         Ok(Ctx {
             gpu,
             stream: gpu.stream()?,
             warmup,
+            warmup_ms,
             reps,
             progress: ProgressBar::hidden(),
             rng: StdRng::from_os_rng(),
@@ -43,7 +46,7 @@ impl<'g> Ctx<'g> {
         // fewer repetitions: about a second each, and never fewer than 5.
         let probe = time_on_stream(&self.stream, self.warmup.min(1), 1, &mut work)?.median_ms();
         let reps = ((1000.0 / probe.max(1e-3)) as usize).clamp(5, self.reps.max(5));
-        let t = time_on_stream(&self.stream, self.warmup.saturating_sub(1), reps, work)?;
+        let t = time_sustained(&self.stream, self.warmup.saturating_sub(1), self.warmup_ms, reps, work)?;
         self.progress.inc(1);
         Ok(Row {
             median_ms: t.median_ms(),

@@ -1,7 +1,10 @@
 """Timing shared by every subcommand, so that every PyTorch figure beside ours
-is taken the same way. `bench` is CUDA-event time: `warm` untimed calls, a
-synchronize, then `iters` calls, each between two CUDA events on the current
-stream and waited for before the next; the median of those. `wall_us` and
+is taken the same way. `bench` is CUDA-event time: `warm` untimed calls and
+at least `WARM_MS` of them (the report's `--warmup-ms`: a tensor-core GEMM
+brings the GPU to its power limit and its clock down within about 200 ms, so
+both sides are timed at their sustained clock), a synchronize, then `iters`
+calls, each between two CUDA events on the current stream and waited for
+before the next; the median of those. `wall_us` and
 `launch_round_us` are host-clock times, for costs that CUDA events do not
 see (the launch and the synchronize). `compile_timed` times torch.compile's
 first call on the host clock."""
@@ -9,12 +12,23 @@ import time
 
 import torch
 
+WARM_MS = 500.0
+
+
+def warm_up(fn, warm, warm_ms=WARM_MS):
+    """`fn()` at least `warm` times and for at least `warm_ms` of host
+    time, synchronized, so that the time is the GPU's."""
+    t0, done = time.perf_counter(), 0
+    while done < warm or (time.perf_counter() - t0) * 1e3 < warm_ms:
+        for _ in range(max(warm, 1)):
+            fn()
+        done += max(warm, 1)
+        torch.cuda.synchronize()
+
 
 def event_times_ms(fn, iters, warm):
     """The `iters` CUDA-event times of `fn()`, in ms, sorted."""
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
+    warm_up(fn, warm)
     ts = []
     for _ in range(iters):
         s = torch.cuda.Event(enable_timing=True)
