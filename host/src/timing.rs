@@ -84,7 +84,11 @@ pub const SUSTAIN_MS: f64 = 500.0;
 pub fn time_sustained(
     stream: &Stream<'_>, warmup: usize, warmup_ms: f64, reps: usize, mut work: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
-    let probe = time_on_stream(stream, 1, 1, &mut work)?.median_ms();
-    let warm = ((warmup_ms / probe.max(1e-3)).ceil() as usize).clamp(warmup, 100_000.max(warmup));
+    let warm = if warmup_ms > 0.0 {
+        let probe = time_on_stream(stream, 1, 1, &mut work)?.median_ms();
+        ((warmup_ms / probe.max(1e-3)).ceil() as usize).clamp(warmup, 100_000.max(warmup))
+    } else {
+        warmup
+    };
     time_on_stream(stream, warm, reps, work)
 }

@@ -136,7 +136,7 @@ done
 if want ncu && command -v ncu >/dev/null && [[ -x $B/bin-coalesce ]]; then
     ncu --clock-control none --kernel-name regex:'transpose|copy_f32' \
         --metrics smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,dram__bytes.sum \
-        "$B/bin-coalesce" --ops transpose --shapes 8192 --reps 1 --warmup 0 --out /tmp/ncu-report >/tmp/extras/ncu.txt 2>&1
+        "$B/bin-coalesce" --ops transpose --shapes 8192 --reps 1 --warmup 0 --warmup-ms 0 --out /tmp/ncu-report >/tmp/extras/ncu.txt 2>&1
     note "ncu: $(status $?)"
 fi
 
