@@ -102,6 +102,12 @@ pub mod pipeline;
 pub mod probe;
 pub mod shape;
 pub mod softmax;
+/// The untimed time `time_sustained` gives a kernel by default, in ms: a
+/// tensor-core GEMM brings an H200 to its power limit, and its clock from
+/// 1980 MHz down to about 1550, within about 200 ms
+/// (`docs/measurements/2026-11-28-h200-gemm-sustained`).
+pub const SUSTAIN_MS: f64 = 500.0;
+
 #[cfg(feature = "cuda")]
 pub mod timing;
 pub mod transpose;
@@ -116,7 +122,7 @@ pub use limits::GridLimits;
 pub use pipeline::Pipeline;
 pub use shape::MatrixShape;
 #[cfg(feature = "cuda")]
-pub use timing::{SUSTAIN_MS, Timing, time_on_stream, time_sustained};
+pub use timing::{Timing, time_on_stream, time_sustained};
 pub use view::StridedLayout;
 #[cfg(feature = "cuda")]
 pub use view::{Contiguous, MatrixView};

@@ -70,14 +70,8 @@ pub fn time_on_stream(
     Ok(Timing::from_samples(samples))
 }
 
-/// The untimed time [`time_sustained`] gives a kernel by default, in ms: a
-/// tensor-core GEMM brings an H200 to its power limit, and its clock from
-/// 1980 MHz down to about 1550, within about 200 ms
-/// (`docs/measurements/2026-11-28-h200-gemm-sustained`).
-pub const SUSTAIN_MS: f64 = 500.0;
-
 /// [`time_on_stream`] after at least `warmup` untimed repetitions and at
-/// least `warmup_ms` of them (from one timed probe), so that work that
+/// least `warmup_ms` of them (from one timed probe; [`crate::SUSTAIN_MS`] is the report's), so that work that
 /// draws the GPU's power limit is timed at the clock it can hold, not at
 /// the boost clock of an idle GPU; PyTorch's figures beside ours
 /// (`scripts/gpu/peers`) are taken the same way.

@@ -463,6 +463,23 @@ if h200:
         f"{h2['wgmma_direct_4096'] / h2['tf32_4096']:.2f}x and {h2['wgmma_direct_8192'] / h2['tf32_8192']:.2f}x cuBLAS "
         f"TF32, with {h2['err_wgmma_direct_4096'] / h2['err_cublas_tf32_4096']:.2f}x and "
         f"{h2['err_wgmma_direct_8192'] / h2['err_cublas_tf32_8192']:.2f}x its largest error.")
+# A shape run with a tc.log of its own (steps 12-15 and cuBLAS timed after at least
+# 500 ms of the same work, the GPU at its power limit's clock): step 14 against cuBLAS TF32 there.
+for other in shape_runs:
+    if not (other / "tc.log").exists():
+        continue
+    sus_log = (other / "tc.log").read_text()
+    sus, sus_gpu = tc_figures(sus_log), re.search(r"^NVIDIA (\S+)", sus_log, re.M).group(1)
+    step14_before = WHY["wgmma_direct"]
+    WHY["wgmma_direct"] = lambda sus=sus, sus_gpu=sus_gpu, other=other, before=step14_before: before() + (
+        f" Timed at the clock a tensor-core GEMM holds at the power limit (each kernel after at least 500 ms of itself: "
+        f"`docs/measurements/2026-11-28-h200-gemm-sustained` shows an H200 falling from 1980 to about 1550 MHz within "
+        f"200 ms), on the {sus_gpu} of `docs/measurements/{other.name}` (`tc.log`): "
+        f"{sus['wgmma_direct_4096']:.1f} and {sus['wgmma_direct_8192']:.1f} TFLOP/s, "
+        f"{sus['wgmma_direct_4096'] / sus['tf32_4096']:.2f}x and {sus['wgmma_direct_8192'] / sus['tf32_8192']:.2f}x "
+        f"cuBLAS TF32 ({sus['tf32_4096']:.1f} and {sus['tf32_8192']:.1f}), with "
+        f"{sus['err_wgmma_direct_4096'] / sus['err_cublas_tf32_4096']:.2f}x and "
+        f"{sus['err_wgmma_direct_8192'] / sus['err_cublas_tf32_8192']:.2f}x its largest error.")
 h1probe = read_probes(h100_probes / "probes.txt") if h100_probes else None
 WHY["wgmma_direct_3xtf32"] = lambda: (
     f"Timed as cuBLAS is (`tc.log`), {ex('wgmma_direct_3xtf32', 4096):.1f} and {ex('wgmma_direct_3xtf32', 8192):.1f} "

@@ -77,7 +77,7 @@ rel = run.relative_to(root)
 
 excerpt_block = f"""{EXCERPT[0]}
 On an {gpu} ({date}, commit `{commit}`;
-medians of CUDA-event timings after warm-up; `--peers` with
+medians of CUDA-event timings after at least 500 ms of warm-up; `--peers` with
 `scripts/gpu/peers report` run in the same device call; transposes shown
 at 8192^2 only, the full table is in
 [{rel}/report.txt]({rel}/report.txt)):
