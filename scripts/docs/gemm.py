@@ -30,6 +30,10 @@ split_run = pathlib.Path(sys.argv[5]) if len(sys.argv) > 5 else None
 # Other GPUs' runs of the same shapes, one each: a report run's bench.log (criterion's gemm_shapes, then
 # scripts/gpu/peers gemm-shapes), as scripts/gpu/run.sh with BENCHES=gemm BENCH_FILTER=gemm_shapes writes it.
 shape_runs = [pathlib.Path(a) for a in sys.argv[6:]]
+# A folder among those with ab-base.log is not a shape run but step 15 with blocks that walk tiles,
+# timed against the build before (ab-base.log, ab-walk.log; bench-base.log, bench-walk.log) with its tests.
+walk_runs = [f for f in shape_runs if (f / "ab-base.log").exists()]
+shape_runs = [f for f in shape_runs if f not in walk_runs]
 STEPS = steps("gemm", run)
 read = lambda name: (run / name).read_text()
 machine = read("machine.txt").strip()
@@ -122,7 +126,7 @@ shape_rows.sort(key=lambda r: order.index(r[0]))
 
 P, w = page("gemm.py", "GEMM: a ladder from naive to cuBLAS-class FP32, then the tensor cores, measured",
             run, *([specials] if specials else []), *([h200] if h200 else []), *([h100_probes] if h100_probes else []),
-            *([split_run] if split_run else []), *shape_runs)
+            *([split_run] if split_run else []), *shape_runs, *walk_runs)
 w(f"GPU: **{gpu_name}**, module `{module}`, commit `{commit}`, one device call. `C = A B` in f32, row-major; "
   "TFLOP/s count 2 M N K. Our times are criterion medians of CUDA-event GPU time (`cargo bench --bench gemm`); "
   f"cuBLAS is `torch.mm` (PyTorch {tc['torch']}) in the same call, with TF32 off (SGEMM) and on (TF32), "
@@ -358,6 +362,48 @@ def split_k_section(folder):
 
 if split_run:
     split_k_section(split_run)
+
+
+def criterion_us(text, group):
+    """criterion's point estimates of `group`'s shapes, in us."""
+    unit = {"ns": 1e-3, "us": 1.0, "µs": 1.0, "ms": 1e3}
+    return {m.group(1): float(m.group(2)) * unit[m.group(3)]
+            for m in re.finditer(rf"{group}/(\d+x\d+x\d+)\s+time:\s+\[\S+ \S+ ([\d.]+) (\S+)", text)}
+
+
+def walk_section(folder):
+    """Step 15 with blocks that walk tiles, against the build before, in two device calls."""
+    rd = lambda name: (folder / name).read_text()
+    group = "gemm_direct_3xtf32_shapes"
+    calls = [(criterion_us(rd("bench-base.log"), group), criterion_us(rd("bench-walk.log"), group)),
+             (criterion_us(rd("ab-base.log"), group), criterion_us(rd("ab-walk.log"), group))]
+    shapes = [s for s in calls[1][0] if s in calls[1][1]]
+    tests = re.search(r"test result: ok\. (\d+) passed; (\d+) failed", rd("tests.log"))
+    san = re.findall(r"(\d+) (errors|hazards)", rd("sanitizer.log"))
+    counters = re.search(r"test result: ok\. (\d+) passed; (\d+) failed", rd("tests-counters.log"))
+    w("### Blocks that walk tiles (measured, not taken)\n")
+    w("Where `C` has more tiles than the GPU has SMs (8192x8192x256: 4096 tiles of 8 passes over `K`), a grid of one "
+      "block an SM whose blocks walk their tiles in the grouped order, their passes one sequence with each stage's "
+      "phases running on from tile to tile, lets the copies and the split of a tile's first stages overlap the last "
+      f"tile's products and its store ([{folder.name}](measurements/{folder.name}): `walk.patch`). It is right: the GEMM "
+      f"tests {tests.group(1)} passed, {tests.group(2)} failed on the GPU (blocks walking 136 to 576 tiles, special values "
+      f"among them), compute-sanitizer {san[0][0]} {san[0][1]} (memcheck) and {san[1][0]} {san[1][1]} (racecheck). It is "
+      "not faster. Step 15 alone, criterion's point estimates in us, the build before and the change, in two calls:\n")
+    w("| M x N x K | call 1: before / walking | call 2: before / walking | change (call 2) |")
+    w("| --- | --- | --- | --- |")
+    for s in shapes:
+        w(f"| {s} | {calls[0][0][s]:.1f} / {calls[0][1][s]:.1f} | {calls[1][0][s]:.1f} / {calls[1][1][s]:.1f} | "
+          f"{calls[1][1][s] / calls[1][0][s] - 1:+.1%} |")
+    w("")
+    w("At 1024^3 `K` is split and the grid is the same in both builds, yet the change costs as much there as at the "
+      "shapes that walk: what it costs is in the kernel, not in the walk. If it costs as much at 8192x8192x256, the walk "
+      "itself gains about a tenth there, and the cost is what to find first. A version whose copying thread counts its tile and pass instead of dividing "
+      f"(`walk-counters.patch`) passed the same tests ({counters.group(1)} passed, {counters.group(2)} failed) but was "
+      "not timed: its call ran out of time. So step 15 launches one block a tile.\n")
+
+
+for f in walk_runs:
+    walk_section(f)
 
 tc_sgemm = {n: cublas(n, "sgemm") for n in SIZES}
 WHY = {
