@@ -71,18 +71,42 @@ pub fn time_on_stream(
 }
 
 /// [`time_on_stream`] after at least `warmup` untimed repetitions and at
-/// least `warmup_ms` of them (from one timed probe; [`crate::SUSTAIN_MS`] is the report's), so that work that
-/// draws the GPU's power limit is timed at the clock it can hold, not at
-/// the boost clock of an idle GPU; PyTorch's figures beside ours
-/// (`scripts/gpu/peers`) are taken the same way.
+/// least `warmup_ms` of them (from one timed probe; [`crate::SUSTAIN_MS`]
+/// is the report's), so that work that draws the GPU's power limit is timed
+/// at the clock it can hold, not at the boost clock of an idle GPU;
+/// PyTorch's figures beside ours (`scripts/gpu/peers`) are taken the same
+/// way.
 pub fn time_sustained(
     stream: &Stream<'_>, warmup: usize, warmup_ms: f64, reps: usize, mut work: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
     let warm = if warmup_ms > 0.0 {
-        let probe = time_on_stream(stream, 1, 1, &mut work)?.median_ms();
-        ((warmup_ms / probe.max(1e-3)).ceil() as usize).clamp(warmup, 100_000.max(warmup))
+        warmups(time_on_stream(stream, 1, 1, &mut work)?.median_ms(), warmup, warmup_ms)
     } else {
         warmup
     };
     time_on_stream(stream, warm, reps, work)
+}
+
+/// The untimed repetitions that take at least `warmup_ms` when one takes
+/// `probe_ms`, and at least `warmup`; at most 100 000 (a 1 us kernel needs
+/// no more to reach its clock) unless `warmup` asks for more.
+fn warmups(probe_ms: f64, warmup: usize, warmup_ms: f64) -> usize {
+    ((warmup_ms / probe_ms.max(1e-3)).ceil() as usize).clamp(warmup, 100_000.max(warmup))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::warmups;
+
+    #[test]
+    fn warm_up_lasts_the_time_asked_and_the_repetitions_asked() {
+        // An 8192^3 tensor-core GEMM (about 3 ms): 167 of them make 500 ms.
+        assert_eq!(warmups(3.0, 5, 500.0), 167);
+        // A slow kernel: the repetitions asked for, even past the time.
+        assert_eq!(warmups(400.0, 5, 500.0), 5);
+        // A tiny one: capped, and a zero probe does not divide by zero.
+        assert_eq!(warmups(1e-4, 5, 500.0), 100_000);
+        assert_eq!(warmups(0.0, 0, 500.0), 100_000);
+        assert_eq!(warmups(0.5, 200_000, 500.0), 200_000);
+    }
 }
