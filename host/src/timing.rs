@@ -80,7 +80,7 @@ pub fn time_sustained(
     stream: &Stream<'_>, warmup: usize, warmup_ms: f64, reps: usize, mut work: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
     let warm = if warmup_ms > 0.0 {
-        warmups(time_on_stream(stream, 1, 1, &mut work)?.median_ms(), warmup, warmup_ms)
+        sustained_warmups(time_on_stream(stream, 1, 1, &mut work)?.median_ms(), warmup, warmup_ms)
     } else {
         warmup
     };
@@ -89,14 +89,15 @@ pub fn time_sustained(
 
 /// The untimed repetitions that take at least `warmup_ms` when one takes
 /// `probe_ms`, and at least `warmup`; at most 100 000 (a 1 us kernel needs
-/// no more to reach its clock) unless `warmup` asks for more.
-fn warmups(probe_ms: f64, warmup: usize, warmup_ms: f64) -> usize {
+/// no more to reach its clock) unless `warmup` asks for more. For a caller
+/// that has timed its probe already, as the report has.
+pub fn sustained_warmups(probe_ms: f64, warmup: usize, warmup_ms: f64) -> usize {
     ((warmup_ms / probe_ms.max(1e-3)).ceil() as usize).clamp(warmup, 100_000.max(warmup))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::warmups;
+    use super::sustained_warmups as warmups;
 
     #[test]
     fn warm_up_lasts_the_time_asked_and_the_repetitions_asked() {

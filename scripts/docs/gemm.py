@@ -318,11 +318,16 @@ for s, ours, direct, theirs in shape_rows:
 w("")
 
 
+def criterion_us(text, group):
+    """criterion's point estimates of `group`'s shapes (`MxNxK`), in us."""
+    unit = {"ns": 1e-3, "us": 1.0, "µs": 1.0, "ms": 1e3}
+    return {m.group(1): float(m.group(2)) * unit[m.group(3)]
+            for m in re.finditer(rf"{group}/(\d+x\d+x\d+)\s+time:\s+\[\S+ \S+ ([\d.]+) (\S+)", text)}
+
+
 def shapes_of(bench, torch_txt):
     """criterion's gemm_shapes point estimates and PyTorch's SGEMM at the same shapes (us), and the GPU's name."""
-    unit = {"ns": 1e-3, "us": 1.0, "µs": 1.0, "ms": 1e3}
-    ours = {tuple(map(int, m.group(1, 2, 3))): float(m.group(4)) * unit[m.group(5)]
-            for m in re.finditer(r"gemm_shapes/(\d+)x(\d+)x(\d+)\s+time:\s+\[\S+ \S+ ([\d.]+) (\S+)", bench)}
+    ours = {tuple(map(int, s.split("x"))): us for s, us in criterion_us(bench, "gemm_shapes").items()}
     theirs = {tuple(map(int, m.group(1, 2, 3))): float(m.group(4)) * 1e3
               for m in re.finditer(r"torch sgemm (\d+)x(\d+)x(\d+): ([\d.]+) ms", torch_txt)}
     return ours, theirs, re.search(r"benchmarking on (.+?) \(\d+ SMs\)", bench).group(1)
@@ -364,13 +369,6 @@ if split_run:
     split_k_section(split_run)
 
 
-def criterion_us(text, group):
-    """criterion's point estimates of `group`'s shapes, in us."""
-    unit = {"ns": 1e-3, "us": 1.0, "µs": 1.0, "ms": 1e3}
-    return {m.group(1): float(m.group(2)) * unit[m.group(3)]
-            for m in re.finditer(rf"{group}/(\d+x\d+x\d+)\s+time:\s+\[\S+ \S+ ([\d.]+) (\S+)", text)}
-
-
 def walk_section(folder):
     """Step 15 with blocks that walk tiles, against the build before, in two device calls."""
     rd = lambda name: (folder / name).read_text()
@@ -395,9 +393,11 @@ def walk_section(folder):
         w(f"| {s} | {calls[0][0][s]:.1f} / {calls[0][1][s]:.1f} | {calls[1][0][s]:.1f} / {calls[1][1][s]:.1f} | "
           f"{calls[1][1][s] / calls[1][0][s] - 1:+.1%} |")
     w("")
-    w("At 1024^3 `K` is split and the grid is the same in both builds, yet the change costs as much there as at the "
-      "shapes that walk: what it costs is in the kernel, not in the walk. If it costs as much at 8192x8192x256, the walk "
-      "itself gains about a tenth there, and the cost is what to find first. A version whose copying thread counts its tile and pass instead of dividing "
+    (base, walk), split, shallow = calls[1], "1024x1024x1024", "8192x8192x256"
+    w(f"At {split} `K` is split and the grid is the same in both builds, yet the change costs as much there as at the "
+      "shapes that walk: what it costs is in the kernel, not in the walk. If it costs as much at "
+      f"{shallow}, the walk itself gains {base[shallow] * (walk[split] / base[split]) / walk[shallow] - 1:.0%} there, "
+      "and the cost is what to find first. A version whose copying thread counts its tile and pass instead of dividing "
       f"(`walk-counters.patch`) passed the same tests ({counters.group(1)} passed, {counters.group(2)} failed) but was "
       "not timed: its call ran out of time. So step 15 launches one block a tile.\n")
 
@@ -518,9 +518,8 @@ for other in shape_runs:
     sus, sus_gpu = tc_figures(sus_log), re.search(r"^NVIDIA (\S+)", sus_log, re.M).group(1)
     step14_before = WHY["wgmma_direct"]
     WHY["wgmma_direct"] = lambda sus=sus, sus_gpu=sus_gpu, other=other, before=step14_before: before() + (
-        f" Timed at the clock a tensor-core GEMM holds at the power limit (each kernel after at least 500 ms of itself: "
-        f"`docs/measurements/2026-11-28-h200-gemm-sustained` shows an H200 falling from 1980 to about 1550 MHz within "
-        f"200 ms), on the {sus_gpu} of `docs/measurements/{other.name}` (`tc.log`): "
+        f" Timed at the clock a tensor-core GEMM holds at the power limit (each kernel warmed up long enough to reach "
+        f"it: `docs/measurements/2026-11-28-h200-gemm-sustained` shows why), on the {sus_gpu} of `docs/measurements/{other.name}` (`tc.log`): "
         f"{sus['wgmma_direct_4096']:.1f} and {sus['wgmma_direct_8192']:.1f} TFLOP/s, "
         f"{sus['wgmma_direct_4096'] / sus['tf32_4096']:.2f}x and {sus['wgmma_direct_8192'] / sus['tf32_8192']:.2f}x "
         f"cuBLAS TF32 ({sus['tf32_4096']:.1f} and {sus['tf32_8192']:.1f}), with "

@@ -3,8 +3,9 @@
 
 use super::{Bound, Roof, Roofs, Row, reference};
 use anyhow::{Result, bail};
+use coalesce::timing::sustained_warmups;
 use coalesce::transpose::Variant;
-use coalesce::{Gpu, MatrixShape, Stream, probe, time_on_stream, time_sustained, transpose};
+use coalesce::{Gpu, MatrixShape, Stream, probe, time_on_stream, transpose};
 use cust::memory::{CopyDestination, DeviceBuffer};
 use indicatif::ProgressBar;
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -46,7 +47,9 @@ impl<'g> Ctx<'g> {
         // fewer repetitions: about a second each, and never fewer than 5.
         let probe = time_on_stream(&self.stream, self.warmup.min(1), 1, &mut work)?.median_ms();
         let reps = ((1000.0 / probe.max(1e-3)) as usize).clamp(5, self.reps.max(5));
-        let t = time_sustained(&self.stream, self.warmup.saturating_sub(1), self.warmup_ms, reps, work)?;
+        // Then at least `warmup_ms` more (`coalesce::time_sustained`), from the same probe.
+        let warm = sustained_warmups(probe, self.warmup.saturating_sub(1), self.warmup_ms);
+        let t = time_on_stream(&self.stream, warm, reps, work)?;
         self.progress.inc(1);
         Ok(Row {
             median_ms: t.median_ms(),
