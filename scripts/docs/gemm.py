@@ -370,36 +370,62 @@ if split_run:
 
 
 def walk_section(folder):
-    """Step 15 with blocks that walk tiles, against the build before, in two device calls."""
+    """Step 15 with blocks that walk tiles: each version against the build before it, in one device call each."""
     rd = lambda name: (folder / name).read_text()
-    group = "gemm_direct_3xtf32_shapes"
-    calls = [(criterion_us(rd("bench-base.log"), group), criterion_us(rd("bench-walk.log"), group)),
-             (criterion_us(rd("ab-base.log"), group), criterion_us(rd("ab-walk.log"), group))]
-    shapes = [s for s in calls[1][0] if s in calls[1][1]]
-    tests = re.search(r"test result: ok\. (\d+) passed; (\d+) failed", rd("tests.log"))
-    san = re.findall(r"(\d+) (errors|hazards)", rd("sanitizer.log"))
-    counters = re.search(r"test result: ok\. (\d+) passed; (\d+) failed", rd("tests-counters.log"))
-    w("### Blocks that walk tiles (measured, not taken)\n")
-    w("Where `C` has more tiles than the GPU has SMs (8192x8192x256: 4096 tiles of 8 passes over `K`), a grid of one "
-      "block an SM whose blocks walk their tiles in the grouped order, their passes one sequence with each stage's "
-      "phases running on from tile to tile, lets the copies and the split of a tile's first stages overlap the last "
-      f"tile's products and its store ([{folder.name}](measurements/{folder.name}): `walk.patch`). It is right: the GEMM "
-      f"tests {tests.group(1)} passed, {tests.group(2)} failed on the GPU (blocks walking 136 to 576 tiles, special values "
-      f"among them), compute-sanitizer {san[0][0]} {san[0][1]} (memcheck) and {san[1][0]} {san[1][1]} (racecheck). It is "
-      "not faster. Step 15 alone, criterion's point estimates in us, the build before and the change, in two calls:\n")
-    w("| M x N x K | call 1: before / walking | call 2: before / walking | change (call 2) |")
-    w("| --- | --- | --- | --- |")
+    group, median = "gemm_direct_3xtf32_shapes", lambda xs: sorted(xs)[len(xs) // 2]
+
+    def ab(sub, group=group):
+        """Median over a call's alternating runs (`ab-{base,walk}-N.log`) of each shape's point estimate, in us."""
+        runs = {v: [criterion_us(f.read_text(), group) for f in sorted((folder / sub).glob(f"ab-{v}-*.log"))]
+                for v in ("base", "walk")}
+        return {v: {s: median([r[s] for r in rs]) for s in rs[0]} for v, rs in runs.items()}
+
+    first = {"base": criterion_us(rd("ab-base.log"), group), "walk": criterion_us(rd("ab-walk.log"), group)}
+    versions = [("first (`walk.patch`)", first), *((f"`{sub}/`", ab(sub)) for sub in ("counters", "splitter", "copies",
+                                                                                     "final"))]
+    shapes = list(first["base"])
+    passes = lambda s: -(-int(s.split("x")[2]) // 32)
+    tests = re.search(r"test result: ok\. (\d+) passed; (\d+) failed", rd("final/tests.log"))
+    memcheck = re.search(r"ERROR SUMMARY: (\d+) errors", rd("final/sanitizer.log")).group(1)
+    racecheck = re.search(r"RACECHECK SUMMARY: (\d+) hazards", rd("final/sanitizer.log")).group(1)
+    w("### Blocks that walk tiles\n")
+    w("Where `C` has more tiles than the GPU has SMs and a tile few passes over `K` (8192x8192x256: 4096 tiles of 8 "
+      "passes), step 15 launches one block an SM, and each block walks its tiles `i, i + G, ..` in the grouped order, "
+      "its passes one sequence with each stage's phases running on from tile to tile: the copies and the split of a "
+      "tile's first stages overlap the last tile's products and its store "
+      f"([{folder.name}](measurements/{folder.name})). Five versions, each timed against the build before it in one "
+      "call on the H200, step 15 alone (criterion's point estimates; from `counters/` on, the median of three runs "
+      "each, alternating):\n")
+    w("| M x N x K | passes a tile | " + " | ".join(name for name, _ in versions) + " |")
+    w("| --- | --- |" + " --- |" * len(versions))
     for s in shapes:
-        w(f"| {s} | {calls[0][0][s]:.1f} / {calls[0][1][s]:.1f} | {calls[1][0][s]:.1f} / {calls[1][1][s]:.1f} | "
-          f"{calls[1][1][s] / calls[1][0][s] - 1:+.1%} |")
+        w(f"| {s} | {passes(s)} | " + " | ".join(f"{v['walk'][s] / v['base'][s] - 1:+.1%}" for _, v in versions) + " |")
     w("")
-    (base, walk), split, shallow = calls[1], "1024x1024x1024", "8192x8192x256"
-    w(f"At {split} `K` is split and the grid is the same in both builds, yet the change costs as much there as at the "
-      "shapes that walk: what it costs is in the kernel, not in the walk. If it costs as much at "
-      f"{shallow}, the walk itself gains {base[shallow] * (walk[split] / base[split]) / walk[shallow] - 1:.0%} there, "
-      "and the cost is what to find first. A version whose copying thread counts its tile and pass instead of dividing "
-      f"(`walk-counters.patch`) passed the same tests ({counters.group(1)} passed, {counters.group(2)} failed) but was "
-      "not timed: its call ran out of time. So step 15 launches one block a tile.\n")
+    split = "1024x1024x1024"
+    w(f"- **first** (`walk.patch`): at {split} `K` is split and the grid is the same in both builds, yet it costs as "
+      "much there: the cost is in the kernel, not in the walk.")
+    w("- **`counters/`** (`walk-counters.patch`): the copying thread counts its tile and pass instead of dividing the "
+      "pass index.")
+    w("- **`splitter/`**: the splitters too count the tile's first row, which the marks of a non-finite `A` name. They "
+      "divided the pass index in each of their eight unrolled chunks' non-finite branches: never taken, but eight "
+      "copies of a 64-bit division in the loop of the warpgroup that bounds the step.")
+    w(f"- **`copies/`**: a block of one tile runs a second copy of the code, with no walk in it (`tiles_of::<C, "
+      f"false>`): nothing left to pay at {split}. Walking gains where a tile has 8 passes and costs where it has 128 "
+      "or 256.")
+    w("- **`final/`**: blocks walk only where a tile has at most 16 passes (`DX3_WALK_PASSES`); elsewhere step 15 "
+      "launches one block a tile, as before.\n")
+    f = ab("final", "gemm_shapes")
+    torch = {m.group(1): float(m.group(2)) * 1e3 for m in re.finditer(r"torch sgemm (\S+): ([\d.]+) ms", rd("final/torch.log"))}
+    w("`gemm::sgemm` in the final call (criterion, median of three runs each; cuBLAS SGEMM through PyTorch, same call):\n")
+    w("| M x N x K | before (us) | after (us) | cuBLAS SGEMM (us) | before / after vs cuBLAS |")
+    w("| --- | --- | --- | --- | --- |")
+    for s in shapes:
+        b, a_ = f["base"][s], f["walk"][s]
+        w(f"| {s} | {b:.1f} | {a_:.1f} | {torch[s]:.1f} | {torch[s] / b:.2f}x / {torch[s] / a_:.2f}x |")
+    w("")
+    w(f"With the final build the GEMM tests ran {tests.group(1)} passed, {tests.group(2)} failed on the GPU (walking "
+      f"blocks at 136 to 576 tiles, special values among them), and compute-sanitizer over the walking GPU test "
+      f"found {memcheck} errors (memcheck) and {racecheck} hazards (racecheck).\n")
 
 
 for f in walk_runs:

@@ -20,7 +20,9 @@
 //!   shape accessors;
 //! - `sgemm.rs`: which version `sgemm` runs with which PTX module;
 //! - `split_k.rs`: step 15's split `K`, how many runs a shape gets and
-//!   the split products.
+//!   the split products;
+//! - `walk.rs`: step 15's blocks walking several tiles each, where `C`
+//!   has more tiles than the GPU has SMs.
 //!
 //! The shapes and scalars here are shared by the emulator's tests and the
 //! GPU's.
@@ -37,6 +39,7 @@ mod shapes;
 mod specials;
 mod split_k;
 mod tensor_cores;
+mod walk;
 
 use coalesce::gemm::{AlphaBeta, Variant};
 

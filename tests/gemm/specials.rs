@@ -99,14 +99,14 @@ fn with_subnormals(rng: &mut StdRng, case: &mut Case) {
 /// 2^-126)`, `d(x) = 2^-126` for `0 < |x| < 2^-115`: a TF32 operand (or its
 /// `lo` half) in the subnormal range may be flushed by the tensor cores,
 /// and a product of halves may underflow (docs/gemm.md).
-struct SpecialRef {
+pub(crate) struct SpecialRef {
     fp32: Vec<f32>,
     want: Vec<f64>,
     mag: Vec<f64>,
     slack: Vec<f64>,
 }
 
-fn special_reference(case: &Case) -> SpecialRef {
+pub(crate) fn special_reference(case: &Case) -> SpecialRef {
     let (m, n, k) = (case.shape.m(), case.shape.n(), case.shape.k());
     let (want, mag) = reference(case, None);
     let tiny = f64::powi(2.0, -126);
@@ -142,7 +142,9 @@ fn special_reference(case: &Case) -> SpecialRef {
 /// reference is NaN, the same inf where it is inf) and its finite values
 /// lie within `v`'s bound plus the subnormal slack of the exact result;
 /// returns the counts of NaN, inf and finite outputs.
-fn check_fp32_semantics(v: Variant, what: &str, case: &Case, r: &SpecialRef, got: &[f32]) -> (usize, usize, usize) {
+pub(crate) fn check_fp32_semantics(
+    v: Variant, what: &str, case: &Case, r: &SpecialRef, got: &[f32],
+) -> (usize, usize, usize) {
     let (n, factor) = (case.shape.n(), v.error_bound(case.shape.k()));
     let mut counts = (0, 0, 0);
     for (e, &g) in got.iter().enumerate() {
@@ -177,7 +179,7 @@ fn check_fp32_semantics(v: Variant, what: &str, case: &Case, r: &SpecialRef, got
 
 /// The three kinds of special inputs on `shape`, with the product (C
 /// poisoned) and an update whose `C0` holds specials too.
-fn special_cases(rng: &mut StdRng, dims: (usize, usize, usize)) -> Vec<(&'static str, Case)> {
+pub(crate) fn special_cases(rng: &mut StdRng, dims: (usize, usize, usize)) -> Vec<(&'static str, Case)> {
     let mut out = Vec::new();
     for s in [AlphaBeta::PRODUCT, AlphaBeta::new(1.5, -0.75)] {
         let mut c = Case::new(rng, dims, s);

@@ -22,8 +22,18 @@ pub fn sgemm(a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: Alp
 pub fn launch(
     variant: Variant, a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<()> {
+    launch_on(EMULATED_SMS, variant, a, b, c, shape, scalars)
+}
+
+/// [`launch`] planned for a GPU of `sms` SMs: with fewer SMs than `C` has
+/// tiles and few passes a tile, a step that walks tiles ([`coalesce_kernels::gemm::Geometry::walks_tiles`])
+/// runs one block an SM, each over several tiles, at a shape the emulator
+/// can run.
+pub fn launch_on(
+    sms: u32, variant: Variant, a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta,
+) -> Result<()> {
     let (variant, dims, scalars) =
-        match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA, EMULATED_SMS)? {
+        match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA, sms)? {
             Plan::Nothing => return Ok(()),
             Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
             Plan::Product(dims) if variant.geometry().tma => {

@@ -58,9 +58,22 @@
 //! The barriers, one of each a stage: `full` (the copies landed), `ready`
 //! (the splitter's 128 threads wrote `A_lo`, fenced for the tensor cores'
 //! proxy) and `empty` (the consumers' 256 threads are done with the tile).
+//!
+//! **Walking tiles:** where `C` has more tiles than the GPU has SMs and a
+//! tile few passes over `K` (8192x8192x256: 4096 tiles of 8), the host
+//! launches one block an SM, and each block computes tiles `i, i + G, ..`
+//! with its passes as one sequence: the stages' phases run on from tile to
+//! tile, so the copies and the split of a tile's first stages overlap the
+//! last tile's products and its store. The copying thread and the
+//! splitters count their tile and pass rather than dividing the pass
+//! index, and a block of one tile runs a second copy of the code with no
+//! walk in it: code in the splitters' loop costs the step where it is
+//! bound (docs/gemm.md, "Blocks that walk tiles").
 
 use super::split_k::run_of;
-use super::warpgroup::{ACC_N128, grouped_tile, k_major_128b, promote, store_transposed, swizzle_base, swizzled};
+use super::warpgroup::{
+    ACC_N128, TMA_GROUP_ROWS, grouped_tile_at, k_major_128b, promote, store_transposed, swizzle_base, swizzled,
+};
 use super::wgmma_direct::{DIRECT_B_BOX, pair_of};
 use super::{Dim3, F4, Geometry, Precision, Problem};
 use crate::vector::F2;
@@ -71,7 +84,15 @@ pub const GEOMETRY: Geometry =
     Geometry::of(Precision::Split3xTf32, (DX3_BM, DX3_BN), Dim3::xy(DX3_THREADS, 1), DX3_SHARED_BYTES / 4)
         .fed_by_tma()
         .reading_the_matrices()
-        .splitting_k();
+        .splitting_k()
+        .walking_tiles(DX3_WALK_PASSES);
+
+/// The most passes over `K` a tile may take for blocks to walk tiles: a
+/// walk hides each tile's pipeline fill and its store behind the next
+/// tile's copies, which weigh most where a tile has few passes (measured
+/// on an H200: 3.6% faster at 8192x8192x256, 8 passes; 0.6% and 1.8% slower
+/// at 4096^3 and 2048x2048x8192, 128 and 256 passes; docs/gemm.md).
+pub const DX3_WALK_PASSES: u32 = 16;
 
 /// Rows of the `C` tile per block: `wgmma`'s `N`, the rows of `A` a stage holds.
 pub const DX3_BM: u32 = 128;
@@ -159,8 +180,10 @@ fn finite_or_zero(x: f32) -> f32 {
 ///
 /// # Thread mapping
 /// 384 threads (1D), grid `ceil(n/128) x ceil(m/128) x S`; the block
-/// computes the tile [`grouped_tile`] names, over run `blockIdx.z` of the
-/// `S` runs of `K` ([`run_of`]; `S = 1`: all of it). Threads `0..256`: warpgroup `g` owns
+/// computes the tile [`grouped_tile_at`] names for its index, over run
+/// `blockIdx.z` of the `S` runs of `K` ([`run_of`]; `S = 1`: all of it).
+/// A grid of `G` blocks, fewer than the tiles, `S = 1`: the block computes
+/// tiles `i, i + G, ..` from its index `i`. Threads `0..256`: warpgroup `g` owns
 /// columns `64 g ..+64` of the tile (rows of `C^T`), all 128 rows; warp `w`
 /// of it the 16 columns of box `2 g + w / 2` that [`pair_of`] names.
 /// Threads `256..384` split `A`, chunk `t - 256 + 128 i` (16 bytes) of its
@@ -176,6 +199,27 @@ fn finite_or_zero(x: f32) -> f32 {
 pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     // ptxas fits the launch to 384 threads ([`DX3_REGS`]).
     ctx.launch_bound::<DX3_THREADS>();
+    // A grid of fewer blocks than `C` has tiles walks them. The two cases
+    // are two copies of the code: a block of one tile keeps the loops of
+    // a kernel without walking, and neither carries the other's counters.
+    let grid = ctx.grid_dim();
+    // SAFETY: the caller's contract.
+    unsafe {
+        if grid.x * grid.y < p.n.div_ceil(DX3_BN) * p.m.div_ceil(DX3_BM) {
+            tiles_of::<C, true>(ctx, a, b, c, p)
+        } else {
+            tiles_of::<C, false>(ctx, a, b, c, p)
+        }
+    }
+}
+
+/// The block's tiles of `C`: its own (`WALK` false), or every tile
+/// `i, i + G, ..` from its index `i` among the grid's `G` blocks.
+///
+/// # Safety
+/// As [`wgmma_direct_3xtf32`].
+#[inline(always)]
+unsafe fn tiles_of<C: ThreadCtx, const WALK: bool>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     let (map_a, map_b) = (a.cast::<TensorMap>(), b.cast::<TensorMap>());
     let (m, n) = (p.m as usize, p.n as usize);
     let marks = ctx.global_mut(a.cast::<u8>().wrapping_add(DX3_MARKS_OFFSET).cast::<u32>().cast_mut(), 1 + m + n);
@@ -186,8 +230,23 @@ pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *cons
     let (first, tiles) = (first as usize, tiles as usize);
     let c = ctx.global_mut(c.wrapping_add(z as usize * m * n), (p.m, p.n));
     let tid = ctx.thread_idx().x as usize;
-    let (tile_m, tile_n) = grouped_tile(ctx.block_idx(), ctx.grid_dim());
-    let (m0, n0) = (tile_m as usize * BM, tile_n as usize * BN);
+    // The tiles of `C` this block computes, in the grouped order: its own
+    // index `me` among the grid's blocks, then every `blocks`-th after it.
+    // A grid of one block a tile computes one each; a grid of one block an
+    // SM walks them, and its passes over `K` run on as one sequence, so the
+    // copies and the split of the next tile's first stages overlap this
+    // tile's last products and its store.
+    let (blk, grid) = (ctx.block_idx(), ctx.grid_dim());
+    let (me, blocks) = ((blk.y * grid.x + blk.x) as usize, (grid.x * grid.y) as usize);
+    let tile_grid = if WALK { (p.n.div_ceil(DX3_BN), p.m.div_ceil(DX3_BM)) } else { (grid.x, grid.y) };
+    let units = if WALK { (tile_grid.0 as usize * tile_grid.1 as usize - me).div_ceil(blocks.max(1)) } else { 1 };
+    // The origin in `C` of this block's `j`-th tile.
+    let origin = |j: usize| {
+        let (tile_m, tile_n) = grouped_tile_at::<TMA_GROUP_ROWS>((me + j * blocks) as u32, tile_grid);
+        (tile_m as usize * BM, tile_n as usize * BN)
+    };
+    // Pass `g` of the block is pass `g % tiles` of its tile `g / tiles`.
+    let passes = units * tiles;
 
     let (smem, base) = swizzle_base(ctx, DX3_SHARED_BYTES);
     // Byte offsets from the aligned base: stage `s`'s tile of `A`, its
@@ -210,14 +269,19 @@ pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *cons
     }
     ctx.sync_threads();
 
-    // The phase parity of tile `t`'s use of its stage (its `t / 4`-th).
-    let parity = |t: usize| (t / STAGES) as u32 & 1;
+    // The phase parity of pass `g`'s use of its stage (its `g / 4`-th).
+    let parity = |g: usize| (g / STAGES) as u32 & 1;
     if tid >= CONSUMERS {
         ctx.setmaxnreg_dec::<{ DX3_REGS.0 }>();
         let st = tid - CONSUMERS;
-        // Queues the copies of tile `t` into its stage (free: waited for).
-        let fill = |t: usize| {
-            let s = t % STAGES;
+        // Queues the copies of pass `g` into its stage (free: waited for).
+        // The copies go in pass order: `at` is the next one's tile of the
+        // block, its pass in the tile, and the tile's origin in `C`, kept
+        // as counters so that a pass costs the copying thread no division.
+        let mut at = (0usize, 0usize, origin(0));
+        let mut fill = |g: usize| {
+            let s = g % STAGES;
+            let (j, t, (m0, n0)) = at;
             ctx.mbarrier_arrive_expect_tx(full(s), DX3_STAGE_BYTES - A_BYTES as u32);
             let k0 = ((first + t) * BK) as i32;
             // SAFETY: the boxes (16 KiB of A, four of 4 KiB of B) fit the
@@ -229,6 +293,7 @@ pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *cons
                     ctx.tma_load_2d(base + b_box(s, j) as u32, map_b, (x, k0), full(s));
                 }
             }
+            at = if !WALK || t + 1 < tiles { (j, t + 1, (m0, n0)) } else { (j + 1, 0, origin(j + 1)) };
         };
         if st == 0 {
             // SAFETY: the caller's contract: two tensor maps in global memory.
@@ -236,14 +301,18 @@ pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *cons
                 ctx.tensormap_acquire(map_a);
                 ctx.tensormap_acquire(map_b);
             }
-            for t in 0..tiles.min(AHEAD) {
-                fill(t);
+            for g in 0..passes.min(AHEAD) {
+                fill(g);
             }
         }
         let quads = smem.cast::<F4>(STAGES * STAGE_BYTES / 16);
-        for t in 0..tiles {
-            let s = t % STAGES;
-            ctx.mbarrier_wait(full(s), parity(t));
+        // The pass's place in its tile and the tile's first row, for the
+        // marks: counters, so that the splitters' loop holds one division
+        // a tile rather than one per chunk (code the loop would carry).
+        let (mut pass, mut unit, mut m0) = (0usize, 0usize, origin(0).0);
+        for g in 0..passes {
+            let s = g % STAGES;
+            ctx.mbarrier_wait(full(s), parity(g));
             unroll!(i < CHUNKS, [0, 1, 2, 3, 4, 5, 6, 7], {
                 let chunk = st + SPLITTERS * i;
                 let (at, lo_at) = ((a_tile(s) + 16 * chunk) / 16, (lo_tile(s) + 16 * chunk) / 16);
@@ -270,17 +339,22 @@ pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *cons
             // The tensor cores read A_lo (and A_hi) through the async proxy.
             ctx.fence_proxy_async();
             ctx.mbarrier_arrive(ready(s));
-            // Then tile t + 2 goes where tile t - 2 was, once the consumers
+            // Then pass g + 2 goes where pass g - 2 was, once the consumers
             // are done with it (the first four fills find their stages
-            // free): the split of tile t waits only for its copies.
-            let u = t + AHEAD;
-            if u < tiles {
+            // free): the split of pass g waits only for its copies.
+            let u = g + AHEAD;
+            if u < passes {
                 if u >= STAGES {
                     ctx.mbarrier_wait(empty(u % STAGES), parity(u) ^ 1);
                 }
                 if st == 0 {
                     fill(u);
                 }
+            }
+            pass += 1;
+            if WALK && pass == tiles {
+                (pass, unit) = (0, unit + 1);
+                m0 = origin(unit).0;
             }
         }
         return;
@@ -290,8 +364,9 @@ pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *cons
     let (group, warp, lane) = (tid / 128, (tid % 128) / 32, tid % 32);
     let q = lane % 4;
     let (box_j, col) = (2 * group + warp / 2, pair_of(warp, lane / 4));
-    // The column of B (and of C) this thread's fragments hold first.
-    let n_col = n0 + 64 * group + 32 * (warp / 2) + col;
+    // The column of B (and of C) this thread's fragments hold first, in
+    // the tile at column `n0`.
+    let n_col = |n0: usize| n0 + 64 * group + 32 * (warp / 2) + col;
     // The 8-byte word of B's box at row `k`, columns `col, col + 1`.
     let word = |s: usize, k: usize| (b_box(s, box_j) + swizzled(k, col / 4) + 4 * (col % 4)) / 8;
     let words = smem.cast::<F2>(STAGES * STAGE_BYTES / 8);
@@ -299,7 +374,7 @@ pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *cons
     // rows (r, r + 8) at columns `q` and `q + 4` in `[4 kk..4 kk + 4]`,
     // `B^T_lo`'s in `[16 + 4 kk..]`. The high half is `b` itself: the
     // tensor cores read its top 19 bits.
-    let load = |s: usize| -> [f32; 32] {
+    let load = |s: usize, n_col: usize| -> [f32; 32] {
         let mut v = [0.0f32; 16];
         unroll!(kk < 4, [0, 1, 2, 3], {
             // SAFETY: inside the stage's B tile, delivered by the copies
@@ -328,50 +403,56 @@ pub unsafe fn wgmma_direct_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *cons
         core::array::from_fn(|i| if i < 16 { v[i] } else { lo[i - 16] })
     };
 
-    let mut acc = [0.0f32; ACC_N128];
     let mut part = [0.0f32; ACC_N128];
-    // Tile t's fragments, loaded (and split) while tile t - 1's products
-    // run: they are other registers than the ones those products read,
-    // which stay unwritten until the wait retires them.
-    let mut frag = [0.0f32; 32];
-    if tiles > 0 {
-        ctx.mbarrier_wait(ready(0), 0);
-        ctx.mbarrier_wait(full(0), 0);
-        frag = load(0);
-    }
-    for t in 0..tiles {
-        let s = t % STAGES;
-        ctx.wgmma_fence();
-        unroll!(kk < 4, [0, 1, 2, 3], {
-            let hi = [frag[4 * kk], frag[4 * kk + 1], frag[4 * kk + 2], frag[4 * kk + 3]];
-            let lo = [frag[16 + 4 * kk], frag[17 + 4 * kk], frag[18 + 4 * kk], frag[19 + 4 * kk]];
-            let a_hi = k_major_128b(base + (a_tile(s) + 32 * kk) as u32);
-            let a_lo = k_major_128b(base + (lo_tile(s) + 32 * kk) as u32);
-            // SAFETY: stage s holds its tiles and its A_lo: the copies and
-            // the splitter completed the phases waited for. The tile's
-            // first product starts the partial sum.
-            unsafe {
-                ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi, a_lo, kk != 0);
-                ctx.wgmma_m64n128k8_tf32_rs(&mut part, lo, a_hi, true);
-                ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi, a_hi, true);
-            }
-        });
-        ctx.wgmma_commit();
-        let next = if t + 1 < tiles {
-            let (u, s1) = (t + 1, (t + 1) % STAGES);
-            ctx.mbarrier_wait(ready(s1), parity(u));
-            ctx.mbarrier_wait(full(s1), parity(u));
-            load(s1)
-        } else {
-            frag
-        };
-        ctx.wgmma_wait_n128_rs::<0>(&mut part, &frag);
-        // The products have read stage s: release it, then add.
-        ctx.mbarrier_arrive(empty(s));
-        promote(&mut acc, &part);
-        frag = next;
-    }
+    for j in 0..units {
+        let (m0, n0) = origin(j);
+        let n_col = n_col(n0);
+        // The flat index of the tile's first pass.
+        let g0 = j * tiles;
+        let mut acc = [0.0f32; ACC_N128];
+        // Pass t's fragments, loaded (and split) while pass t - 1's
+        // products run: they are other registers than the ones those
+        // products read, which stay unwritten until the wait retires them.
+        let mut frag = [0.0f32; 32];
+        if tiles > 0 {
+            ctx.mbarrier_wait(ready(g0 % STAGES), parity(g0));
+            ctx.mbarrier_wait(full(g0 % STAGES), parity(g0));
+            frag = load(g0 % STAGES, n_col);
+        }
+        for t in 0..tiles {
+            let s = (g0 + t) % STAGES;
+            ctx.wgmma_fence();
+            unroll!(kk < 4, [0, 1, 2, 3], {
+                let hi = [frag[4 * kk], frag[4 * kk + 1], frag[4 * kk + 2], frag[4 * kk + 3]];
+                let lo = [frag[16 + 4 * kk], frag[17 + 4 * kk], frag[18 + 4 * kk], frag[19 + 4 * kk]];
+                let a_hi = k_major_128b(base + (a_tile(s) + 32 * kk) as u32);
+                let a_lo = k_major_128b(base + (lo_tile(s) + 32 * kk) as u32);
+                // SAFETY: stage s holds its tiles and its A_lo: the copies and
+                // the splitter completed the phases waited for. The tile's
+                // first product starts the partial sum.
+                unsafe {
+                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi, a_lo, kk != 0);
+                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, lo, a_hi, true);
+                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi, a_hi, true);
+                }
+            });
+            ctx.wgmma_commit();
+            let next = if t + 1 < tiles {
+                let (u, s1) = (g0 + t + 1, (g0 + t + 1) % STAGES);
+                ctx.mbarrier_wait(ready(s1), parity(u));
+                ctx.mbarrier_wait(full(s1), parity(u));
+                load(s1, n_col)
+            } else {
+                frag
+            };
+            ctx.wgmma_wait_n128_rs::<0>(&mut part, &frag);
+            // The products have read stage s: release it, then add.
+            ctx.mbarrier_arrive(empty(s));
+            promote(&mut acc, &part);
+            frag = next;
+        }
 
-    // SAFETY: the caller's contract (C holds its matrix).
-    unsafe { store_transposed(&c, &acc, &p, (m0, n_col), q) };
+        // SAFETY: the caller's contract (C holds its matrix).
+        unsafe { store_transposed(&c, &acc, &p, (m0, n_col), q) };
+    }
 }

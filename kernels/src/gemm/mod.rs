@@ -145,13 +145,18 @@ pub struct Geometry {
     /// its partial product to slice `z` of `c` ([`split_k`]): the host
     /// may then split `K` where `C` has too few tiles for the GPU.
     pub splits_k: bool,
+    /// The most passes over `K` (tiles of [`TMA_BK`]) a tile of `C` may
+    /// take for the host to launch one block an SM where `C` has more tiles
+    /// than the GPU has SMs, each block computing tiles `i, i + G, ..` (`G`
+    /// blocks in the grid); 0: never.
+    pub walks_tiles: u32,
 }
 
 impl Geometry {
     /// `precision` products, one block of `block` threads per `tile` of `C`,
     /// `shared_floats` of shared memory, operands read as row-major matrices.
     pub const fn of(precision: Precision, tile: (u32, u32), block: Dim3, shared_floats: u32) -> Geometry {
-        Geometry { precision, tile, block, shared_floats, tma: false, direct: false, splits_k: false }
+        Geometry { precision, tile, block, shared_floats, tma: false, direct: false, splits_k: false, walks_tiles: 0 }
     }
 
     /// The same, with `A` and `B` read through TMA tensor maps.
@@ -167,6 +172,19 @@ impl Geometry {
     /// The same, reading its run of `K` from `blockIdx.z` ([`split_k`]).
     pub const fn splitting_k(self) -> Geometry {
         Geometry { splits_k: true, ..self }
+    }
+
+    /// The same, walking the tiles of `C` from its block's index in steps of
+    /// the grid's blocks where a tile takes at most `passes` passes over `K`.
+    pub const fn walking_tiles(self, passes: u32) -> Geometry {
+        Geometry { walks_tiles: passes, ..self }
+    }
+
+    /// Whether a `C` of `tiles` tiles over `k_tiles` passes of `K` runs on
+    /// one block an SM of `sm_count`, each walking its tiles: more tiles
+    /// than SMs, each of at most [`Geometry::walks_tiles`] passes.
+    pub const fn walks(self, tiles: u32, k_tiles: u32, sm_count: u32) -> bool {
+        tiles > sm_count && k_tiles <= self.walks_tiles
     }
 
     /// Whether the block's shared memory passes the 48 KiB a launch gets

@@ -270,8 +270,13 @@ pub(super) fn grouped_tile(blk: crate::Dim3, grid: crate::Dim3) -> (u32, u32) {
 /// [`grouped_tile`] with groups of `ROWS` tile rows.
 #[inline(always)]
 pub(super) fn grouped_tile_in<const ROWS: u32>(blk: crate::Dim3, grid: crate::Dim3) -> (u32, u32) {
-    let (cols, rows) = (grid.x, grid.y);
-    let i = blk.y * cols + blk.x;
+    grouped_tile_at::<ROWS>(blk.y * grid.x + blk.x, (grid.x, grid.y))
+}
+
+/// The `(row, column)` of tile `i`, in the grouped order, of a `C` of
+/// `cols x rows` tiles: [`grouped_tile_in`] for a block that walks tiles.
+#[inline(always)]
+pub(super) fn grouped_tile_at<const ROWS: u32>(i: u32, (cols, rows): (u32, u32)) -> (u32, u32) {
     // Neither divisor is 0 in a launch (grid sizes are at least 1); `max`
     // says so to the compiler, which would otherwise keep a panic path.
     let per_group = (ROWS * cols).max(1);
