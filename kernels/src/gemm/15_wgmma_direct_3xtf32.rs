@@ -90,7 +90,7 @@ pub const GEOMETRY: Geometry =
 /// The most passes over `K` a tile may take for blocks to walk tiles: a
 /// walk hides each tile's pipeline fill and its store behind the next
 /// tile's copies, which weigh most where a tile has few passes (measured
-/// on an H200: 3.6% faster at 8192x8192x256, 8 passes; 0.6% and 1.8% slower
+/// on an H200: 3.5% faster at 8192x8192x256, 8 passes; 0.6% and 1.6% slower
 /// at 4096^3 and 2048x2048x8192, 128 and 256 passes; docs/gemm.md).
 pub const DX3_WALK_PASSES: u32 = 16;
 
