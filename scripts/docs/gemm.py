@@ -370,9 +370,17 @@ if split_run:
 
 
 def walk_section(folder):
-    """Step 15 with blocks that walk tiles: each version against the build before it, in one device call each."""
+    """Step 15 with blocks that walk tiles: each version against main before it, in one device call each."""
     rd = lambda name: (folder / name).read_text()
     group, median = "gemm_direct_3xtf32_shapes", lambda xs: sorted(xs)[len(xs) // 2]
+    root = pathlib.Path(__file__).resolve().parents[2]
+    limit = int(re.search(r"pub const DX3_WALK_PASSES: u32 = (\d+);",
+                          (root / "kernels/src/gemm/15_wgmma_direct_3xtf32.rs").read_text()).group(1))
+    gpu_shapes = [tuple(map(int, t)) for t in re.findall(r"\((\d+), (\d+), (\d+)\)", re.search(
+        r"const GPU_SHAPES: [^=]*= \[(.*?)\];", (root / "tests/gemm/walk.rs").read_text()).group(1))]
+    tiles_of = lambda m, n: -(-m // 128) * -(-n // 128)
+    walked = sorted(tiles_of(m, n) for m, n, _ in gpu_shapes)
+    runs_of = lambda sub: sorted((folder / sub).glob("ab-walk-*.log"))
 
     def ab(sub, group=group):
         """Median over a call's alternating runs (`ab-{base,walk}-N.log`) of each shape's point estimate, in us."""
@@ -381,53 +389,61 @@ def walk_section(folder):
         return {v: {s: median([r[s] for r in rs]) for s in rs[0]} for v, rs in runs.items()}
 
     first = {"base": criterion_us(rd("ab-base.log"), group), "walk": criterion_us(rd("ab-walk.log"), group)}
-    versions = [("first (`walk.patch`)", first), *((f"`{sub}/`", ab(sub)) for sub in ("counters", "splitter", "copies",
-                                                                                     "final"))]
+    subs = ("counters", "splitter", "copies", "final")
+    versions = {"first": first, **{sub: ab(sub) for sub in subs}}
+    change = lambda v, s: versions[v]["walk"][s] / versions[v]["base"][s] - 1
     shapes = list(first["base"])
-    passes = lambda s: -(-int(s.split("x")[2]) // 32)
+    dims = lambda s: tuple(map(int, s.split("x")))
+    passes = lambda s: -(-dims(s)[2] // 32)
+    sms = int(re.search(r"\((\d+) SMs\)", rd("final/ab-walk-0.log")).group(1))
+    walks = [s for s in shapes if passes(s) <= limit and tiles_of(*dims(s)[:2]) > sms]
+    split = next(s for s in shapes if 2 * tiles_of(*dims(s)[:2]) <= sms)
+    shallow, deep = min(shapes, key=passes), [s for s in shapes if passes(s) > limit and s != split]
     tests = re.search(r"test result: ok\. (\d+) passed; (\d+) failed", rd("final/tests.log"))
     memcheck = re.search(r"ERROR SUMMARY: (\d+) errors", rd("final/sanitizer.log")).group(1)
     racecheck = re.search(r"RACECHECK SUMMARY: (\d+) hazards", rd("final/sanitizer.log")).group(1)
     w("### Blocks that walk tiles\n")
-    w("Where `C` has more tiles than the GPU has SMs and a tile few passes over `K` (8192x8192x256: 4096 tiles of 8 "
-      "passes), step 15 launches one block an SM, and each block walks its tiles `i, i + G, ..` in the grouped order, "
-      "its passes one sequence with each stage's phases running on from tile to tile: the copies and the split of a "
-      "tile's first stages overlap the last tile's products and its store "
-      f"([{folder.name}](measurements/{folder.name})). Five versions, each timed against the build before it in one "
-      "call on the H200, step 15 alone (criterion's point estimates; from `counters/` on, the median of three runs "
-      "each, alternating):\n")
-    w("| M x N x K | passes a tile | " + " | ".join(name for name, _ in versions) + " |")
+    w(f"Where `C` has more tiles than the GPU has SMs and a tile few passes over `K` ({shallow}: "
+      f"{tiles_of(*dims(shallow)[:2])} tiles of {passes(shallow)} passes), step 15 launches one block an SM, and each "
+      "block walks its tiles `i, i + G, ..` in the grouped order, its passes one sequence with each stage's phases "
+      "running on from tile to tile: the copies and the split of a tile's first stages overlap the last tile's "
+      f"products and its store ([{folder.name}](measurements/{folder.name})). Five versions, each timed against main "
+      "before it in one call on the H200, step 15 alone (criterion's point estimates; from `counters/` on, the median "
+      f"of {len(runs_of('counters'))} runs of each build, alternating):\n")
+    w("| M x N x K | passes a tile | first (`walk.patch`) | " + " | ".join(f"`{sub}/`" for sub in subs) + " |")
     w("| --- | --- |" + " --- |" * len(versions))
     for s in shapes:
-        w(f"| {s} | {passes(s)} | " + " | ".join(f"{v['walk'][s] / v['base'][s] - 1:+.1%}" for _, v in versions) + " |")
+        w(f"| {s} | {passes(s)} | " + " | ".join(f"{change(v, s):+.1%}" for v in versions) + " |")
     w("")
-    split = "1024x1024x1024"
-    w(f"- **first** (`walk.patch`): at {split} `K` is split and the grid is the same in both builds, yet it costs as "
-      "much there: the cost is in the kernel, not in the walk.")
+    w(f"- **first** (`walk.patch`): at {split} `K` is split and the grid is the same in both builds, yet it costs "
+      f"{change('first', split):+.1%} there: the cost is in the kernel, not in the walk.")
     w("- **`counters/`** (`walk-counters.patch`): the copying thread counts its tile and pass instead of dividing the "
-      "pass index.")
+      f"pass index ({change('counters', split):+.1%} at {split}).")
     w("- **`splitter/`**: the splitters too count the tile's first row, which the marks of a non-finite `A` name. They "
       "divided the pass index in each of their eight unrolled chunks' non-finite branches: never taken, but eight "
-      "copies of a 64-bit division in the loop of the warpgroup that bounds the step.")
-    w(f"- **`copies/`**: a block of one tile runs a second copy of the code, with no walk in it (`tiles_of::<C, "
-      f"false>`): nothing left to pay at {split}. Walking gains where a tile has 8 passes and costs where it has 128 "
-      "or 256.")
-    w("- **`final/`**: blocks walk only where a tile has at most 16 passes (`DX3_WALK_PASSES`); elsewhere step 15 "
-      "launches one block a tile, as before.\n")
+      "copies of a 64-bit division in the loop of the warpgroup that bounds the step "
+      f"({change('splitter', split):+.1%} at {split}).")
+    w("- **`copies/`**: a block of one tile runs a second copy of the code, with no walk in it (`tiles_of::<C, "
+      f"false>`): {change('copies', split):+.1%} at {split}. Walking gains {-change('copies', shallow):.1%} where a "
+      f"tile has {passes(shallow)} passes and costs " + " and ".join(
+          f"{change('copies', s):+.1%} where it has {passes(s)}" for s in deep) + ".")
+    w(f"- **`final/`**: blocks walk only where a tile has at most {limit} passes (`DX3_WALK_PASSES`); elsewhere step "
+      "15 launches one block a tile, as before.\n")
     f = ab("final", "gemm_shapes")
     torch = {m.group(1): float(m.group(2)) * 1e3 for m in re.finditer(r"torch sgemm (\S+): ([\d.]+) ms", rd("final/torch.log"))}
-    w("`gemm::sgemm` in the final call (criterion, median of three runs each; cuBLAS SGEMM through PyTorch, same call):\n")
-    w("| M x N x K | before (us) | after (us) | cuBLAS SGEMM (us) | before / after vs cuBLAS |")
+    w(f"`gemm::sgemm` in the final call (criterion, median of {len(runs_of('final'))} runs of each build; cuBLAS SGEMM "
+      "through PyTorch, same call):\n")
+    w("| M x N x K | before (us) | after (us) | cuBLAS SGEMM (us) | speed-up over cuBLAS SGEMM, before / after |")
     w("| --- | --- | --- | --- | --- |")
     for s in shapes:
         b, a_ = f["base"][s], f["walk"][s]
         w(f"| {s} | {b:.1f} | {a_:.1f} | {torch[s]:.1f} | {torch[s] / b:.2f}x / {torch[s] / a_:.2f}x |")
     w("")
     w(f"With the final build the GEMM tests ran {tests.group(1)} passed, {tests.group(2)} failed on the GPU (walking "
-      f"blocks at 136 to 576 tiles, special values among them), and compute-sanitizer over the walking GPU test "
-      f"found {memcheck} errors (memcheck) and {racecheck} hazards (racecheck). The tables above were measured "
-      "before blocks walked: at the shapes where they walk (8192x8192x256 of the off-tile shapes), this call's "
-      "figures replace theirs.\n")
+      f"blocks at {walked[0]} to {walked[-1]} tiles, special values among them), and compute-sanitizer over the walking "
+      f"GPU test found {memcheck} errors (memcheck) and {racecheck} hazards (racecheck). The tables above were "
+      f"measured before blocks walked: at the shapes where they walk ({', '.join(walks)} of the off-tile shapes), this "
+      "call's figures replace theirs.\n")
 
 
 for f in walk_runs:

@@ -18,12 +18,16 @@ const STEP: Variant = Variant::WgmmaDirect3xTf32;
 /// 0 and 3, the others one each.
 const EMU_SHAPE: (usize, usize, usize) = (200, 130, 96);
 
+/// 9 x 1 tiles of one pass on 8 SMs: block 0 takes tiles 0 and 8, and the
+/// tile after its last (16) lies past a whole group of rows.
+const EMU_TALL: (usize, usize, usize) = (1152, 128, 32);
+
 #[test]
 fn walking_blocks_match_the_reference_on_the_emulator() {
     let mut rng = rng("emulator gemm walk");
-    for sms in [1, 3] {
+    for (dims, sms) in [(EMU_SHAPE, 1), (EMU_SHAPE, 3), (EMU_TALL, 8)] {
         for s in [SCALARS[0], SCALARS[2]] {
-            let case = Case::new(&mut rng, EMU_SHAPE, s);
+            let case = Case::new(&mut rng, dims, s);
             let (want, bound) = reference(&case, None);
             let mut c = case.c0.clone();
             gemm::emu::launch_on(sms, STEP, &case.a, &case.b, &mut c, case.shape, s).unwrap();

@@ -46,6 +46,8 @@ pub(crate) fn plan(
         let k_tiles = shape.k().div_ceil(TMA_BK as usize).min(u32::MAX as usize) as u32;
         dims.grid.z = splits_for(dims.grid.x.saturating_mul(dims.grid.y), k_tiles, sm_count);
     }
+    // The grid of one block a tile is what the limits judge, walking or not.
+    limits.check(variant.entry_point(), &shape, dims)?;
     // More tiles than SMs, unsplit, few passes a tile: one block an SM, each
     // walking its tiles, so that no tile waits for a block to start and fill
     // its pipeline.
@@ -53,7 +55,6 @@ pub(crate) fn plan(
     if dims.grid.z == 1 && variant.geometry().walks(dims.grid.x.saturating_mul(dims.grid.y), passes, sm_count) {
         dims.grid = coalesce_kernels::Dim3::xy(sm_count.max(1), 1);
     }
-    limits.check(variant.entry_point(), &shape, dims)?;
     Ok(Plan::Product(dims))
 }
 

@@ -91,7 +91,8 @@ pub const GEOMETRY: Geometry =
 /// walk hides each tile's pipeline fill and its store behind the next
 /// tile's copies, which weigh most where a tile has few passes (measured
 /// on an H200: 3.5% faster at 8192x8192x256, 8 passes; 0.6% and 1.6% slower
-/// at 4096^3 and 2048x2048x8192, 128 and 256 passes; docs/gemm.md).
+/// at 4096^3 and 2048x2048x8192, 128 and 256 passes; docs/gemm.md). No
+/// shape between 8 and 128 passes was timed walking: 16 is a choice.
 pub const DX3_WALK_PASSES: u32 = 16;
 
 /// Rows of the `C` tile per block: `wgmma`'s `N`, the rows of `A` a stage holds.
@@ -179,7 +180,8 @@ fn finite_or_zero(x: f32) -> f32 {
 /// opt-in size).
 ///
 /// # Thread mapping
-/// 384 threads (1D), grid `ceil(n/128) x ceil(m/128) x S`; the block
+/// 384 threads (1D), grid `ceil(n/128) x ceil(m/128) x S` (or `G x 1`
+/// blocks walking tiles, below); the block
 /// computes the tile [`grouped_tile_at`] names for its index, over run
 /// `blockIdx.z` of the `S` runs of `K` ([`run_of`]; `S = 1`: all of it).
 /// A grid of `G` blocks, fewer than the tiles, `S = 1`: the block computes
@@ -333,7 +335,7 @@ unsafe fn tiles_of<C: ThreadCtx, const WALK: bool>(ctx: &C, a: *const f32, b: *c
                 }
                 // SAFETY: inside stage s's A_lo, which the consumers are
                 // done with (this thread waited for the stage's release
-                // before tile t's fill).
+                // before pass g's fill).
                 unsafe { quads.store(lo_at, F4(v.map(low_half))) };
             });
             // The tensor cores read A_lo (and A_hi) through the async proxy.
@@ -428,7 +430,7 @@ unsafe fn tiles_of<C: ThreadCtx, const WALK: bool>(ctx: &C, a: *const f32, b: *c
                 let a_hi = k_major_128b(base + (a_tile(s) + 32 * kk) as u32);
                 let a_lo = k_major_128b(base + (lo_tile(s) + 32 * kk) as u32);
                 // SAFETY: stage s holds its tiles and its A_lo: the copies and
-                // the splitter completed the phases waited for. The tile's
+                // the splitter completed the phases waited for. The pass's
                 // first product starts the partial sum.
                 unsafe {
                     ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi, a_lo, kk != 0);

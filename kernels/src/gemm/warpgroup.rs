@@ -281,7 +281,10 @@ pub(super) fn grouped_tile_at<const ROWS: u32>(i: u32, (cols, rows): (u32, u32))
     // says so to the compiler, which would otherwise keep a panic path.
     let per_group = (ROWS * cols).max(1);
     let first = i / per_group * ROWS;
-    let height = (rows - first).clamp(1, ROWS);
+    // Past the last tile (a walking block names the tile after its last)
+    // `first` can pass `rows`: that result goes unused, and the difference
+    // wraps instead of trapping in a debug build.
+    let height = rows.wrapping_sub(first).clamp(1, ROWS);
     let j = i % per_group;
     (first + j % height, j / height)
 }
