@@ -13,6 +13,7 @@ and the off-tile shapes, PyTorch at those shapes), ncu.txt. Every number in
 the page comes from those files.
 """
 import json, pathlib, re, sys
+from statistics import median
 from common import NO_FRAME, counters_table, emulator_counters, page, parse_ncu, ptxas, step_sections, not_measured, steps
 
 run = pathlib.Path(sys.argv[1])
@@ -372,7 +373,7 @@ if split_run:
 def walk_section(folder):
     """Step 15 with blocks that walk tiles: each version against main before it, in one device call each."""
     rd = lambda name: (folder / name).read_text()
-    group, median = "gemm_direct_3xtf32_shapes", lambda xs: sorted(xs)[len(xs) // 2]
+    group = "gemm_direct_3xtf32_shapes"
     root = pathlib.Path(__file__).resolve().parents[2]
     limit = int(re.search(r"pub const DX3_WALK_PASSES: u32 = (\d+);",
                           (root / "kernels/src/gemm/15_wgmma_direct_3xtf32.rs").read_text()).group(1))

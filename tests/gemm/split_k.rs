@@ -9,7 +9,7 @@ use coalesce::gemm::{self, Variant};
 use coalesce::kernels::gemm::split_k::{run_of, splits_for};
 
 /// Step 15's tiles (128 x 128) of an `m x n` `C`, and `K`'s 32-deep tiles.
-fn tiles(m: u32, n: u32, k: u32) -> (u32, u32) {
+pub(crate) fn tiles(m: u32, n: u32, k: u32) -> (u32, u32) {
     (m.div_ceil(128) * n.div_ceil(128), k.div_ceil(32))
 }
 

@@ -9,6 +9,7 @@ use crate::common::*;
 use crate::gpu::{GpuBufs, run_gpu};
 use crate::reference::{Case, check, reference};
 use crate::specials::{check_fp32_semantics, special_cases, special_reference};
+use crate::split_k::tiles;
 use coalesce::gemm::{self, Variant};
 
 const STEP: Variant = Variant::WgmmaDirect3xTf32;
@@ -53,8 +54,8 @@ const GPU_SHAPES: [(usize, usize, usize); 3] = [(1000, 2100, 300), (2000, 1500, 
 #[test]
 fn blocks_walk_where_c_has_many_tiles_of_few_passes() {
     let walks = |(m, n, k): (usize, usize, usize)| {
-        let tiles = (m.div_ceil(128) * n.div_ceil(128)) as u32;
-        STEP.geometry().walks(tiles, k.div_ceil(32) as u32, 132)
+        let (tiles, k_tiles) = tiles(m as u32, n as u32, k as u32);
+        STEP.geometry().walks(tiles, k_tiles, 132)
     };
     for shape in GPU_SHAPES.into_iter().chain([(8192, 8192, 256), (1536, 1536, 512)]) {
         assert!(walks(shape), "{shape:?}");

@@ -41,18 +41,18 @@ pub(crate) fn plan(
         return Ok(Plan::Scale(dims));
     }
     let mut dims = variant.launch_dims(m, n);
+    // The passes over `K` of a TMA step's tile (tiles of `TMA_BK`).
+    let k_tiles = shape.k().div_ceil(coalesce_kernels::gemm::TMA_BK as usize).min(u32::MAX as usize) as u32;
     if variant.geometry().splits_k {
-        use coalesce_kernels::gemm::{TMA_BK, split_k::splits_for};
-        let k_tiles = shape.k().div_ceil(TMA_BK as usize).min(u32::MAX as usize) as u32;
-        dims.grid.z = splits_for(dims.grid.x.saturating_mul(dims.grid.y), k_tiles, sm_count);
+        dims.grid.z =
+            coalesce_kernels::gemm::split_k::splits_for(dims.grid.x.saturating_mul(dims.grid.y), k_tiles, sm_count);
     }
     // The grid of one block a tile is what the limits judge, walking or not.
     limits.check(variant.entry_point(), &shape, dims)?;
     // More tiles than SMs, unsplit, few passes a tile: one block an SM, each
     // walking its tiles, so that no tile waits for a block to start and fill
     // its pipeline.
-    let passes = shape.k().div_ceil(coalesce_kernels::gemm::TMA_BK as usize).min(u32::MAX as usize) as u32;
-    if dims.grid.z == 1 && variant.geometry().walks(dims.grid.x.saturating_mul(dims.grid.y), passes, sm_count) {
+    if dims.grid.z == 1 && variant.geometry().walks(dims.grid.x.saturating_mul(dims.grid.y), k_tiles, sm_count) {
         dims.grid = coalesce_kernels::Dim3::xy(sm_count.max(1), 1);
     }
     Ok(Plan::Product(dims))
