@@ -120,6 +120,24 @@ fn shapes_past_the_grid_limit_are_errors_on_the_emulator() {
     assert!(e.to_string().contains("past the device limit"), "{e}");
 }
 
+/// Each step refuses the first shape past its grid's 65535 rows of blocks:
+/// the input's tile rows, or its tile columns where the grid covers the
+/// output's tiles (steps 2 and 8), which then accept the transposed shape.
+#[test]
+fn each_step_refuses_the_side_its_grid_counts_in_y() {
+    for variant in Variant::ALL {
+        let g = variant.geometry();
+        let past = 65_536 * g.tile as usize + 1;
+        let (long, other) = (MatrixShape::new(past, 1).unwrap(), MatrixShape::new(1, past).unwrap());
+        let (refused, planned) = if g.over_output { (other, long) } else { (long, other) };
+        let (input, mut out) = (vec![1.0f32; past], vec![0.0f32; past]);
+        let e = coalesce::transpose::emu::launch(variant, &input, &mut out, refused).unwrap_err();
+        assert!(matches!(e, Error::GridTooLarge { .. }), "{}: {e}", variant.name());
+        let dims = variant.launch_dims(planned.rows() as u32, planned.cols() as u32);
+        assert!(dims.grid.y <= 65_535, "{}: {planned} needs {} blocks in y", variant.name(), dims.grid.y);
+    }
+}
+
 #[test]
 fn bad_input_is_an_error_on_the_gpu() {
     let Some(gpu) = gpu_or_skip("gpu bad input") else { return };

@@ -220,6 +220,8 @@ fn measure(gpu: &coalesce::Gpu, args: &Args) -> Result<Report> {
         sm_count: gpu.sm_count(),
         ptx_arch: gpu.module_name().unwrap_or(coalesce::CUDA_ARCH).into(),
         emulated: false,
+        warmup_ms: Some(args.warmup_ms),
+        warmup_reps: Some(args.warmup),
         roofs,
         rows,
         peers_file: None,

@@ -9,11 +9,13 @@ With --check it changes nothing and exits 1 if README.md differs from what
 it would write.
 
 The run folder holds report.txt (the report binary's table, as
-scripts/gpu/run.sh writes it) and a log whose first line is `commit <hash>`
-(run1.log or tests.log). The excerpt keeps the roofs, the transposes at
-8192x8192, and every nested sine, softmax and 4096^3 GEMM row; the full table
-stays in the run folder. The kernel table lists each op's steps from
-docs/registry.json and takes every figure it shows from the same report.txt.
+scripts/gpu/run.sh writes it), its report.json (whose `warmup_ms`, the
+warm-up each kernel had before it was timed, the excerpt quotes) and a log
+whose first line is `commit <hash>` (run1.log or tests.log). The excerpt
+keeps the roofs, the transposes at 8192x8192, and every nested sine,
+softmax and 4096^3 GEMM row; the full table stays in the run folder. The
+kernel table lists each op's steps from docs/registry.json and takes every
+figure it shows from the same report.txt.
 README's picture, docs/roofline.svg, is the report binary's drawing of the
 run's report.json (`--from`); scripts/docs/check.sh compares it."""
 import json, pathlib, re, sys
@@ -74,10 +76,20 @@ commit = next(m.group(1) for f in ("run1.log", "tests.log") if (run / f).is_file
               for m in [re.match(r"commit (\S+)", (run / f).read_text())] if m)
 date = re.match(r"(\d{4}-\d\d-\d\d)", run.name).group(1)
 rel = run.relative_to(root)
+report_json = run / "report.json"
+if not report_json.is_file():
+    sys.exit(f"{report_json}: no such file (the README's excerpt quotes its `warmup_ms`)")
+report = json.loads(report_json.read_text())
+if report.get("warmup_ms") is None:
+    sys.exit(f"{report_json} " + ("has null for" if "warmup_ms" in report else "lacks the key") + " `warmup_ms`, "
+             "the warm-up each kernel had before it was timed, which the README's excerpt quotes (reports "
+             "written before the report recorded it lack it): regenerate from a run whose report.json has it")
+warmup_ms = report["warmup_ms"]
+warmup = str(int(warmup_ms)) if float(warmup_ms).is_integer() else str(warmup_ms)
 
 excerpt_block = f"""{EXCERPT[0]}
 On an {gpu} ({date}, commit `{commit}`;
-medians of CUDA-event timings after at least 500 ms of warm-up; `--peers` with
+medians of CUDA-event timings after at least {warmup} ms of warm-up; `--peers` with
 `scripts/gpu/peers report` run in the same device call; transposes shown
 at 8192^2 only, the full table is in
 [{rel}/report.txt]({rel}/report.txt)):

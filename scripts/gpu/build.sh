@@ -41,7 +41,7 @@ cp -r scripts/gpu/peers .gpu/ && rm -rf .gpu/peers/__pycache__
 # The PTX the binaries embed: the builds above refresh ptx/ when kernels/
 # changed. kernels.ptx is the sm_90 module, by the name docs/ uses.
 cp ptx/*.ptx .gpu/ && cp ptx/sm_90.ptx .gpu/kernels.ptx
-git rev-parse --short HEAD >.gpu/commit 2>/dev/null || true
+git describe --always --dirty --abbrev=7 >.gpu/commit 2>/dev/null || true   # -dirty: built with uncommitted changes
 # The binaries together pass the 64 MiB a device call may carry; packed they
 # take about a quarter. run.sh unpacks them.
 tar -C .gpu -czf .gpu/bin.tgz bin && rm -rf .gpu/bin

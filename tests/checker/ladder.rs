@@ -31,7 +31,7 @@ fn every_transpose_step_and_the_copy_pass_the_checker_at_odd_shapes() {
 /// (kernel, global ld sectors/request, global st sectors/request, shared st
 /// wavefronts/request, shared ld wavefronts/request, bytes per global access)
 /// on interior tiles: what the docs say each step does.
-const MODEL: [(Variant, f64, f64, f64, f64, u32); 7] = [
+const MODEL: [(Variant, f64, f64, f64, f64, u32); 8] = [
     (Variant::Naive, 4.0, 32.0, 0.0, 0.0, 4),
     (Variant::NaiveCols, 32.0, 4.0, 0.0, 0.0, 4),
     (Variant::Tiled, 4.0, 4.0, 1.0, 32.0, 4),
@@ -39,6 +39,7 @@ const MODEL: [(Variant, f64, f64, f64, f64, u32); 7] = [
     (Variant::Swizzled, 4.0, 4.0, 1.0, 1.0, 4),
     (Variant::Wide, 4.0, 4.0, 1.0, 1.0, 4),
     (Variant::Vec4, 16.0, 16.0, 2.0, 2.0, 16),
+    (Variant::Vec4Cols, 16.0, 16.0, 2.0, 2.0, 16),
 ];
 
 #[test]

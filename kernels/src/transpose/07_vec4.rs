@@ -48,6 +48,20 @@ pub const VEC4_BLOCK: crate::Dim3 = crate::Dim3::xy(16, 16);
 /// As [`super::naive`].
 #[inline(always)]
 pub unsafe fn vec4<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    // SAFETY: forwarded; the launch is this step's geometry, over the input's tiles.
+    unsafe { vec4_with::<C, false>(ctx, input, output, rows, cols) }
+}
+
+/// The body of steps 7 and 8: block `b` transposes input tile
+/// `(b.y, b.x)`, or `(b.x, b.y)` where the grid covers the output's tiles
+/// (`OVER_OUTPUT`, step 8).
+///
+/// # Safety
+/// As [`super::naive`], launched with the grid its `OVER_OUTPUT` names.
+#[inline(always)]
+pub unsafe fn vec4_with<C: ThreadCtx, const OVER_OUTPUT: bool>(
+    ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32,
+) {
     const T: usize = WIDE_TILE as usize;
     const S: usize = T + 1; // floats per tile row, as step 6
     const STEP: usize = 16; // rows of threads
@@ -57,7 +71,8 @@ pub unsafe fn vec4<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, r
     let (t, b) = (ctx.thread_idx(), ctx.block_idx());
     let (tx, ty) = (t.x as usize, t.y as usize);
     let (rows, cols) = (rows as usize, cols as usize);
-    let (row0, col0) = (b.y as usize * T, b.x as usize * T);
+    let (tile_row, tile_col) = if OVER_OUTPUT { (b.x, b.y) } else { (b.y, b.x) };
+    let (row0, col0) = (tile_row as usize * T, tile_col as usize * T);
     let aligned = (input.as_ptr() as usize | output.as_ptr() as usize).is_multiple_of(16);
     let fast = aligned && rows.is_multiple_of(4) && cols.is_multiple_of(4) && row0 + T <= rows && col0 + T <= cols;
 

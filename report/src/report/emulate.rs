@@ -94,6 +94,9 @@ pub fn run() -> Result<Report> {
         sm_count: 0,
         ptx_arch: "none".into(),
         emulated: true,
+        // Each kernel runs once, untimed by CUDA events: no warm-up.
+        warmup_ms: None,
+        warmup_reps: None,
         roofs,
         rows,
         peers_file: None,

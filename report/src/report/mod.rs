@@ -134,6 +134,15 @@ pub struct Report {
     pub sm_count: u32,
     pub ptx_arch: String,
     pub emulated: bool,
+    /// The untimed warm-up each kernel had before its timed repetitions, in
+    /// ms (`--warmup-ms`, by default [`coalesce::SUSTAIN_MS`]): what the
+    /// docs quote. `None` on the emulator (no warm-up) and in reports
+    /// written before it was recorded.
+    pub warmup_ms: Option<f64>,
+    /// The fewest untimed warm-up repetitions each kernel had (`--warmup`):
+    /// it had at least this many and at least `warmup_ms` of them. `None`
+    /// where `warmup_ms` is.
+    pub warmup_reps: Option<usize>,
     pub roofs: Roofs,
     pub rows: Vec<Row>,
     pub peers_file: Option<String>,
@@ -335,6 +344,41 @@ mod tests {
             "intensity": 682.67, "percent_of_roof": 187.4, "peer": null}"#;
         let row: Row = serde_json::from_str(old_row).unwrap();
         assert_eq!((row.roof, row.roof()), (None, Roof::Fma));
+    }
+
+    /// report.json states the warm-up its figures were timed after, at its
+    /// top beside the GPU; a report written before it still loads, without.
+    #[test]
+    fn report_json_records_the_warm_up_it_ran_with() {
+        let roofs =
+            Roofs { copy_gb_per_s: 1.0, fma_tflop_per_s: 1.0, tf32_tflop_per_s: None, dram_spec_gb_per_s: None };
+        let report = Report {
+            gpu: "G".into(),
+            sm_count: 1,
+            ptx_arch: "sm_90a".into(),
+            emulated: false,
+            warmup_ms: Some(coalesce::SUSTAIN_MS),
+            warmup_reps: Some(5),
+            roofs,
+            rows: vec![],
+            peers_file: None,
+        };
+        let json = serde_json::to_value(&report).unwrap();
+        let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+        for key in
+            ["gpu", "sm_count", "ptx_arch", "emulated", "warmup_ms", "warmup_reps", "roofs", "rows", "peers_file"]
+        {
+            assert!(keys.contains(&key), "report.json lacks {key:?}: {keys:?}");
+        }
+        assert_eq!(json["warmup_ms"], serde_json::json!(coalesce::SUSTAIN_MS));
+        assert_eq!(json["warmup_reps"], serde_json::json!(5));
+        let back: Report = serde_json::from_value(json).unwrap();
+        assert_eq!((back.warmup_ms, back.warmup_reps), (Some(coalesce::SUSTAIN_MS), Some(5)));
+
+        let old = r#"{"gpu": "NVIDIA H200", "sm_count": 132, "ptx_arch": "sm_90a", "emulated": false,
+            "roofs": {"copy_gb_per_s": 4233.2, "fma_tflop_per_s": 62.5}, "rows": [], "peers_file": null}"#;
+        let old: Report = serde_json::from_str(old).unwrap();
+        assert_eq!((old.warmup_ms, old.warmup_reps), (None, None));
     }
 
     /// TF32 GEMM steps against the tensor roof, 3xTF32 ones against a third
