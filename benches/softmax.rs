@@ -8,6 +8,8 @@
 //! (at 4096 columns every register budget of the block strategy), each
 //! validated before it is timed. Throughput counts bytes read + written,
 //! 2 x 4 x rows x cols: every case moves at least 256 MB, past the 50 MB L2.
+//! Then the `softmax_len_<cols>` groups: every row length of [`SWEEP`], each
+//! kernel the dispatch could pick there, at the same bytes.
 
 mod common;
 
@@ -76,6 +78,57 @@ fn bench_softmax(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
     }
 }
 
+/// Row lengths of the sweep: 128 to 32768 columns in steps of about 1.5x,
+/// closer where the dispatch turns from blocks to clusters, odd lengths among
+/// them, then the long rows.
+const SWEEP: [usize; 22] = [
+    128, 256, 512, 1000, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 18432, 20480, 22528, 24576, 32768,
+    40000, 50000, 65536, 100_000,
+];
+
+/// Every row length of [`SWEEP`] at about 2^26 floats (256 MiB in, as much
+/// out): `dispatch`, the roof, and every instantiation of the strategies the
+/// dispatch chooses between that takes the length (clusters from 8192
+/// columns: below, most of their threads hold nothing). What the dispatch's
+/// thresholds are read from (`cargo bench --bench softmax -- softmax_len`).
+fn bench_row_lengths(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
+    let gpu = stream.gpu();
+    for cols in SWEEP {
+        let shape = MatrixShape::new((1 << 26) / cols, cols).unwrap();
+        let host: Vec<f32> =
+            (0..shape.len()).map(|i| ((i as u64 * 2_654_435_761) % 1_000_003) as f32 / 62_500.2 - 8.0).collect();
+        let input = gpu.upload(&host).unwrap();
+        let mut output = gpu.alloc::<f32>(shape.len()).unwrap();
+        let candidates = Kernel::ALL.into_iter().filter(|k| match k.strategy() {
+            Strategy::WarpPerRow | Strategy::BlockPerRow => true,
+            Strategy::Cluster => cols >= 8192,
+            Strategy::Online => false,
+        });
+        // A kernel that cannot take the length (too many threads, too few
+        // registers) is refused by `launch` with an error: not timed.
+        let timed: Vec<Kernel> = candidates
+            .filter(|&k| {
+                poisoned_run(stream, &mut output, |out| softmax::launch(stream, k, &input, out, shape))
+                    .inspect(|got| validate(k, shape, &host, got))
+                    .is_ok()
+            })
+            .collect();
+        let mut group = c.benchmark_group(format!("softmax_len_{cols}"));
+        group.throughput(Throughput::Bytes(2 * 4 * shape.len() as u64));
+        group.sample_size(10).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(600));
+        group.bench_function("roof_cuMemcpyDtoD", |b| b.iter(|| stream.copy(&input, &mut output).unwrap()));
+        group.bench_function(format!("dispatch_{}", Kernel::for_cols(cols as u32).name()), |b| {
+            b.iter(|| softmax::softmax(stream, &input, &mut output, shape).unwrap())
+        });
+        for k in timed {
+            group.bench_function(BenchmarkId::from_parameter(k.name()), |b| {
+                b.iter(|| softmax::launch(stream, k, &input, &mut output, shape).unwrap())
+            });
+        }
+        group.finish();
+    }
+}
+
 /// Correct before fast: in `got`, the output of one poisoned run of `k`,
 /// every row must sum to 1 within 1e-5 and every 61st row must match an f64
 /// softmax within 1e-5 relative + 1e-12 (the test suite checks every
@@ -103,5 +156,6 @@ fn validate(k: Kernel, shape: MatrixShape, host: &[f32], got: &[f32]) {
 fn main() {
     let Some((mut c, stream)) = gpu_criterion() else { return };
     bench_softmax(&mut c, stream);
+    bench_row_lengths(&mut c, stream);
     c.final_summary();
 }

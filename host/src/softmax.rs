@@ -5,8 +5,9 @@
 //!
 //! [`softmax`] picks the strategy by row length ([`Strategy::for_cols`]):
 //! a warp per row up to 1024 columns, a block per row (the row in registers)
-//! up to 32768, a cluster of 8 blocks per row up to 114688 where the module
-//! has the cluster kernels (`sm_90a`: Hopper), and online (running max and
+//! up to 16384, a cluster of 8 blocks per row up to 114688 where the module
+//! has the cluster kernels (`sm_90a`: Hopper; without them, a block per row
+//! up to 32768), and online (running max and
 //! rescaled sum) beyond, or past 32768 without them: the online kernel
 //! stashes the row in shared memory up to 57344 columns where the device
 //! allows it (227 KiB per block on an H100), and re-reads it from L2 and
@@ -34,7 +35,7 @@
 
 use crate::limits::plan_matrix;
 use crate::{Error, GridLimits, LaunchDims, MatrixShape, Result};
-pub use coalesce_kernels::softmax::{Kernel, Strategy};
+pub use coalesce_kernels::softmax::{CLUSTER_MIN_COLS, Kernel, Strategy};
 
 #[cfg(feature = "cuda")]
 use crate::{Stream, gpu::launch_matrix};
@@ -93,13 +94,18 @@ pub fn softmax(
 ) -> Result<()> {
     let kernel = Kernel::for_cols(shape.cols_u32());
     // Without the cluster kernels (a module other than sm_90a), the rows
-    // they would take go to the online strategy.
-    let kernel = if stream.gpu().has_kernel(kernel.entry_point()) {
-        kernel
-    } else {
-        Strategy::Online.kernel(shape.cols_u32().max(1)).unwrap_or(Kernel::Online)
-    };
+    // they would take go to a block while it holds them, else online.
+    let kernel =
+        if stream.gpu().has_kernel(kernel.entry_point()) { kernel } else { without_clusters(shape.cols_u32()) };
     launch(stream, kernel_on(&stream.gpu().grid_limits(), kernel, shape), input, output, shape)
+}
+
+/// The dispatch's kernel for rows of `cols` columns where the module has no
+/// cluster kernels: a block per row while one holds the row, else online.
+pub fn without_clusters(cols: u32) -> Kernel {
+    let cols = cols.max(1);
+    let strategy = if cols <= Strategy::BlockPerRow.max_cols() { Strategy::BlockPerRow } else { Strategy::Online };
+    strategy.kernel(cols).unwrap_or(Kernel::Online)
 }
 
 /// `kernel`, or [`Kernel::Online`] where `kernel` is the shared-memory stash

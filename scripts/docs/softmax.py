@@ -70,6 +70,9 @@ commit = next(l.split()[1] for l in summary.splitlines() if l.startswith("commit
 # The kernels' constants (kernels/src/softmax/mod.rs) and the H100's.
 WARP, BLOCK_TARGET_THREADS, MAX_BLOCK_THREADS = 32, 256, 1024
 ONLINE_FLOATS, STASH_MAX_COLS = 16, 57_344
+# Where the dispatch turns from a block to a cluster: the kernels' own constant.
+CLUSTER_MIN_COLS = int(re.search(r"pub const CLUSTER_MIN_COLS: u32 = (\d+);",
+                                 (pathlib.Path(__file__).parents[2] / "kernels/src/softmax/mod.rs").read_text()).group(1))
 L2_MB, SM_SHARED_KB = 50, 228
 
 
@@ -103,6 +106,20 @@ GROUPS = dict(sorted(GROUPS.items(), key=lambda kv: step_key(kv[0])))
 def title(label):
     ks = GROUPS[label]
     return ks[0]["name"] if len(ks) == 1 else strategy(ks[0])
+
+
+# Which row lengths each strategy takes (Strategy::for_cols, Strategy::kernel), from the kernels'
+# constants and each step's floats per thread.
+def reach(label):
+    ks = GROUPS[label]
+    kind = strategy(ks[0])
+    if kind == "warp per row":
+        return [WARP * floats(k) for k in ks]
+    if kind == "block per row":
+        return [BLOCK_TARGET_THREADS * floats(k) for k in ks[:-1]] + [MAX_BLOCK_THREADS * floats(ks[-1])]
+    if kind == "cluster":
+        return [f * b * t for f, b, t in map(cluster, ks)]
+    return [STASH_MAX_COLS] if "stash" in ks[0]["name"] else [None]
 
 
 # ---- a run's figures at a shape (the first run's unless another is given) -
@@ -179,10 +196,13 @@ for s in SHAPES:
     d, ck, t = c(s, "dispatch")["gb_per_s"], c(s, "roof_copy_kernel")["gb_per_s"], torch_gbs(s)
     w(f"| {sh(s)} | `{DISPATCH[s]}` | {d:,.0f} | {pct(d, roof(s)):.1f}% | {pct(d, ck):.1f}% | {t:,.0f} GB/s | {d / t:.2f}x |")
 copy_pcts = [pct(c(s, "roof_copy_kernel")["gb_per_s"], roof(s)) for s in SHAPES]
+# A run before the copy kernel became one vector a thread shows it well below the driver's copy.
+old_copy = max(copy_pcts) < 95
 w(f"\nRatios and percentages compare figures taken in the same device call. Our copy kernel reaches "
-  f"{min(copy_pcts):.0f}-{max(copy_pcts):.0f}% of `cuMemcpyDtoD` in this run, where it was a 16-byte grid-stride loop "
-  "over one resident wave of blocks, not yet one vector a thread as it is now (what that changed: "
-  "[the probes](measurements/2026-11-28-copy-order)). `cuMemcpyDtoD` is the roof, and the percentages are of it. "
+  f"{min(copy_pcts):.0f}-{max(copy_pcts):.0f}% of `cuMemcpyDtoD` in this run"
+  + (", where it was a 16-byte grid-stride loop over one resident wave of blocks, not yet one vector a thread as it "
+     "is now (what that changed: " if old_copy else ", as one 16-byte vector a thread (what that layout changed: ")
+  + "[the probes](measurements/2026-11-28-copy-order)). `cuMemcpyDtoD` is the roof, and the percentages are of it. "
   f"PyTorch's own device copy (1 GiB) in the same call: {torch['copy_GBs']:,.0f} GB/s.\n")
 
 
@@ -257,6 +277,73 @@ if others:
                     "It picks " + "; ".join(f"`{a}` at {sh(s)} (the {first.gpu}: `{b}`)" for s, a, b in moved) + ".")
           + "\n")
 
+# ---- every row length: the sweep (benches/softmax.rs, softmax_len_<cols>) ---
+def sweep(m):
+    """m's sweep: {cols: (rows, {name: % of the same bytes' cuMemcpyDtoD}, dispatch's kernel)}."""
+    out = {}
+    for k, v in m.crit.items():
+        x = re.match(r"softmax_len_(\d+)/(.+)", k)
+        if not x:
+            continue
+        cols, name = int(x.group(1)), x.group(2)
+        rows, got, _ = out.setdefault(cols, [v["bytes"] // 8 // cols, {}, None])
+        got[name] = v["gb_per_s"]
+    for cols, (rows, got, _) in out.items():
+        r = got.pop("roof_cuMemcpyDtoD")
+        picked = next(n for n in got if n.startswith("dispatch_"))
+        out[cols] = (rows, {n: pct(v, r) for n, v in got.items() if n != picked}, picked.removeprefix("dispatch_"),
+                     pct(got[picked], r))
+    return dict(sorted(out.items()))
+
+
+SWEPT = sweep(FIRST)
+if SWEPT:
+    w("## Every row length\n")
+    mib = sorted({round(r * c_ * 4 / 2**20) for c_, (r, *_) in SWEPT.items()})
+    clustered = min(c_ for c_, (r, got, picked, _) in SWEPT.items() if any("cluster" in n for n in [*got, picked]))
+    w(f"`cargo bench --bench softmax -- softmax_len` on the {gpu_name(run)}, same call: at each row length about "
+      f"2^26 floats ({'-'.join(map(str, [mib[0], mib[-1]] if len(mib) > 1 else mib))} MiB in, as much out), "
+      "`softmax::softmax` and every kernel of the strategies it chooses between that takes the length (clusters from "
+      f"{clustered} columns), criterion's median against `cuMemcpyDtoD` of the same bytes in the same group.\n")
+    def now(cols, ran):
+        """The kernel the dispatch picks today: the run's, except where CLUSTER_MIN_COLS has moved past it."""
+        if CLUSTER_MIN_COLS <= cols <= reach("4")[-1]:
+            return next(k["name"] for k, top in zip(GROUPS["4"], reach("4")) if cols <= top)
+        return ran
+
+    # Where the run's dispatch took another kernel than today's, today's is timed by name in the same group.
+    moved = {c_: (picked, mine) for c_, (r, got, picked, mine) in SWEPT.items() if now(c_, picked) != picked}
+    ran_first = min((c_ for c_, (r, got, picked, mine) in SWEPT.items() if "cluster" in picked), default=None)
+    for c_, (picked, mine) in moved.items():
+        rows, got, _, _ = SWEPT[c_]
+        k = now(c_, picked)
+        SWEPT[c_] = (rows, {**{n: v for n, v in got.items() if n != k}, picked: mine}, k, got[k])
+    w("| columns | rows | the dispatch picks | % of `cuMemcpyDtoD` | the fastest kernel timed | % | the others |")
+    w("| --- | --- | --- | --- | --- | --- | --- |")
+    for cols, (rows, got, picked, mine) in SWEPT.items():
+        best = max(got, key=got.get)
+        rest = ", ".join(f"`{n}` {v:.1f}" for n, v in sorted(got.items(), key=lambda kv: -kv[1]) if n not in (best, picked))
+        w(f"| {cols} | {rows} | `{picked}`{'*' if cols in moved else ''} | {mine:.1f}% | `{best}` | {got[best]:.1f}% | "
+          f"{rest or '-'} |")
+    if moved:
+        ran = sorted({p for p, _ in moved.values()})
+        w(f"\n\\* This run's dispatch gave these rows to {', '.join(f'`{p}`' for p in ran)} "
+          f"({', '.join(f'{m:.1f}%' for _, m in moved.values())}): its first cluster was at {ran_first} columns. "
+          "The clusters ran faster at every one of "
+          f"them, so `CLUSTER_MIN_COLS` is {CLUSTER_MIN_COLS} now, and the figure shown is the kernel it picks today, "
+          "launched by name in the same group (the dispatch adds no GPU work: it only chooses the launch).")
+    short = {c_: v for c_, v in SWEPT.items() if c_ <= 32768}
+    behind = [(c_, got[max(got, key=got.get)] - mine, max(got, key=got.get)) for c_, (r, got, picked, mine) in short.items()]
+    far = [(c_, d, b) for c_, d, b in behind if d > 1.0]
+    w(f"\nFrom {min(short)} to {max(short)} columns the dispatch reaches "
+      f"{min(v[3] for v in short.values()):.1f}-{max(v[3] for v in short.values()):.1f}% of the copy of the same bytes"
+      + (f"; beyond, {', '.join(f'{v[3]:.1f}% at {c_}' for c_, v in SWEPT.items() if c_ > 32768)}" if len(short) < len(SWEPT) else "")
+      + ". Where a kernel it did not pick ran more than a point faster: "
+      + ("; ".join(f"`{b}` at {c_} columns, {d:.1f} points" for c_, d, b in far) if far else "nowhere")
+      + f". The dispatch gives a row to a cluster from {CLUSTER_MIN_COLS} columns (`CLUSTER_MIN_COLS`); below, to the "
+      "smallest register budget of a block of at most "
+      f"{BLOCK_TARGET_THREADS} threads.\n")
+
 # ---- every kernel -----------------------------------------------------------
 benched = [s["name"] for s in STEPS if any(c(x, s["name"]) for x in SHAPES)]
 unbenched = [s["name"] for s in STEPS if s["name"] not in benched]
@@ -280,18 +367,6 @@ w("| PyTorch | " + " | ".join(f"{torch[f'torch_softmax_{sh(s)}_ms'] * 1e3:.1f}" 
 w("")
 
 # ---- the strategies ---------------------------------------------------------
-# Which row lengths each strategy takes (Strategy::for_cols, Strategy::kernel), from the kernels'
-# constants and each step's floats per thread.
-def reach(label):
-    ks = GROUPS[label]
-    kind = strategy(ks[0])
-    if kind == "warp per row":
-        return [WARP * floats(k) for k in ks]
-    if kind == "block per row":
-        return [BLOCK_TARGET_THREADS * floats(k) for k in ks[:-1]] + [MAX_BLOCK_THREADS * floats(ks[-1])]
-    if kind == "cluster":
-        return [f * b * t for f, b, t in map(cluster, ks)]
-    return [STASH_MAX_COLS] if "stash" in ks[0]["name"] else [None]
 
 
 # The dispatch's order of reach; the stash (3b) is what GPUs without clusters
@@ -302,6 +377,9 @@ for label in sorted((l for l in GROUPS if l != "3b"), key=lambda l: (reach(l)[-1
     RANGE[label] = f"{lo}-{top}" if top else f"{lo}- (or, without clusters, past {reach('2')[-1]})"
     lo = (top or 0) + 1
 RANGE["3b"] = f"{reach('2')[-1] + 1}-{STASH_MAX_COLS} without clusters (and shared memory allowing)"
+# Clusters take rows from CLUSTER_MIN_COLS, shorter than a block's reach; without them blocks keep their reach.
+RANGE["2"] = f"1025-{CLUSTER_MIN_COLS - 1} (without clusters, to {reach('2')[-1]})"
+RANGE["4"] = f"{CLUSTER_MIN_COLS}-{reach('4')[-1]}"
 
 
 def picks(label):
@@ -514,7 +592,7 @@ for k in ncu:
       f"{'s' if chunks > 2 else ''} per row ({reread:,.0f} MB in all); DRAM saw {extra:,.0f} MB beyond one read of the "
       f"input, so L2 served {100 * (1 - extra / reread):.0f}% of the re-read. DRAM moved "
       f"{dram:.2f} TB/s in that launch (MB per us), {pct(dram * 1e3, roof(s)):.0f}% of the copy's rate"
-      + (", so the re-reads that miss L2 are what separate" if pct(dram * 1e3, roof(s)) >= 90 else "; at")
+      + (", so the re-reads that miss L2 are what separate" if pct(dram * 1e3, roof(s)) >= 90 else ", for")
       + f" its {online:,.0f} GB/s ({pct(online, roof(s)):.0f}% of the copy)"
       + (" from the roof" if pct(dram * 1e3, roof(s)) >= 90 else "")
       + f". That is {online / torch_gbs(s):.2f}x PyTorch's three-read kernel ({torch_gbs(s):,.0f} GB/s).")
@@ -522,7 +600,8 @@ for k in ncu:
     if b:
         w(f"- Holding the row on chip is better still where it fits: at {sh(s)} `block32` reads "
           f"{b['dram__bytes_read.sum']:,.0f} MB (the input, once) and gets {c(s, 'block32')['gb_per_s']:,.0f} GB/s, which is "
-          f"why the dispatch keeps the block strategy up to {reach('2')[-1]} columns.")
+          f"why the dispatch keeps a row on chip wherever it fits: in one block's registers, or a cluster's from "
+          f"{CLUSTER_MIN_COLS} columns.")
     st = n("online_stash", s)
     if st and DISPATCH[s] == "online_stash":
         gs = c(s, "online_stash")["gb_per_s"]

@@ -20,7 +20,9 @@ fn the_dispatch_picks_the_strategy_by_row_length() {
         (2049, Kernel::Block16),
         (4096, Kernel::Block16),
         (4097, Kernel::Block32),
-        (32768, Kernel::Block32),
+        (softmax::CLUSTER_MIN_COLS - 1, Kernel::Block32),
+        (softmax::CLUSTER_MIN_COLS, Kernel::Cluster8x256),
+        (32768, Kernel::Cluster8x256),
         (32769, Kernel::Cluster8x256),
         (50000, Kernel::Cluster8x256),
         (57344, Kernel::Cluster8x256),
@@ -40,6 +42,14 @@ fn the_dispatch_picks_the_strategy_by_row_length() {
     assert_eq!(Strategy::Online.kernel(57345), Some(Kernel::Online));
     assert_eq!(Strategy::Cluster.kernel(32769), Some(Kernel::Cluster8x256));
     assert_eq!(Strategy::Cluster.kernel(114689), None);
+    // Without clusters: a block while one holds the row, then online.
+    for (cols, kernel) in
+        [(0, Kernel::Block8), (1025, Kernel::Block8), (24576, Kernel::Block32), (32768, Kernel::Block32)]
+    {
+        assert_eq!(softmax::without_clusters(cols), kernel, "{cols} columns without clusters");
+    }
+    assert_eq!(softmax::without_clusters(32769), Kernel::OnlineStash);
+    assert_eq!(softmax::without_clusters(57345), Kernel::Online);
     // Two blocks' worth of registers per row slice: 50000 columns are 8
     // slices of 6252 floats, 224 threads of 28.
     assert_eq!(Kernel::Cluster8x256.launch_dims(5, 50000).block.x, 224);

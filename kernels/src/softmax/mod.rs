@@ -77,6 +77,13 @@ pub const WARP_ROWS_PER_BLOCK: u32 = 4;
 /// columns: [`Kernel::Block16`], 256 threads), so a block is a few warps and
 /// an SM holds several rows.
 pub const BLOCK_TARGET_THREADS: u32 = 256;
+/// The shortest row the dispatch gives a cluster ([`Strategy::Cluster`])
+/// rather than one block. From here a cluster of 8 blocks of 32 floats a
+/// thread has blocks of 3 warps or more, and runs faster than one block of
+/// 512-1024 threads; at 16384 columns its blocks are 2 warps and the block
+/// is faster. `cargo bench --bench softmax -- softmax_len` times both on
+/// either side (`docs/softmax.md`, "Every row length").
+pub const CLUSTER_MIN_COLS: u32 = 16385;
 /// The most threads a block may have (every CUDA GPU).
 pub const MAX_BLOCK_THREADS: u32 = 1024;
 /// Floats each thread of [`online`] loads per chunk (four 16-byte loads in
@@ -141,14 +148,16 @@ impl Strategy {
     ///   shuffles each and no block barrier is needed, so the short rows of
     ///   a tall matrix each cost one warp's worth of latency, overlapped
     ///   with the ~50 other warps of the SM;
-    /// - up to 32768 columns, [`Strategy::BlockPerRow`]: a row no longer fits
-    ///   one warp, but fits the registers of one block (at most 1024 threads
-    ///   of 32 floats: 128 KiB, half an SM's register file), so it is still
-    ///   read once and the reductions cost one barrier;
-    /// - up to 114688 columns, [`Strategy::Cluster`]: the row no longer fits
-    ///   one block, but fits the registers of a cluster of 8, still read once;
-    ///   on GPUs without clusters (modules other than `sm_90a`) the host
-    ///   takes [`Strategy::Online`] instead;
+    /// - up to 16384 columns (below [`CLUSTER_MIN_COLS`]), [`Strategy::BlockPerRow`]:
+    ///   a row no longer fits one warp, but fits the registers of one block
+    ///   (at most 1024 threads of 32 floats: 128 KiB, half an SM's register
+    ///   file), so it is still read once and the reductions cost one barrier;
+    /// - from there up to 114688 columns, [`Strategy::Cluster`]: the row fits
+    ///   the registers of a cluster of 8, still read once, and its blocks are
+    ///   smaller, so an SM interleaves more rows; on GPUs without
+    ///   clusters (modules other than `sm_90a`) the host takes
+    ///   [`Strategy::BlockPerRow`] up to 32768 columns and
+    ///   [`Strategy::Online`] beyond;
     /// - beyond, [`Strategy::Online`]: the row does not fit on chip, so it is
     ///   read twice; the online pass needs one read for both reductions
     ///   (three passes in the textbook max / sum / write kernel), and the
@@ -156,7 +165,7 @@ impl Strategy {
     pub const fn for_cols(cols: u32) -> Strategy {
         if cols <= Strategy::WarpPerRow.max_cols() {
             Strategy::WarpPerRow
-        } else if cols <= Strategy::BlockPerRow.max_cols() {
+        } else if cols < CLUSTER_MIN_COLS {
             Strategy::BlockPerRow
         } else if cols <= Strategy::Cluster.max_cols() {
             Strategy::Cluster
