@@ -53,7 +53,7 @@ fn main() -> Result<()> {
     let gpu = common::gpu_or_exit("pipeline lesson");
     let workloads = [
         Workload { name: "matmul 2048x2048x2048 (our FP32 GEMM)", kernel: matmul_kernel, check: matmul_check },
-        Workload { name: "transpose 2048x2048 (vec4)", kernel: transpose_kernel, check: transpose_check },
+        Workload { name: "transpose 2048x2048 (Variant::BEST)", kernel: transpose_kernel, check: transpose_check },
     ];
     for w in &workloads {
         run(&gpu, w)?;

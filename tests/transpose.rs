@@ -120,7 +120,7 @@ fn shapes_past_the_grid_limit_are_errors_on_the_emulator() {
     assert!(e.to_string().contains("past the device limit"), "{e}");
 }
 
-/// Each step refuses the first shape past its grid's 65535 rows of blocks:
+/// Each step refuses a shape past its grid's 65535 rows of blocks:
 /// the input's tile rows, or its tile columns where the grid covers the
 /// output's tiles (steps 2 and 8), which then accept the transposed shape.
 #[test]

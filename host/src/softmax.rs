@@ -101,9 +101,13 @@ pub fn softmax(
 }
 
 /// The dispatch's kernel for rows of `cols` columns where the module has no
-/// cluster kernels: a block per row while one holds the row, else online.
+/// cluster kernels: [`Kernel::for_cols`]'s, except that the rows it gives a
+/// cluster go to a block while one holds the row, else online.
 pub fn without_clusters(cols: u32) -> Kernel {
-    let cols = cols.max(1);
+    let kernel = Kernel::for_cols(cols);
+    if kernel.strategy() != Strategy::Cluster {
+        return kernel;
+    }
     let strategy = if cols <= Strategy::BlockPerRow.max_cols() { Strategy::BlockPerRow } else { Strategy::Online };
     strategy.kernel(cols).unwrap_or(Kernel::Online)
 }

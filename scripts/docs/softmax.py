@@ -207,6 +207,11 @@ w(f"\nRatios and percentages compare figures taken in the same device call. Our 
 
 
 # ---- every GPU: the first run and each further pair --------------------------
+def build(folder):
+    """The commit a run's binaries were built from (summary.txt's first line)."""
+    return next(l.split()[1] for l in (folder / "summary.txt").read_text().splitlines() if l.startswith("commit "))
+
+
 def gpu_figures(folder, report_run):
     """One GPU's softmax run (load) with its name, checked against its report
     run's, and the DRAM spec from that report (None where it lacks one)."""
@@ -274,7 +279,10 @@ if others:
           + (f" and runs {min(vs_torch(g_)):.2f}-{max(vs_torch(g_)):.2f}x PyTorch's `torch.softmax` "
              f"({min(vs_torch(first)):.2f}-{max(vs_torch(first)):.2f}x)" if vs_torch(g_) and vs_torch(first) else "")
           + ". " + (f"It picks the same kernel as on the {first.gpu} at every shape both runs tested." if not moved else
-                    "It picks " + "; ".join(f"`{a}` at {sh(s)} (the {first.gpu}: `{b}`)" for s, a, b in moved) + ".")
+                    "Its run's dispatch picked " + "; ".join(f"`{a}` at {sh(s)} (the {first.gpu}'s run: `{b}`)"
+                                                           for s, a, b in moved)
+                    + f": the builds differ (commits `{build(g_.folder)}` and `{build(first.folder)}`), and "
+                    "the dispatch's thresholds with them.")
           + "\n")
 
 # ---- every row length: the sweep (benches/softmax.rs, softmax_len_<cols>) ---
@@ -306,14 +314,21 @@ if SWEPT:
       "`softmax::softmax` and every kernel of the strategies it chooses between that takes the length (clusters from "
       f"{clustered} columns), criterion's median against `cuMemcpyDtoD` of the same bytes in the same group.\n")
     def now(cols, ran):
-        """The kernel the dispatch picks today: the run's, except where CLUSTER_MIN_COLS has moved past it."""
+        """The kernel the dispatch picks today: the run's, except where the run gave a block the rows that
+        CLUSTER_MIN_COLS now gives a cluster. A run that gave a cluster rows below it cannot be corrected here."""
         if CLUSTER_MIN_COLS <= cols <= reach("4")[-1]:
             return next(k["name"] for k, top in zip(GROUPS["4"], reach("4")) if cols <= top)
+        if "cluster" in ran:
+            raise SystemExit(f"softmax.py: {run}'s dispatch gave {cols} columns to `{ran}`, below CLUSTER_MIN_COLS "
+                             f"({CLUSTER_MIN_COLS}): regenerate from a run of today's dispatch")
         return ran
 
     # Where the run's dispatch took another kernel than today's, today's is timed by name in the same group.
     moved = {c_: (picked, mine) for c_, (r, got, picked, mine) in SWEPT.items() if now(c_, picked) != picked}
-    ran_first = min((c_ for c_, (r, got, picked, mine) in SWEPT.items() if "cluster" in picked), default=None)
+    # The headline table's picks are the tests' (dispatch) lines of the same build: none may have moved.
+    stale = [s for s in SHAPES if now(s[1], DISPATCH[s]) != DISPATCH[s]]
+    if stale:
+        raise SystemExit(f"softmax.py: {run}'s dispatch picked another kernel than today's at {stale}: rerun")
     for c_, (picked, mine) in moved.items():
         rows, got, _, _ = SWEPT[c_]
         k = now(c_, picked)
@@ -327,11 +342,12 @@ if SWEPT:
           f"{rest or '-'} |")
     if moved:
         ran = sorted({p for p, _ in moved.values()})
-        w(f"\n\\* This run's dispatch gave these rows to {', '.join(f'`{p}`' for p in ran)} "
-          f"({', '.join(f'{m:.1f}%' for _, m in moved.values())}): its first cluster was at {ran_first} columns. "
-          "The clusters ran faster at every one of "
-          f"them, so `CLUSTER_MIN_COLS` is {CLUSTER_MIN_COLS} now, and the figure shown is the kernel it picks today, "
-          "launched by name in the same group (the dispatch adds no GPU work: it only chooses the launch).")
+        gain = [SWEPT[c_][3] - m for c_, (_, m) in moved.items()]
+        w(f"\n\\* `CLUSTER_MIN_COLS` ({CLUSTER_MIN_COLS}) gives these rows to a cluster; this run's build (commit "
+          f"`{build(run)}`) gave them to {', '.join(f'`{p}`' for p in ran)}, "
+          f"{', '.join(f'{m:.1f}%' for _, m in moved.values())}. The figure shown is the kernel the dispatch picks, "
+          f"launched by name in the same group ({min(gain):+.1f} to {max(gain):+.1f} points); the dispatch only "
+          "chooses the launch.")
     short = {c_: v for c_, v in SWEPT.items() if c_ <= 32768}
     behind = [(c_, got[max(got, key=got.get)] - mine, max(got, key=got.get)) for c_, (r, got, picked, mine) in short.items()]
     far = [(c_, d, b) for c_, d, b in behind if d > 1.0]
@@ -340,9 +356,8 @@ if SWEPT:
       + (f"; beyond, {', '.join(f'{v[3]:.1f}% at {c_}' for c_, v in SWEPT.items() if c_ > 32768)}" if len(short) < len(SWEPT) else "")
       + ". Where a kernel it did not pick ran more than a point faster: "
       + ("; ".join(f"`{b}` at {c_} columns, {d:.1f} points" for c_, d, b in far) if far else "nowhere")
-      + f". The dispatch gives a row to a cluster from {CLUSTER_MIN_COLS} columns (`CLUSTER_MIN_COLS`); below, to the "
-      "smallest register budget of a block of at most "
-      f"{BLOCK_TARGET_THREADS} threads.\n")
+      + f". The dispatch gives a row to a cluster from {CLUSTER_MIN_COLS} columns (`CLUSTER_MIN_COLS`); shorter rows "
+      "to a warp or a block, as the table of strategies below says.\n")
 
 # ---- every kernel -----------------------------------------------------------
 benched = [s["name"] for s in STEPS if any(c(x, s["name"]) for x in SHAPES)]
@@ -378,7 +393,7 @@ for label in sorted((l for l in GROUPS if l != "3b"), key=lambda l: (reach(l)[-1
     lo = (top or 0) + 1
 RANGE["3b"] = f"{reach('2')[-1] + 1}-{STASH_MAX_COLS} without clusters (and shared memory allowing)"
 # Clusters take rows from CLUSTER_MIN_COLS, shorter than a block's reach; without them blocks keep their reach.
-RANGE["2"] = f"1025-{CLUSTER_MIN_COLS - 1} (without clusters, to {reach('2')[-1]})"
+RANGE["2"] = f"{reach('1')[-1] + 1}-{CLUSTER_MIN_COLS - 1} (without clusters, to {reach('2')[-1]})"
 RANGE["4"] = f"{CLUSTER_MIN_COLS}-{reach('4')[-1]}"
 
 

@@ -17,11 +17,10 @@
 #   ncu.txt                ncu over the gpu_ncu_probe test: one launch per kernel and shape
 # PyTorch's table and a summary go to the console.
 #
-# Time on an H100: about 130 s before the bench swept row lengths (tests
-# 22 s, bench 87 s, torch 9 s, memcheck and racecheck 4 s, ncu 6 s for 12
-# launches); the sweep adds about 200 s. Each part has a timeout
-# (90+420+90+60+60+60 s, under 13 minutes), so a hang shows as a timeout;
-# the bench's is what the sweep needs.
+# Time on an H200: about 380 s (tests 31 s, bench 325 s with its sweep of
+# row lengths, torch 11 s, memcheck and racecheck 6 s, ncu 8 s for 18
+# launches). Each part has a timeout (90+420+90+60+60+60 s), so a hang shows
+# as that part's timeout; the device call's 10 minutes bound the whole.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/gpu/lib.sh

@@ -42,12 +42,21 @@ fn the_dispatch_picks_the_strategy_by_row_length() {
     assert_eq!(Strategy::Online.kernel(57345), Some(Kernel::Online));
     assert_eq!(Strategy::Cluster.kernel(32769), Some(Kernel::Cluster8x256));
     assert_eq!(Strategy::Cluster.kernel(114689), None);
-    // Without clusters: a block while one holds the row, then online.
-    for (cols, kernel) in
-        [(0, Kernel::Block8), (1025, Kernel::Block8), (24576, Kernel::Block32), (32768, Kernel::Block32)]
-    {
+    // Without clusters: the dispatch's kernel, except that rows it gives a
+    // cluster go to a block while one holds them, then online.
+    for (cols, kernel) in [
+        (0, Kernel::Warp4),
+        (128, Kernel::Warp4),
+        (1025, Kernel::Block8),
+        (softmax::CLUSTER_MIN_COLS, Kernel::Block32),
+        (32768, Kernel::Block32),
+    ] {
         assert_eq!(softmax::without_clusters(cols), kernel, "{cols} columns without clusters");
     }
+    // The threshold is where `block32`'s block passes 512 threads of its 64
+    // registers: two blocks an SM below it, one from it.
+    let threads = |cols| Kernel::Block32.launch_dims(1, cols).block.x;
+    assert_eq!((threads(softmax::CLUSTER_MIN_COLS - 1), threads(softmax::CLUSTER_MIN_COLS)), (512, 544));
     assert_eq!(softmax::without_clusters(32769), Kernel::OnlineStash);
     assert_eq!(softmax::without_clusters(57345), Kernel::Online);
     // Two blocks' worth of registers per row slice: 50000 columns are 8

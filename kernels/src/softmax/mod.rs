@@ -78,11 +78,13 @@ pub const WARP_ROWS_PER_BLOCK: u32 = 4;
 /// an SM holds several rows.
 pub const BLOCK_TARGET_THREADS: u32 = 256;
 /// The shortest row the dispatch gives a cluster ([`Strategy::Cluster`])
-/// rather than one block. From here a cluster of 8 blocks of 32 floats a
-/// thread has blocks of 3 warps or more, and runs faster than one block of
-/// 512-1024 threads; at 16384 columns its blocks are 2 warps and the block
-/// is faster. `cargo bench --bench softmax -- softmax_len` times both on
-/// either side (`docs/softmax.md`, "Every row length").
+/// rather than one block: one past 512 threads of [`Kernel::Block32`]'s 32
+/// floats. From here that block needs more than 512 threads of its 64
+/// registers, more than half an SM's 65536, so an SM holds one row at a time
+/// and cannot load one row while it reduces another; a cluster's blocks stay
+/// small enough for several an SM. `cargo bench --bench softmax --
+/// softmax_len` times both on either side (`docs/softmax.md`, "Every row
+/// length").
 pub const CLUSTER_MIN_COLS: u32 = 16385;
 /// The most threads a block may have (every CUDA GPU).
 pub const MAX_BLOCK_THREADS: u32 = 1024;

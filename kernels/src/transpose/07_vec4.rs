@@ -1,4 +1,4 @@
-//! Step 7, the fastest: step 6 with 16-byte global loads and stores
+//! Step 7: step 6 with 16-byte global loads and stores
 //! (`docs/transpose.md`, "7. vec4").
 //!
 //! **Idea:** step 6's tile and padding, with each thread moving 4 adjacent

@@ -10,7 +10,8 @@
 //! `TILE x TILE` tile, `TILE / BLOCK_ROWS` elements per thread) so that the
 //! measurements isolate the idea; step 2 mirrors step 1's grid. Steps 3-6
 //! are one kernel body ([`tiled_with`]) with a different tile layout or
-//! tile size.
+//! tile size; step 8 is step 7's body ([`vec4_with`]) with its grid over the
+//! output's tiles, as step 2 is step 1's.
 
 use crate::registry::ladder;
 use crate::{Dim3, LaunchDims};
@@ -53,7 +54,7 @@ transpose_steps!(ladder);
 pub use padded::Padded;
 pub use swizzled::Swizzled;
 pub use tiled::{Plain, TileLayout, tiled_with};
-pub use vec4::VEC4_BLOCK;
+pub use vec4::{VEC4_BLOCK, vec4_with};
 pub use wide::{WIDE_BLOCK_ROWS, WIDE_TILE};
 
 /// Side of the square tile one block transposes (steps 1-5).
@@ -94,10 +95,10 @@ impl Geometry {
 }
 
 impl Variant {
-    /// The fastest version: what `MatrixView::contiguous` and the report's
-    /// headline use. Its grid's y counts the input's tile columns, so it
-    /// refuses more than 4,194,240 columns (a clear `GridLimit` error), where
-    /// step 7, over the input's tiles, refuses as many rows.
+    /// The fastest version: what `MatrixView::contiguous` uses. Its grid's y
+    /// counts the input's tile columns, so the host refuses more than
+    /// 4,194,240 columns (`Error::GridTooLarge`), where step 7, over the
+    /// input's tiles, refuses as many rows.
     pub const BEST: Variant = Variant::Vec4Cols;
 
     /// Grid, block and shared memory for a `rows x cols` input. The grid is
