@@ -241,7 +241,9 @@ WHY = {
     "per shared request, a 2-way conflict that shared bandwidth absorbs.",
     "vec4_cols": lambda: f"Step 7's counters, request for request ({cnt('vec4_cols', 'ld_sectors', 0)} sectors, "
     f"{cnt('vec4_cols', 'smem_wavefronts', 2)} wavefronts, {cnt('vec4_cols', 'dram_mb')} MB of DRAM against step 7's "
-    f"{cnt('vec4', 'dram_mb')}): the same bytes, in another order. {order_gain()}",
+    f"{cnt('vec4', 'dram_mb')}): the same bytes, in another order. Neither `ncu`'s per-request counters nor the "
+    "emulator's tell the two apart: they count requests, not which parts of memory the blocks resident at once touch "
+    f"together; only the clock does. {order_gain()}",
 }
 
 
