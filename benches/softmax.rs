@@ -17,6 +17,7 @@ use coalesce::softmax::{self, Kernel, Strategy};
 use coalesce::{MatrixShape, Stream, copy};
 use common::{GpuTime, gpu_criterion, poisoned_run};
 use criterion::{BenchmarkId, Criterion, Throughput};
+use cust::memory::DeviceBuffer;
 use std::time::Duration;
 
 /// The three shapes `scripts/gpu/peers report` measures, then rows of 128,
@@ -44,17 +45,14 @@ fn bench_softmax(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
     let gpu = stream.gpu();
     for (rows, cols) in SHAPES {
         let shape = MatrixShape::new(rows, cols).unwrap();
-        // Logits in [-8, 8), a cheap deterministic scramble.
-        let host: Vec<f32> =
-            (0..shape.len()).map(|i| ((i as u64 * 2_654_435_761) % 1_000_003) as f32 / 62_500.2 - 8.0).collect();
+        let host = logits(shape.len());
         let input = gpu.upload(&host).unwrap();
         let mut output = gpu.alloc::<f32>(shape.len()).unwrap();
         let dispatch = Kernel::for_cols(cols as u32);
         let timed: Vec<Kernel> = kernels(cols as u32)
             .into_iter()
             .filter(|&k| {
-                poisoned_run(stream, &mut output, |out| softmax::launch(stream, k, &input, out, shape))
-                    .inspect(|got| validate(k, shape, &host, got))
+                validated(stream, k, (&host, &input), &mut output, shape)
                     .inspect_err(|e| eprintln!("NOT TIMED: {} on {shape}: {e}", k.name()))
                     .is_ok()
             })
@@ -95,8 +93,7 @@ fn bench_row_lengths(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
     let gpu = stream.gpu();
     for cols in SWEEP {
         let shape = MatrixShape::new((1 << 26) / cols, cols).unwrap();
-        let host: Vec<f32> =
-            (0..shape.len()).map(|i| ((i as u64 * 2_654_435_761) % 1_000_003) as f32 / 62_500.2 - 8.0).collect();
+        let host = logits(shape.len());
         let input = gpu.upload(&host).unwrap();
         let mut output = gpu.alloc::<f32>(shape.len()).unwrap();
         let candidates = Kernel::ALL.into_iter().filter(|k| match k.strategy() {
@@ -106,13 +103,8 @@ fn bench_row_lengths(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
         });
         // A kernel that cannot take the length (too many threads, too few
         // registers) is refused by `launch` with an error: not timed.
-        let timed: Vec<Kernel> = candidates
-            .filter(|&k| {
-                poisoned_run(stream, &mut output, |out| softmax::launch(stream, k, &input, out, shape))
-                    .inspect(|got| validate(k, shape, &host, got))
-                    .is_ok()
-            })
-            .collect();
+        let timed: Vec<Kernel> =
+            candidates.filter(|&k| validated(stream, k, (&host, &input), &mut output, shape).is_ok()).collect();
         let mut group = c.benchmark_group(format!("softmax_len_{cols}"));
         group.throughput(Throughput::Bytes(2 * 4 * shape.len() as u64));
         group.sample_size(10).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(600));
@@ -127,6 +119,23 @@ fn bench_row_lengths(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
         }
         group.finish();
     }
+}
+
+/// Logits in [-8, 8), a cheap deterministic scramble.
+fn logits(len: usize) -> Vec<f32> {
+    (0..len).map(|i| ((i as u64 * 2_654_435_761) % 1_000_003) as f32 / 62_500.2 - 8.0).collect()
+}
+
+/// One poisoned run of `k` on `input` (`host` on the GPU), validated: the
+/// launch's error where `k` cannot take the shape, else `Ok`; a wrong result
+/// panics.
+fn validated(
+    stream: &Stream<'static>, k: Kernel, (host, input): (&[f32], &DeviceBuffer<f32>), output: &mut DeviceBuffer<f32>,
+    shape: MatrixShape,
+) -> coalesce::Result<()> {
+    let got = poisoned_run(stream, output, |out| softmax::launch(stream, k, input, out, shape))?;
+    validate(k, shape, host, &got);
+    Ok(())
 }
 
 /// Correct before fast: in `got`, the output of one poisoned run of `k`,

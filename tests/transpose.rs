@@ -126,11 +126,8 @@ fn shapes_past_the_grid_limit_are_errors_on_the_emulator() {
 #[test]
 fn each_step_refuses_the_side_its_grid_counts_in_y() {
     for variant in Variant::ALL {
-        let g = variant.geometry();
-        let past = 65_536 * g.tile as usize + 1;
-        let (long, other) = (MatrixShape::new(past, 1).unwrap(), MatrixShape::new(1, past).unwrap());
-        let (refused, planned) = if g.over_output { (other, long) } else { (long, other) };
-        let (input, mut out) = (vec![1.0f32; past], vec![0.0f32; past]);
+        let (refused, planned) = past_the_grid_y(variant, 1);
+        let (input, mut out) = (vec![1.0f32; refused.len()], vec![0.0f32; refused.len()]);
         let e = coalesce::transpose::emu::launch(variant, &input, &mut out, refused).unwrap_err();
         assert!(matches!(e, Error::GridTooLarge { .. }), "{}: {e}", variant.name());
         let dims = variant.launch_dims(planned.rows() as u32, planned.cols() as u32);

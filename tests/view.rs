@@ -190,12 +190,8 @@ fn bad_view_input_is_an_error_on_the_gpu() {
     let mut disjoint = data.index(shape.len()..);
     view.contiguous_into(&stream, &mut disjoint).unwrap();
 
-    // Past the grid limit of the kernel that materialises (`Variant::BEST`):
-    // its grid's y counts the input's tile rows, or its tile columns where
-    // the grid covers the output's tiles.
-    let g = coalesce::transpose::Variant::BEST.geometry();
-    let past = 65_536 * g.tile as usize + 1;
-    let long = if g.over_output { MatrixShape::new(2, past) } else { MatrixShape::new(past, 2) }.unwrap();
+    // Past the grid limit of the kernel that materialises (`Variant::BEST`).
+    let (long, _) = past_the_grid_y(coalesce::transpose::Variant::BEST, 2);
     let big = gpu.alloc::<f32>(long.len()).unwrap();
     let e = MatrixView::new(&big, long).unwrap().t().t().t().contiguous(&stream).unwrap_err();
     assert!(matches!(e, Error::GridTooLarge { .. }), "{e}");

@@ -50,6 +50,17 @@ def gpu_name(folder):
     raise SystemExit(f"{folder}: no GPU name in report.json, tests.log or summary.txt")
 
 
+def commit_of(text):
+    """The commit a run's binaries were built from: the hash on its log's `commit <hash>` line."""
+    return next(l.split()[1] for l in text.splitlines() if l.startswith("commit "))
+
+
+def dispatch_picks(tests_log):
+    """The kernel softmax's dispatch picked at each shape, {(rows, cols): kernel}, from test-softmax's
+    `accuracy:` lines (tests.log, `--nocapture`), which mark the dispatch's pick `(dispatch)`."""
+    return {(int(r), int(c)): k for k, r, c in re.findall(r"accuracy: (\w+) (\d+)x(\d+) .*\(dispatch\)", tests_log)}
+
+
 def run_link(folder):
     """A link from a page in docs/ to one of its run folders."""
     return f"[{folder.name}](measurements/{folder.name})"

@@ -14,7 +14,7 @@ the page comes from those files.
 """
 import json, pathlib, re, sys
 from statistics import median
-from common import NO_FRAME, counters_table, emulator_counters, page, parse_ncu, ptxas, step_sections, not_measured, steps
+from common import NO_FRAME, commit_of, counters_table, emulator_counters, page, parse_ncu, ptxas, step_sections, not_measured, steps
 
 run = pathlib.Path(sys.argv[1])
 # The special-value run (examples/gemm_specials.rs, scripts/gpu/peers gemm-specials,
@@ -38,7 +38,7 @@ shape_runs = [f for f in shape_runs if f not in walk_runs]
 STEPS = steps("gemm", run)
 read = lambda name: (run / name).read_text()
 machine = read("machine.txt").strip()
-commit = next(l.split()[1] for l in machine.splitlines() if l.startswith("commit "))
+commit = commit_of(machine)
 gpu_name = machine.splitlines()[2].split(",")[0]
 crit = json.loads(read("criterion_medians.json"))
 tests, bench_log, tc_log = read("tests.log"), read("bench.log"), read("tc.log")

@@ -23,7 +23,7 @@ report.txt (scripts/gpu/streaming.sh: the report binary in the same call),
 the page gives each row's share of the GPU's specified DRAM bandwidth too.
 Every number in the page comes from those files."""
 import json, pathlib, re, sys
-from common import NO_FRAME, dram_spec, gpu_table, page, run_link, share, step_sections, not_measured, steps
+from common import NO_FRAME, commit_of, dram_spec, gpu_table, page, run_link, share, step_sections, not_measured, steps
 from common import ptxas as parse_ptxas
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ e2e = json.loads(read("end_to_end.json"))
 tests = read("tests.log")
 acc = json.loads(next(l.split(" ", 1)[1] for l in tests.splitlines() if l.startswith("ACCURACY_JSON ")))
 machine = tests.split("\n\n", 1)[0].strip()  # the lines before the test output
-commit = next(l.split()[1] for l in machine.splitlines() if l.startswith("commit "))
+commit = commit_of(machine)
 date = run.name[:10]
 ptxas_txt = read("ptxas.txt")
 ptx_arch = re.search(r"for '(sm_\d+a?)'", ptxas_txt).group(1)

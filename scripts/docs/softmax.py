@@ -32,7 +32,7 @@ pages), else from the run folder. Every number in the page comes from those
 files; the constants below are the kernels' and the H100's."""
 import json, math, pathlib, re, sys, types
 from common import NO_FRAME, counters_table, emulator_counters, page, pictures, ptxas, not_measured, steps
-from common import dram_spec, gpu_name, gpu_table, run_link, share
+from common import commit_of, dispatch_picks, dram_spec, gpu_name, gpu_table, run_link, share
 
 args = [pathlib.Path(a) for a in sys.argv[1:]]
 if len(args) > 2 and len(args) % 2:
@@ -57,7 +57,7 @@ def load(folder):
         x = re.match(r"softmax_(\d+)x(\d+)/", k)
         if x and (int(x.group(1)), int(x.group(2))) not in m.shapes:
             m.shapes.append((int(x.group(1)), int(x.group(2))))
-    m.dispatch = {(int(a), int(b)): k for k, a, b in re.findall(r"accuracy: (\w+) (\d+)x(\d+) .*\(dispatch\)", m.tests)}
+    m.dispatch = dispatch_picks(m.tests)
     return m
 
 
@@ -65,7 +65,7 @@ FIRST = load(run)
 crit, torch, tests, SHAPES, DISPATCH = FIRST.crit, FIRST.torch, FIRST.tests, FIRST.shapes, FIRST.dispatch
 summary, bench_log, ncu_txt, ptxas_txt = (read(f) for f in ("summary.txt", "bench.log", "ncu.txt", "ptxas.txt"))
 sanitizer = read("sanitizer.log")
-commit = next(l.split()[1] for l in summary.splitlines() if l.startswith("commit "))
+commit = commit_of(summary)
 
 # The kernels' constants (kernels/src/softmax/mod.rs) and the H100's.
 WARP, BLOCK_TARGET_THREADS, MAX_BLOCK_THREADS = 32, 256, 1024
@@ -187,6 +187,23 @@ w("```sh\n"
      if others else "python3 scripts/docs/softmax.py <run> > docs/softmax.md   # here, with $OUT's files in <run>\n")
   + "```\n")
 
+def now(cols, ran):
+    """The kernel the dispatch picks today for rows where a run's dispatch picked `ran`: the run's, except where
+    the run gave a block the rows that CLUSTER_MIN_COLS now gives a cluster. A run that gave a cluster rows below
+    it cannot be corrected here."""
+    if CLUSTER_MIN_COLS <= cols <= reach("4")[-1]:
+        return next(k["name"] for k, top in zip(GROUPS["4"], reach("4")) if cols <= top)
+    if "cluster" in ran:
+        raise SystemExit(f"softmax.py: {run}'s dispatch gave {cols} columns to `{ran}`, below CLUSTER_MIN_COLS "
+                         f"({CLUSTER_MIN_COLS}): regenerate from a run of today's dispatch")
+    return ran
+
+
+# The headline's picks are the tests' `(dispatch)` lines of the run's build: they must be today's.
+stale = [s for s in SHAPES if now(s[1], DISPATCH[s]) != DISPATCH[s]]
+if stale:
+    raise SystemExit(f"softmax.py: {run}'s dispatch picked another kernel than today's at {stale}: rerun")
+
 # ---- headline ---------------------------------------------------------------
 w("## At the benchmark shapes\n")
 w("`softmax::softmax` picks the kernel by row length (the dispatch, below).\n")
@@ -208,8 +225,8 @@ w(f"\nRatios and percentages compare figures taken in the same device call. Our 
 
 # ---- every GPU: the first run and each further pair --------------------------
 def build(folder):
-    """The commit a run's binaries were built from (summary.txt's first line)."""
-    return next(l.split()[1] for l in (folder / "summary.txt").read_text().splitlines() if l.startswith("commit "))
+    """The commit a softmax run's binaries were built from (its summary.txt)."""
+    return commit_of((folder / "summary.txt").read_text())
 
 
 def gpu_figures(folder, report_run):
@@ -287,21 +304,20 @@ if others:
 
 # ---- every row length: the sweep (benches/softmax.rs, softmax_len_<cols>) ---
 def sweep(m):
-    """m's sweep: {cols: (rows, {name: % of the same bytes' cuMemcpyDtoD}, dispatch's kernel)}."""
-    out = {}
+    """m's sweep: {cols: (rows, {kernel: % of the same bytes' cuMemcpyDtoD}, the dispatch's kernel, its %)}."""
+    groups = {}
     for k, v in m.crit.items():
         x = re.match(r"softmax_len_(\d+)/(.+)", k)
-        if not x:
-            continue
-        cols, name = int(x.group(1)), x.group(2)
-        rows, got, _ = out.setdefault(cols, [v["bytes"] // 8 // cols, {}, None])
-        got[name] = v["gb_per_s"]
-    for cols, (rows, got, _) in out.items():
+        if x:
+            groups.setdefault(int(x.group(1)), {})[x.group(2)] = v
+    out = {}
+    for cols, got in sorted(groups.items()):
         r = got.pop("roof_cuMemcpyDtoD")
         picked = next(n for n in got if n.startswith("dispatch_"))
-        out[cols] = (rows, {n: pct(v, r) for n, v in got.items() if n != picked}, picked.removeprefix("dispatch_"),
-                     pct(got[picked], r))
-    return dict(sorted(out.items()))
+        out[cols] = (r["bytes"] // 8 // cols,
+                     {n: pct(v["gb_per_s"], r["gb_per_s"]) for n, v in got.items() if n != picked},
+                     picked.removeprefix("dispatch_"), pct(got[picked]["gb_per_s"], r["gb_per_s"]))
+    return out
 
 
 SWEPT = sweep(FIRST)
@@ -313,22 +329,8 @@ if SWEPT:
       f"2^26 floats ({'-'.join(map(str, [mib[0], mib[-1]] if len(mib) > 1 else mib))} MiB in, as much out), "
       "`softmax::softmax` and every kernel of the strategies it chooses between that takes the length (clusters from "
       f"{clustered} columns), criterion's median against `cuMemcpyDtoD` of the same bytes in the same group.\n")
-    def now(cols, ran):
-        """The kernel the dispatch picks today: the run's, except where the run gave a block the rows that
-        CLUSTER_MIN_COLS now gives a cluster. A run that gave a cluster rows below it cannot be corrected here."""
-        if CLUSTER_MIN_COLS <= cols <= reach("4")[-1]:
-            return next(k["name"] for k, top in zip(GROUPS["4"], reach("4")) if cols <= top)
-        if "cluster" in ran:
-            raise SystemExit(f"softmax.py: {run}'s dispatch gave {cols} columns to `{ran}`, below CLUSTER_MIN_COLS "
-                             f"({CLUSTER_MIN_COLS}): regenerate from a run of today's dispatch")
-        return ran
-
     # Where the run's dispatch took another kernel than today's, today's is timed by name in the same group.
     moved = {c_: (picked, mine) for c_, (r, got, picked, mine) in SWEPT.items() if now(c_, picked) != picked}
-    # The headline table's picks are the tests' (dispatch) lines of the same build: none may have moved.
-    stale = [s for s in SHAPES if now(s[1], DISPATCH[s]) != DISPATCH[s]]
-    if stale:
-        raise SystemExit(f"softmax.py: {run}'s dispatch picked another kernel than today's at {stale}: rerun")
     for c_, (picked, mine) in moved.items():
         rows, got, _, _ = SWEPT[c_]
         k = now(c_, picked)

@@ -19,14 +19,14 @@ output) and counters.json (the emulator's counters, which docs/softmax.md
 reads from here too). Every number in the page comes from those files."""
 import json, pathlib, re, sys
 from common import counters_table, emulator_counters, page, parse_ncu, pictures, step_sections, not_measured, steps
-from common import dram_spec, gpu_name, gpu_table, report_json, run_link, share
+from common import commit_of, dram_spec, gpu_name, gpu_table, report_json, run_link, share
 
 run = pathlib.Path(sys.argv[1])
 others = [pathlib.Path(a) for a in sys.argv[2:]]
 STEPS = steps("transpose", run)
 crit = json.loads((run / "criterion_medians.json").read_text())
 machine = (run / "tests.log").read_text().split("\n###", 1)[0].strip()  # the lines before the first test binary's
-commit = next(l.split()[1] for l in machine.splitlines() if l.startswith("commit "))
+commit = commit_of(machine)
 NAMES = [s["name"] for s in STEPS]
 
 # ---- report.json: median GB/s per (kernel, shape) --------------------------

@@ -9,6 +9,18 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 /// element the kernel forgot to write keeps it, and no real result has it.
 pub const POISON_BITS: u32 = 0x7fc0_dead;
 
+/// Shapes either side of a transpose step's grid limit, `(refused,
+/// accepted)`: `refused` needs 65536 rows of blocks in y, past CUDA's 65535,
+/// and `accepted` is its transpose. The grid's y counts the input's tile
+/// rows, or its tile columns where the grid covers the output's tiles; the
+/// other side is `other` long.
+pub fn past_the_grid_y(variant: coalesce::transpose::Variant, other: usize) -> (MatrixShape, MatrixShape) {
+    let g = variant.geometry();
+    let past = 65_536 * g.tile as usize + 1;
+    let (tall, wide) = (MatrixShape::new(past, other).unwrap(), MatrixShape::new(other, past).unwrap());
+    if g.over_output { (wide, tall) } else { (tall, wide) }
+}
+
 pub fn poison(len: usize) -> Vec<f32> {
     vec![f32::from_bits(POISON_BITS); len]
 }
