@@ -457,6 +457,27 @@ def kernel_line(step):
 
 shortest = min(SHAPES, key=lambda s: s[1])
 longest = max(SHAPES, key=lambda s: s[1])
+
+
+# The CUDA C probe of long rows (docs/measurements/2026-11-28-h200-softmax-long-rows):
+# {(rows, cols): {(name, threads, float4 a thread): % of the same bytes' DtoD}}, and its GPU.
+LONG_ROWS = pathlib.Path(__file__).resolve().parents[2] / "docs/measurements/2026-11-28-h200-softmax-long-rows"
+long_txt = (LONG_ROWS / "results.txt").read_text()
+long_gpu = long_txt.splitlines()[0].split(",")[0]
+long_rows, at = {}, None
+for line in long_txt.splitlines():
+    x = re.match(r"(\d+)x(\d+) dtod", line)
+    if x:
+        at = long_rows.setdefault((int(x.group(1)), int(x.group(2))), {})
+    x = re.match(r"\s+V=(\d+) (\w+)\s+T=\s*(\d+) .* ([\d.]+)% of dtod", line)
+    if x:
+        at[(x.group(2), int(x.group(3)), int(x.group(1)))] = float(x.group(4))
+
+
+def long_range(shape, name):
+    got = [v for (k, _, _), v in long_rows[shape].items() if k.startswith(name)]
+    return f"{min(got):.1f}-{max(got):.1f}%"
+
 stashed = max((s for s in SHAPES if s[1] <= STASH_MAX_COLS), key=lambda s: s[1])  # the longest row the stash holds
 reg_top = max((s for s in SHAPES if s[1] <= reach("2")[-1]), key=lambda s: s[1])  # the longest row the registers hold
 mid = max((s for s in SHAPES if DISPATCH[s] in [k["name"] for k in GROUPS["2"]] and s != reg_top), key=lambda s: s[1])
@@ -510,7 +531,13 @@ WHY = {
     "97% (the probe: `kernels/src/softmax/04_cluster.rs` says why). "
     f"ncu at {sh(longest)}: {n('cluster8x512', longest)['dram__bytes_read.sum']:,.0f} MB read for "
     f"{4 * longest[0] * longest[1] / 1e6:,.0f} MB of input, against `online`'s "
-    f"{n('online', longest)['dram__bytes_read.sum']:,.0f} MB.",
+    f"{n('online', longest)['dram__bytes_read.sum']:,.0f} MB. "
+    f"Rows of {longest[1]} columns stay short of the copy on an {long_gpu}. A CUDA C probe there "
+    f"([`2026-11-28-h200-softmax-long-rows`](measurements/2026-11-28-h200-softmax-long-rows/README.md)) put step 4's "
+    f"shape at {long_rows[longest][('reg', 448, 7)]:.1f}% of the copy of the same bytes at {sh(longest)}, and neither "
+    f"persistent clusters that bulk-copy the next row's slices into shared memory while this row trades its pairs "
+    f"({long_range(longest, 'pipe')}) nor slices split between registers and shared memory, so that more blocks fit "
+    f"an SM ({long_range(longest, 'hyb')}), beat it.",
 }
 for label, ks in GROUPS.items():
     w(f"### {label}. {title(label)}\n")
