@@ -68,11 +68,12 @@ sanitizer = read("sanitizer.log")
 commit = commit_of(summary)
 
 # The kernels' constants (kernels/src/softmax/mod.rs) and the H100's.
-WARP, BLOCK_TARGET_THREADS, MAX_BLOCK_THREADS = 32, 256, 1024
+WARP, MAX_BLOCK_THREADS = 32, 1024
 ONLINE_FLOATS, STASH_MAX_COLS = 16, 57_344
-# Where the dispatch turns from a block to a cluster: the kernels' own constant.
-CLUSTER_MIN_COLS = int(re.search(r"pub const CLUSTER_MIN_COLS: u32 = (\d+);",
-                                 (pathlib.Path(__file__).parents[2] / "kernels/src/softmax/mod.rs").read_text()).group(1))
+# The dispatch's block size and where it turns from a block to a cluster: the kernels' own constants.
+MOD_RS = (pathlib.Path(__file__).parents[2] / "kernels/src/softmax/mod.rs").read_text()
+BLOCK_TARGET_THREADS, CLUSTER_MIN_COLS = (int(re.search(rf"pub const {name}: u32 = (\d+);", MOD_RS).group(1))
+                                          for name in ("BLOCK_TARGET_THREADS", "CLUSTER_MIN_COLS"))
 L2_MB, SM_SHARED_KB = 50, 228
 
 
@@ -187,20 +188,17 @@ w("```sh\n"
      if others else "python3 scripts/docs/softmax.py <run> > docs/softmax.md   # here, with $OUT's files in <run>\n")
   + "```\n")
 
-def now(cols, ran):
-    """The kernel the dispatch picks today for rows where a run's dispatch picked `ran`: the run's, except where
-    the run gave a block the rows that CLUSTER_MIN_COLS now gives a cluster. A run that gave a cluster rows below
-    it cannot be corrected here."""
-    if CLUSTER_MIN_COLS <= cols <= reach("4")[-1]:
-        return next(k["name"] for k, top in zip(GROUPS["4"], reach("4")) if cols <= top)
-    if "cluster" in ran:
-        raise SystemExit(f"softmax.py: {run}'s dispatch gave {cols} columns to `{ran}`, below CLUSTER_MIN_COLS "
-                         f"({CLUSTER_MIN_COLS}): regenerate from a run of today's dispatch")
-    return ran
+def now(cols):
+    """The kernel the dispatch picks today for rows of `cols` columns (`Kernel::for_cols`), from the reaches above."""
+    for label, lo_ok in (("1", True), ("2", cols < CLUSTER_MIN_COLS), ("4", cols >= CLUSTER_MIN_COLS)):
+        tops = reach(label)
+        if lo_ok and cols <= tops[-1]:
+            return next(k["name"] for k, top in zip(GROUPS[label], tops) if cols <= top)
+    return "online"
 
 
 # The headline's picks are the tests' `(dispatch)` lines of the run's build: they must be today's.
-stale = [s for s in SHAPES if now(s[1], DISPATCH[s]) != DISPATCH[s]]
+stale = [s for s in SHAPES if now(s[1]) != DISPATCH[s]]
 if stale:
     raise SystemExit(f"softmax.py: {run}'s dispatch picked another kernel than today's at {stale}: rerun")
 
@@ -330,10 +328,10 @@ if SWEPT:
       "`softmax::softmax` and every kernel of the strategies it chooses between that takes the length (clusters from "
       f"{clustered} columns), criterion's median against `cuMemcpyDtoD` of the same bytes in the same group.\n")
     # Where the run's dispatch took another kernel than today's, today's is timed by name in the same group.
-    moved = {c_: (picked, mine) for c_, (r, got, picked, mine) in SWEPT.items() if now(c_, picked) != picked}
+    moved = {c_: (picked, mine) for c_, (r, got, picked, mine) in SWEPT.items() if now(c_) != picked}
     for c_, (picked, mine) in moved.items():
         rows, got, _, _ = SWEPT[c_]
-        k = now(c_, picked)
+        k = now(c_)
         SWEPT[c_] = (rows, {**{n: v for n, v in got.items() if n != k}, picked: mine}, k, got[k])
     w("| columns | rows | the dispatch picks | % of `cuMemcpyDtoD` | the fastest kernel timed | % | the others |")
     w("| --- | --- | --- | --- | --- | --- | --- |")

@@ -74,9 +74,12 @@ pub const WARP: u32 = 32;
 pub const WARP_ROWS_PER_BLOCK: u32 = 4;
 /// Threads per block the [`block_per_row`] dispatch aims for: it takes the
 /// smallest register budget whose block for the row stays within this (4096
-/// columns: [`Kernel::Block16`], 256 threads), so a block is a few warps and
-/// an SM holds several rows.
-pub const BLOCK_TARGET_THREADS: u32 = 256;
+/// columns: [`Kernel::Block8`], 512 threads of 32 registers, four blocks and
+/// rows to an SM at 2048 threads), so an SM holds several rows and all the
+/// warps it can: `block8` runs ahead of `block16` at 3072 and 4096 columns
+/// on an H200 and level with it at 4096 on an H100 (`docs/softmax.md`,
+/// "Every row length" and "Every GPU").
+pub const BLOCK_TARGET_THREADS: u32 = 512;
 /// The shortest row the dispatch gives a cluster ([`Strategy::Cluster`])
 /// rather than one block: one past 512 threads of [`Kernel::Block32`]'s 32
 /// floats. From here that block needs more than 512 threads of its 64
