@@ -460,20 +460,25 @@ longest = max(SHAPES, key=lambda s: s[1])
 # The CUDA C probe of long rows (docs/measurements/2026-11-28-h200-softmax-long-rows):
 # {(rows, cols): {(name, threads, float4 a thread): % of the same bytes' DtoD}}, and its GPU.
 LONG_ROWS = pathlib.Path(__file__).resolve().parents[2] / "docs/measurements/2026-11-28-h200-softmax-long-rows"
-long_txt = (LONG_ROWS / "results.txt").read_text()
-long_gpu = long_txt.splitlines()[0].split(",")[0]
-long_rows, at = {}, None
-for line in long_txt.splitlines():
-    x = re.match(r"(\d+)x(\d+) dtod", line)
-    if x:
-        at = long_rows.setdefault((int(x.group(1)), int(x.group(2))), {})
-    x = re.match(r"\s+V=(\d+) (\w+)\s+T=\s*(\d+) .* ([\d.]+)% of dtod", line)
-    if x:
-        at[(x.group(2), int(x.group(3)), int(x.group(1)))] = float(x.group(4))
+def long_calls(name):
+    """One call's results file: {(rows, cols): {(name, threads, float4 a thread): %}}."""
+    calls, at = {}, None
+    for line in (LONG_ROWS / name).read_text().splitlines():
+        x = re.match(r"(\d+)x(\d+) dtod", line)
+        if x:
+            at = calls.setdefault((int(x.group(1)), int(x.group(2))), {})
+        x = re.match(r"\s+V=(\d+) (\w+)\s+T=\s*(\d+) .* ([\d.]+)% of dtod", line)
+        if x:
+            at[(x.group(2), int(x.group(3)), int(x.group(1)))] = float(x.group(4))
+    return calls
 
 
-def long_range(shape, name):
-    got = [v for (k, _, _), v in long_rows[shape].items() if k.startswith(name)]
+long_gpu = (LONG_ROWS / "results.txt").read_text().splitlines()[0].split(",")[0]
+long_rows, long_ca = long_calls("results.txt"), long_calls("results_ca.txt")
+
+
+def long_range(calls, shape, name):
+    got = [v for (k, _, _), v in calls[shape].items() if k == name or k.startswith(name) and k[len(name):].isdigit()]
     return f"{min(got):.1f}-{max(got):.1f}%"
 
 stashed = max((s for s in SHAPES if s[1] <= STASH_MAX_COLS), key=lambda s: s[1])  # the longest row the stash holds
@@ -533,9 +538,10 @@ WHY = {
     f"Rows of {longest[1]} columns stay short of the copy on an {long_gpu}. A CUDA C probe there "
     f"([`2026-11-28-h200-softmax-long-rows`](measurements/2026-11-28-h200-softmax-long-rows/README.md)) put step 4's "
     f"shape at {long_rows[longest][('reg', 448, 7)]:.1f}% of the copy of the same bytes at {sh(longest)}, and neither "
-    f"persistent clusters that bulk-copy the next row's slices into shared memory while this row trades its pairs "
-    f"({long_range(longest, 'pipe')}) nor slices split between registers and shared memory, so that more blocks fit "
-    f"an SM ({long_range(longest, 'hyb')}), beat it.",
+    f"persistent clusters that copy the next row's slices into shared memory while this row trades its pairs (by "
+    f"bulk copy {long_range(long_rows, longest, 'pipe')}; by `cp.async`, in a second call where step 4 ran "
+    f"{long_ca[longest][('reg', 448, 7)]:.1f}%, {long_range(long_ca, longest, 'pca')}) nor slices split between "
+    f"registers and shared memory, so that more blocks fit an SM ({long_range(long_rows, longest, 'hyb')}), beat it.",
 }
 for label, ks in GROUPS.items():
     w(f"### {label}. {title(label)}\n")
