@@ -474,6 +474,14 @@ def long_calls(name):
 
 
 long_gpu = (LONG_ROWS / "results.txt").read_text().splitlines()[0].split(",")[0]
+
+# The probe behind step 4's exchange (docs/measurements/2026-11-25-softmax-cluster-probe): on its first GPU, at
+# 1024x50000 with clusters of 4 blocks of 512 threads, the cluster-wide barrier (M=0) against st.async (M=3).
+EXCHANGE = pathlib.Path(__file__).resolve().parents[2] / "docs/measurements/2026-11-25-softmax-cluster-probe/results.txt"
+exchange_txt = EXCHANGE.read_text().split("\n512x100000")[0]
+exchange_gpu = re.search(r"\n\n(NVIDIA [^\n]+)\n1024x50000", EXCHANGE.read_text()).group(1)
+barrier_pct, st_async_pct = (float(re.search(rf"reg  C=4 T=512  V=7  M={m} .*?([\d.]+)%", exchange_txt).group(1))
+                             for m in (0, 3))
 long_rows, long_ca = long_calls("results.txt"), long_calls("results_ca.txt")
 
 
@@ -529,9 +537,11 @@ WHY = {
     f"{floats(GROUPS['4'][0])} floats at {stashed[1]} columns ({r('cluster8x256')} registers a thread: "
     f"{65536 // (r('cluster8x256') * n('cluster8x256', stashed)['block']):.0f} blocks an SM), so while one block reduces, "
     "the others on its SM still load: step 3b's one block per SM could not overlap the two. The blocks of a row trade "
-    "their pairs through each other's shared memory (`st.async`, 8 bytes each, counted on the receiver's mbarrier); a "
-    "cluster-wide barrier there instead measured 77-79% of the copy roof at 1024x50000 on an H200, where this reaches "
-    "97% (the probe: `kernels/src/softmax/04_cluster.rs` says why). "
+    "their pairs through each other's shared memory (`st.async`, 8 bytes each, counted on the receiver's mbarrier). In "
+    f"a CUDA C probe on an {exchange_gpu} at 1024x50000, with clusters of 4 blocks of 512 threads, a cluster-wide "
+    f"barrier there instead ran {barrier_pct:.1f}% of the copy of the same bytes where `st.async` ran {st_async_pct:.1f}% "
+    "([the probe](measurements/2026-11-25-softmax-cluster-probe/results.txt); "
+    "`kernels/src/softmax/04_cluster.rs` says why). "
     f"ncu at {sh(longest)}: {n('cluster8x512', longest)['dram__bytes_read.sum']:,.0f} MB read for "
     f"{4 * longest[0] * longest[1] / 1e6:,.0f} MB of input, against `online`'s "
     f"{n('online', longest)['dram__bytes_read.sum']:,.0f} MB. "

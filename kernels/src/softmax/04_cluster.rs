@@ -18,14 +18,15 @@
 //! step 2's rule, and scales and writes its slice.
 //!
 //! **Why an mbarrier and not the cluster barrier:** a cluster-wide barrier
-//! after the pairs (`barrier.cluster.arrive` + `wait`) measured 77-79% of
-//! the copy roof at 1024x50000 on an H200 against 97% here (a CUDA C probe
-//! of both, `docs/measurements/2026-11-25-softmax-cluster-probe`): each
-//! block then waits for every thread of every block, where here it waits
-//! only for the pairs' bytes. The cluster barrier still publishes each block's mbarrier
-//! before anyone sends to it: arrived (relaxed) as soon as the loads are
-//! issued, waited on only after the block's own reduction, so it costs
-//! nothing but an instruction.
+//! after the pairs (`barrier.cluster.arrive` + `wait`) ran 78% of the copy
+//! of the same bytes at 1024x50000 on an H200 where these `st.async` pairs
+//! ran 93%, both in clusters of 4 blocks of 512 threads (a CUDA C probe of
+//! both, `docs/measurements/2026-11-25-softmax-cluster-probe`): each block
+//! then waits for every thread of every block, where here it waits only for
+//! the pairs' bytes. The cluster barrier still publishes each block's
+//! mbarrier before anyone sends to it: arrived (relaxed) as soon as the
+//! loads are issued, waited on only after the block's own reduction, so it
+//! costs nothing but an instruction.
 //!
 //! **What it costs:** a cluster launch (`cuLaunchKernelEx`) and an `sm_90`
 //! GPU; `CLUSTER * T * N` columns at most (57344 and 114688 for the two
