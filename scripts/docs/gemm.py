@@ -14,7 +14,7 @@ the page comes from those files.
 """
 import json, pathlib, re, sys
 from statistics import median
-from common import NO_FRAME, commit_of, counters_table, emulator_counters, page, parse_ncu, ptxas, step_sections, not_measured, steps
+from common import COUNTER_COLUMNS, NO_FRAME, ROOT, commit_of, counters_table, emulator_counters, page, parse_ncu, ptxas, step_sections, not_measured, steps
 
 run = pathlib.Path(sys.argv[1])
 # The special-value run (examples/gemm_specials.rs, scripts/gpu/peers gemm-specials,
@@ -49,10 +49,13 @@ for m in re.finditer(r"^cuBLAS (\w+)\s+(\d+)\^3: median ([\d.]+) ms .* ([\d.]+) 
     tc[f"{m.group(1)}_{m.group(2)}"] = {"median_ms": float(m.group(3)), "TFLOPs": float(m.group(4))}
 for m in re.finditer(r"^error (\w+)\s+(\d+)\^3: .*= ([\d.e+-]+)\), \|\|err\|\|/\|\|ref\|\| ([\d.e+-]+)", tc_log, re.M):
     tc[f"err_{m.group(1)}_{m.group(2)}"] = {"max_rel_to_max": float(m.group(3)), "fro_rel": float(m.group(4))}
-# examples/gemm_tensor_cores.rs's own timings: medians of 30 CUDA-event timings after
+# examples/gemm_tensor_cores.rs's own timings: medians of CUDA-event timings (`N reps`) after
 # warm-up, as cuBLAS's above are taken (criterion's runs keep the GPU busy for seconds).
 for m in re.finditer(r"^\s*(\w+) (\d+)\^3: median ([\d.]+) ms .* ([\d.]+) TFLOP/s;", tc_log, re.M):
     tc[f"ex_{m.group(1)}_{m.group(2)}"] = {"median_ms": float(m.group(3)), "TFLOPs": float(m.group(4))}
+# How many timings each of those medians is of (`N reps`): one figure, or their range.
+ex_reps = sorted({int(r) for r in re.findall(r"^\s*\w+ \d+\^3: median [\d.]+ ms \(.*?, (\d+) reps\) [\d.]+ TFLOP/s;", tc_log, re.M)})
+EX_REPS = f"{ex_reps[0]}" if len(ex_reps) == 1 else f"{ex_reps[0]} to {ex_reps[-1]}"
 
 
 def tc_figures(text):
@@ -245,11 +248,79 @@ def per_mnk(name, access, metric):
 
 
 merged = [(n, *per_mnk(n, "shared ld", "smsp__inst_executed_op_shared_ld.sum")) for n in ("smem_tiled", "blocktile_1d", "blocktile_2d")]
+
+
+def fig(values):
+    """Figures the page states as one: the whole number all are within 0.05 of, else their range."""
+    values = list(values)
+    whole = round(values[0])
+    if all(abs(v - whole) < 0.05 for v in values):
+        return f"{whole}"
+    lo, hi = f"{min(values):.2f}", f"{max(values):.2f}"
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def emu_lines(name, access, nbytes=None):
+    """counters.json's lines of step `name` with `access`, of `nbytes`-byte accesses (any width with None)."""
+    return [l for l in emu[("gemm", name, None)]["lines"] if l["access"] == access and nbytes in (None, l["bytes"])]
+
+
+def emu_per_request(name, access, nbytes=None, least=False):
+    """The emulator's wavefronts (or sectors) a request over those lines; with `least`, checked to be
+    the least their bytes take (`ideal`), as the page says."""
+    lines = [l["tally"] for l in emu_lines(name, access, nbytes)]
+    assert lines, f"counters.json has no {nbytes}-byte {access} of {name}"
+    tx, req = sum(t["transactions"] for t in lines), sum(t["requests"] for t in lines)
+    assert not least or tx == sum(t["ideal"] for t in lines), f"{name}'s {nbytes}-byte {access}: not the least the bytes take"
+    return tx / req
+
+
+def ncu_per_request(kernel, title):
+    """ncu's sectors or wavefronts a request for the counters table's column `title`."""
+    tx, req = next((c[2], c[3]) for c in COUNTER_COLUMNS if c[0] == title)
+    return ncu[kernel][tx] / ncu[kernel][req]
+
+
+# The epilogue's global loads of C in the TMA steps (ncu only: the emulator's C = A B reads no C), beside their stores.
+c_readers = [a[0] for a in apart if a[1] == "global ld sectors / request"]
+c_ld = fig(ncu_per_request(k, "global ld sectors / request") for k in c_readers) if c_readers else "-"
+c_st = fig(ncu_per_request(k, "global st sectors / request") for k in c_readers) if c_readers else "-"
+# Steps 9-11 stage their operands with whole 16-byte shared stores of distinct addresses.
+stagers = [s for s in STEPS if s["step"] in ("9", "10", "11")]
+assert all(l["bytes"] == 16 for s in stagers for l in emu_lines(s["name"], "shared st")), "steps 9-11's shared stores are not all 16-byte"
+stage_model = fig(emu_per_request(s["name"], "shared st") for s in stagers)
+stage_gpu = fig(ncu_per_request(s["entry"], "shared st wavefronts / request") for s in stagers)
+# Step 14's fragment loads of B, and step 15's splitter (16-byte loads and stores) and fragment loads, by the model.
+frag_bytes = {l["bytes"] for l in emu_lines("wgmma_direct", "shared ld")}
+assert len(frag_bytes) == 1, f"step 14's shared loads are of {frag_bytes} bytes"
+frag_bytes = frag_bytes.pop()
+frag_model = fig([emu_per_request("wgmma_direct", "shared ld", frag_bytes, least=True)])
+split_ld_model = fig([emu_per_request("wgmma_direct_3xtf32", "shared ld", 16, least=True)])
+split_frag_model = fig([emu_per_request("wgmma_direct_3xtf32", "shared ld", 8, least=True)])
+split_st_model = fig([emu_per_request("wgmma_direct_3xtf32", "shared st", 16)])
+# The probe of step 14's fragment loads alone (one warp, nothing else in the banks): results.txt's rows,
+# a row's description over one or more lines, then requests, wavefronts, per request, bank conflicts.
+LD64 = "docs/measurements/2026-11-28-h100-ld64-probe"
+ld64_text = (ROOT / LD64 / "results.txt").read_text()
+ld64_body = re.search(r"^pattern\s+requests\s+wavefronts\s+per request\s+bank conflicts\n(.*?)(?:\n\n|\Z)",
+                      ld64_text, re.M | re.S).group(1)
+ld64_rows = []
+for line in ld64_body.splitlines():
+    if re.match(r"^\d+ ", line):
+        ld64_rows.append(line)
+    else:
+        ld64_rows[-1] += " " + line.strip()
+ld64_rows = [re.match(r"^\d+ (.*?)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)$", r).groups() for r in ld64_rows]
+ld64_gpu = re.search(r"^NVIDIA (\S+)", ld64_text, re.M).group(1)
+ld64_own = fig(float(r[3]) for r in ld64_rows if r[0].startswith("step 14's fragment load"))
+ld64_broken = fig(float(r[3]) for r in ld64_rows if int(r[4]) > 0)
+assert ld64_own == frag_model, f"{LD64}: step 14's loads alone take {ld64_own} wavefronts, the model {frag_model}; the page says they agree"
 APART_WHY = {
     "global ld sectors / request": "the TMA steps load no operand through the load/store unit (the TMA does), so the "
     "only global loads left are the epilogue's reads of `C`: `ncu` profiles the 4096^3 test, whose product has "
     "`beta = 1`, and the emulator's count is of `C = A B` (`beta = 0`), which never reads `C`. Those reads (a warp's 32 "
-    "lanes over 8 rows, four floats a row 8 bytes apart) take 8 sectors each, as the stores do.",
+    "lanes over 8 rows, four floats a row 8 bytes apart) take " + c_ld + " sectors each, "
+    + ("as the stores do." if c_st == c_ld else f"where the stores take {c_st}."),
     "shared st wavefronts / request": "shared memory and the L1 cache are one set of data banks: `ncu` also counts the "
     "wavefronts a store loses to the cache's own traffic there (these steps read `A` and `B` through L1), which a model of "
     "the access pattern leaves out; the transposes show the same few percent (`docs/transpose.md`).",
@@ -263,31 +334,33 @@ APART_WHY = {
     "lanes read the same address, and the model charges each of a request's four 8-lane phases at least one wavefront, "
     "where the hardware serves lanes that share addresses across phases together (the model's doc, "
     "`kernels/src/emu/cost.rs`, says it leaves this out). Whole 16-byte loads and stores with distinct addresses cost "
-    "the model's 4 on the GPU too (steps 9-11's stores; the softmax stash's loads, `docs/softmax.md`).",
+    + (f"the model's {stage_model} on the GPU too" if stage_gpu == stage_model else f"{stage_gpu} on the GPU, the model's {stage_model}")
+    + f" (steps {stagers[0]['step']}-{stagers[-1]['step']}'s stores; the softmax stash's loads, `docs/softmax.md`).",
 }
 # Step 14's fragment loads disagree the other way (the GPU takes more): a bullet of their own.
 OWN_WHY = {
     ("shared ld wavefronts / request", "gemm_wgmma_direct"): lambda: (
-        "its fragments' 8-byte loads, the same requests in both ("
+        f"its fragments' {frag_bytes}-byte loads, the same requests in both ("
         + " and ".join(f"{x:.2f}" for x in per_mnk("wgmma_direct", "shared ld", "smsp__inst_executed_op_shared_ld.sum"))
         + " per 1000 multiply-adds), and here the GPU takes more wavefronts than the model. Each 16-lane half of a "
-        "request reads every bank once (`pair_of`), which the model serves in 2 wavefronts, the least 256 bytes take; "
+        f"request reads every bank once (`pair_of`), which the model serves in {frag_model} wavefronts, the least "
+        f"{32 * frag_bytes} bytes take; "
         f"`ncu` reports {nc('gemm_wgmma_direct', 'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum')} bank "
         f"conflicts for the kernel, yet {conflicts('gemm_wgmma_direct')} wavefronts a request. The same addresses "
-        "alone, one warp and nothing else in the banks, take the model's 2 on the H100, and patterns that break a "
-        "half-warp's banks take 4 (`docs/measurements/2026-11-28-h100-ld64-probe`): the model's half-warps are the "
+        f"alone, one warp and nothing else in the banks, take the model's {ld64_own} on the {ld64_gpu}, and patterns that break a "
+        f"half-warp's banks take {ld64_broken} (`{LD64}`): the model's half-warps are the "
         "hardware's, and what the loads lose in the kernel is to the other traffic in the same banks, the TMA's "
         "writes and `wgmma`'s operand reads, which a model of the access pattern leaves out (as for the shared "
         "stores above)."),
     ("shared ld wavefronts / request", "gemm_wgmma_direct_3xtf32"): lambda: (
-        "the splitter's 16-byte loads of consecutive chunks (4 wavefronts, the least 512 bytes take) and the consumers' "
-        "8-byte fragment loads (step 14's addresses, 2), the same requests in both ("
+        f"the splitter's 16-byte loads of consecutive chunks ({split_ld_model} wavefronts, the least {32 * 16} bytes take) "
+        f"and the consumers' 8-byte fragment loads (step 14's addresses, {split_frag_model}), the same requests in both ("
         + " and ".join(f"{x:.2f}" for x in per_mnk("wgmma_direct_3xtf32", "shared ld", "smsp__inst_executed_op_shared_ld.sum"))
         + " per 1000 multiply-adds). As for step 14, the emulator counts what the addresses take alone and the GPU "
         "serves them beside the TMA's writes and the tensor cores' operand reads in the same banks; no probe has "
         "measured these addresses alone."),
     ("shared st wavefronts / request", "gemm_wgmma_direct_3xtf32"): lambda: (
-        "the splitter's 16-byte stores of `A_lo`, consecutive chunks, 4 wavefronts each by the model: the GPU's "
+        f"the splitter's 16-byte stores of `A_lo`, consecutive chunks, {split_st_model} wavefronts each by the model: the GPU's "
         f"{ncu['gemm_wgmma_direct_3xtf32']['l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum'] / ncu['gemm_wgmma_direct_3xtf32']['smsp__inst_executed_op_shared_st.sum']:.2f} "
         "is, by the same reading as its loads, the traffic they meet in the banks (the TMA's writes, the tensor cores' "
         "reads); not measured apart. The probes in step 15's section put the splitter's loads and stores, together, "
@@ -334,27 +407,52 @@ def shapes_of(bench, torch_txt):
     return ours, theirs, re.search(r"benchmarking on (.+?) \(\d+ SMs\)", bench).group(1)
 
 
+def bench_facts(bench):
+    """A criterion log's SM count (its `benchmarking on` line) and the sample counts of its gemm_shapes."""
+    return (int(re.search(r"benchmarking on .+? \((\d+) SMs\)", bench).group(1)),
+            sorted({int(n) for n in re.findall(r"Benchmarking gemm_shapes/\S+: Collecting (\d+) samples", bench)}))
+
+
+# Step 15's tile of C, from the registry's geometry.
+DX3_TILE = tuple(map(int, re.search(r"tile: \((\d+), (\d+)\)",
+                                    next(s["geometry"] for s in STEPS if s["name"] == "wgmma_direct_3xtf32")).groups()))
+
+
 def split_k_section(folder):
     """`gemm::sgemm` with split K against cuBLAS SGEMM, one later device call per GPU (criterion's point estimates)."""
     bench, torch_txt, log = ((folder / f).read_text() for f in ("gemm_bench.log", "gemm_torch.txt", "gemm.log"))
     runs = [(folder, *shapes_of(bench, torch_txt))]
+    facts = [bench_facts(bench)]
     for other in shape_runs:
         text = (other / "bench.log").read_text()
         runs.append((other, *shapes_of(text, text)))
+        facts.append(bench_facts(text))
+    table = [x for x in dict.fromkeys(order) if all(x in ours and x in theirs for _, ours, theirs, _ in runs)]
+    # The example of too few tiles: the table's shape with the fewest, on the first run's GPU.
+    tiles = lambda sh: -(-sh[0] // DX3_TILE[0]) * -(-sh[1] // DX3_TILE[1])
+    few = min(table, key=tiles)
+    sms = facts[0][0]
+    assert tiles(few) < sms, f"{few}: {tiles(few)} tiles, no fewer than the {sms} SMs the split-K sentence says"
+    few_c = f"{few[0]}^2" if few[0] == few[1] else f"{few[0]}x{few[1]}"
+    sms_s = f"{sms} SMs" if len({f[0] for f in facts}) == 1 else f"the {runs[0][3]}'s {sms} SMs"
+    span = lambda ns: f"{ns[0]}" if len(ns) == 1 else f"{ns[0]} to {ns[-1]}"
+    samples_s = ("the mean of " + span(facts[0][1]) + " samples" if len({tuple(f[1]) for f in facts}) == 1 else
+                 "the mean of " + ", ".join(f"{span(f[1])} samples on the {r[3]}" for f, r in zip(facts, runs)))
     tests = re.search(r"test result: (ok|FAILED)\. (\d+) passed; (\d+) failed", log)
     san = {t: re.search(rf"{t} rc \d+ .*?(\d+) (errors|hazards)", log) for t in ("memcheck", "racecheck")}
     w("### Split K\n")
-    w("Where `C` has too few 128 x 128 tiles to give every SM a block (1024^2 has 64 for 132 SMs), step 15 cuts each "
+    w(f"Where `C` has too few {DX3_TILE[0]} x {DX3_TILE[1]} tiles to give every SM a block ({few_c} has {tiles(few)} for "
+      f"{sms_s}), step 15 cuts each "
       "tile's `K` into runs, one block a run, and `sum_splits` (entry `gemm_sum_splits`) adds the runs' products in order into `C` "
       "([`gemm/split_k.rs`](../kernels/src/gemm/split_k.rs): as many runs as keep one block per SM, at most 8, each at "
       "least 8 tiles of 32 deep; none where the tiles reach half the SMs). `gemm::sgemm` at the off-tile shapes with it, "
       "cuBLAS SGEMM in the same later call, one call per GPU ("
       + ", ".join(f"[{f.name}](measurements/{f.name})" for f, *_ in runs) + "; criterion's point estimate, "
-      "the mean of 10 samples, where the table above has medians). Cells: `gemm::sgemm` / cuBLAS SGEMM in TFLOP/s, "
+      f"{samples_s}, where the table above has medians). Cells: `gemm::sgemm` / cuBLAS SGEMM in TFLOP/s, "
       "and their ratio:\n")
     w("| M x N x K | " + " | ".join(gpu for *_, gpu in runs) + " |")
     w("| --- |" + " --- |" * len(runs))
-    for sh in [x for x in dict.fromkeys(order) if all(x in ours and x in theirs for _, ours, theirs, _ in runs)]:
+    for sh in table:
         f = 2 * sh[0] * sh[1] * sh[2] / 1e6
         w(f"| {sh[0]}x{sh[1]}x{sh[2]} | " + " | ".join(
             f"{f / ours[sh]:.1f} / {f / theirs[sh]:.1f}, {theirs[sh] / ours[sh]:.2f}x" for _, ours, theirs, _ in runs)
@@ -368,6 +466,12 @@ def split_k_section(folder):
 
 if split_run:
     split_k_section(split_run)
+
+
+def count_word(n):
+    """A small count as a word, to begin a sentence with."""
+    words = "Zero One Two Three Four Five Six Seven Eight Nine Ten".split()
+    return words[n] if n < len(words) else f"{n}"
 
 
 def walk_section(folder):
@@ -397,6 +501,9 @@ def walk_section(folder):
     dims = lambda s: tuple(map(int, s.split("x")))
     passes = lambda s: -(-dims(s)[2] // 32)
     sms = int(re.search(r"\((\d+) SMs\)", rd("final/ab-walk-0.log")).group(1))
+    # The GPU every version was timed on, as its criterion logs name it.
+    logs = [folder / "ab-base.log", folder / "ab-walk.log", *(f for sub in subs for f in sorted((folder / sub).glob("ab-*.log")))]
+    walk_gpus = sorted({re.search(r"benchmarking on (?:NVIDIA )?(.+?) \(\d+ SMs\)", f.read_text()).group(1) for f in logs})
     walks = [s for s in shapes if passes(s) <= limit and tiles_of(*dims(s)[:2]) > sms]
     split = next(s for s in shapes if 2 * tiles_of(*dims(s)[:2]) <= sms)
     shallow, deep = min(shapes, key=passes), [s for s in shapes if passes(s) > limit and s != split]
@@ -408,8 +515,8 @@ def walk_section(folder):
       f"{tiles_of(*dims(shallow)[:2])} tiles of {passes(shallow)} passes), step 15 launches one block an SM, and each "
       "block walks its tiles `i, i + G, ..` in the grouped order, its passes one sequence with each stage's phases "
       "running on from tile to tile: the copies and the split of a tile's first stages overlap the last tile's "
-      f"products and its store ([{folder.name}](measurements/{folder.name})). Five versions, each timed against main "
-      "before it in one call on the H200, step 15 alone (criterion's point estimates; from `counters/` on, the median "
+      f"products and its store ([{folder.name}](measurements/{folder.name})). {count_word(len(versions))} versions, each timed against main "
+      f"before it in one call on the {' and the '.join(walk_gpus)}, step 15 alone (criterion's point estimates; from `counters/` on, the median "
       f"of {len(runs_of('counters'))} runs of each build, alternating):\n")
     w("| M x N x K | passes a tile | first (`walk.patch`) | " + " | ".join(f"`{sub}/`" for sub in subs) + " |")
     w("| --- | --- |" + " --- |" * len(versions))
@@ -516,10 +623,27 @@ WHY["wgmma_tma_3xtf32"] = lambda: (
     "Faster than cuBLAS SGEMM and more accurate, it is what `gemm::sgemm` launches with the sm_90a module at the "
     "4096-class shapes (off the tile, below).")
 ex = lambda name, size: tc[f"ex_{name}_{size}"]["TFLOPs"]
+# Step 14's group height, same-run A/B (group.txt: base step 12's groups of 16 tile rows, new groups of 8; only
+# step 14's PTX differs, so the other rows' new / base time is the run's noise).
+DIRECT_AB = "docs/measurements/2026-11-28-h100-gemm-direct-ab"
+group_ab = {(m.group(1), m.group(2), m.group(3)): float(m.group(4)) for m in re.finditer(
+    r"^(\w+)\s+(\w+)\s+(.+?)\s+[\d.]+ ms\s+[\d.]+ ms\s+([\d.]+)$", (ROOT / DIRECT_AB / "group.txt").read_text(), re.M)}
+group_direct = {int(k[2].removesuffix("^3")): v for k, v in group_ab.items() if k[:2] == ("gemm", "wgmma_direct")}
+group_noise = [v for k, v in group_ab.items() if k[:2] != ("gemm", "wgmma_direct")]
+group_sizes = sorted(group_direct)
+group_past = [n for n in group_sizes if group_direct[n] < min(group_noise)]
+group_claim = ("measured slower" if len(group_past) == len(group_sizes) else
+               "measured slower at " + " and ".join(f"{n}^3" for n in group_past) + " only" if group_past else
+               "not measured slower")
+GROUP_16 = (
+    f"step 12's 16 {group_claim}: groups of 8 take " + " and ".join(f"{group_direct[n]:.3f}x" for n in group_sizes)
+    + " its time at " + " and ".join(f"{n}^3" for n in group_sizes)
+    + f", where the rows whose PTX both builds share moved {min(group_noise):.3f}x to {max(group_noise):.3f}x: "
+    f"`{DIRECT_AB}/group.txt`")
 WHY["wgmma_direct"] = lambda: (
     f"{tflops(4096, 'wgmma_direct') / cublas(4096, 'tf32'):.2f}x and "
     f"{tflops(8192, 'wgmma_direct') / cublas(8192, 'tf32'):.2f}x cuBLAS TF32 at 4096^3 and 8192^3 by criterion, whose "
-    f"runs keep the GPU busy for seconds; timed as cuBLAS is (`tc.log`: medians of 30 CUDA-event timings after "
+    f"runs keep the GPU busy for seconds; timed as cuBLAS is (`tc.log`: medians of {EX_REPS} CUDA-event timings after "
     f"warm-up), {ex('wgmma_direct', 4096):.1f} and {ex('wgmma_direct', 8192):.1f} TFLOP/s, "
     f"{ex('wgmma_direct', 4096) / cublas(4096, 'tf32'):.2f}x and {ex('wgmma_direct', 8192) / cublas(8192, 'tf32'):.2f}x "
     f"cuBLAS TF32, where step 12 makes {ex('wgmma_tma', 4096):.1f} and {ex('wgmma_tma', 8192):.1f}. Its largest error "
@@ -528,9 +652,9 @@ WHY["wgmma_direct"] = lambda: (
     f"Tensor pipe {nc('gemm_wgmma_direct', 'sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active', 1)}% active "
     f"over {nc('gemm_wgmma_direct', 'Duration')} us at {NCU_SIZE}^3, with no operand pass before it; "
     f"{ncu['gemm_wgmma_direct']['dram__bytes.sum'] / 1e9:.2f} GB of DRAM traffic. The columns each lane takes "
-    "(`pair_of`) put each 16-lane half of a fragment load on all 32 banks, which the emulator counts as 2 wavefronts a "
+    f"(`pair_of`) put each 16-lane half of a fragment load on all 32 banks, which the emulator counts as {frag_model} wavefronts a "
     f"request; the H100 takes {conflicts('gemm_wgmma_direct')} (below: the other traffic in its banks). The tiles go in groups of 8 tile rows "
-    "(step 12's 16 measured slower: `docs/measurements/2026-11-28-h100-gemm-direct-ab`).")
+    f"({GROUP_16}).")
 if h200:
     h2 = tc_figures((h200 / "tc-first-build.log").read_text())
     h2_final = tc_figures((h200 / "tc.log").read_text())
@@ -628,6 +752,14 @@ if specials:
           re.finditer(r"^gemm\s+(\w+)\s+(\d+)\^3\s+[\d.]+ ms\s+[\d.]+ ms\s+([\d.]+)$", (specials / "ab.txt").read_text(), re.M)}
     ab_range = re.search(r"^range (.*)$", (specials / "ab.txt").read_text(), re.M).group(1)
     cublas_at = next(i for i, l in enumerate(sp) if l.startswith("input") and "cuBLAS" in l)
+    rows = [l for l in sp[3:cublas_at] if l.strip()]
+    peers = {l[:44].strip(): l[44:].strip() for l in sp[cublas_at + 1:] if l.strip()}
+    # The subnormal row: the largest error of `sgemm`, `double_buffered` (step 7) and cuBLAS SGEMM, in the file's short form.
+    sub = next(l for l in rows if l.startswith("subnormal"))
+    sub_name, sub_scale = sub[:44].strip(), re.search(r"x (2\^\d+) column", sub).group(1)
+    sub_err = lambda cell: float(re.search(r"err (\S+)", cell).group(1))
+    sci = lambda x: re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{x:.1e}").replace("e+", "e")
+    sub_ours, sub_db, sub_cublas = sub_err(sub[44:][21:66]), sub_err(sub[44:][66:]), sub_err(peers[sub_name])
     w("## Special values, subnormals and empty products\n")
     w("`gemm::sgemm` has FP32 semantics on every path: for any inputs, the non-finite pattern of `C` is an FP32 FMA "
       "GEMM's. Step 7 computes with FP32 FMAs. Step 13's split cannot hold a non-finite `x`: `inf - tf32(inf)` is NaN, "
@@ -651,8 +783,10 @@ if specials:
       "absolute error up to `2^-137`, not a relative one, and a product of halves below `2^-126` may lose bits in the "
       "tensor cores. The tests bound it by `|alpha| sum_k (d(a) |b| + |a| d(b) + 4 * 2^-126)`, `d(x) = 2^-126` for "
       "`0 < |x| < 2^-115`, on top of the FP32-level bound. Measured below: a row of subnormals against a column scaled "
-      "by `2^60` has a largest error of 7.3e-5 of `sum |a b|` where cuBLAS SGEMM and step 7 keep 2.8e-7; the tensor "
-      "cores do not flush the subnormal halves (a flush would lose the whole row).")
+      f"by `{sub_scale}` has a largest error of {sci(sub_ours)} of `sum |a b|` where "
+      + (f"cuBLAS SGEMM and step 7 keep {sci(sub_db)}" if sci(sub_db) == sci(sub_cublas)
+         else f"cuBLAS SGEMM keeps {sci(sub_cublas)} and step 7 {sci(sub_db)}")
+      + "; the tensor cores do not flush the subnormal halves (a flush would lose the whole row).")
     w("- **Teaching steps:** steps 10 and 11 keep the plain split of the threads' staging: an inf or NaN input turns "
       "its whole row or column into NaN, and `|x|` near `FLT_MAX` rounds to inf in `hi`. Step 12 (TF32) rounds inf to inf; "
       "it is not FP32 either. Steps 1-7 are FP32.")
@@ -663,8 +797,6 @@ if specials:
       "`examples/gemm_specials.rs` and `scripts/gpu/peers gemm-specials` in one call: each output as "
       "NaN/+inf/-inf/finite counts, `off` the elements whose pattern is not the FP32 FMA reference's, `err` the largest "
       "error of the finite ones over `sum |a b|` against the exact product:\n")
-    rows = [l for l in sp[3:cublas_at] if l.strip()]
-    peers = {l[:44].strip(): l[44:].strip() for l in sp[cublas_at + 1:] if l.strip()}
     w("| input | FP32 FMA reference | `sgemm` (`wgmma_tma_3xtf32`) | `double_buffered` | cuBLAS SGEMM |")
     w("| --- | --- | --- | --- | --- |")
     for l in rows:

@@ -82,6 +82,16 @@ def cnt(name, key, nd=1):
 
 
 BIG = (8192, 8192)
+# Hardware spec, not measured (neither report.json nor ncu.txt has it): the L2
+# size in MB of the GPUs this page has been written for, from NVIDIA's H100 and
+# H200 datasheets; a run on any other GPU stops here until its figure is added.
+L2_MB_SPEC = {"H100": 50, "H200": 50}
+# A change in a step's share of the copy within this many points is noise (for
+# order_gain and against_padding alike).
+NOISE_POINTS = 1.0
+# A warp's 32 scalar floats, contiguous, span this many 32-byte sectors: a
+# request that moves no more is fully coalesced.
+COALESCED_SECTORS = 32 * 4 // 32
 
 
 def gbs(k, s=BIG):
@@ -90,10 +100,15 @@ def gbs(k, s=BIG):
 
 
 ideal_mb = 2 * 4 * BIG[0] * BIG[1] / 1e6
+L2_MB = next((mb for gpu, mb in L2_MB_SPEC.items() if gpu in report["gpu"]), None)
+if L2_MB is None:
+    raise SystemExit(f"transpose.py: no L2 size for {report['gpu']}: add its spec to L2_MB_SPEC")
+smallest_mb = min(2 * 4 * r * c for r, c in shapes) / 1e6
+assert smallest_mb > L2_MB, f"transpose: the smallest shape moves {smallest_mb:.0f} MB, not past the {L2_MB} MB L2"
 P, w = page("transpose.py", "Transpose: memory coalescing and bank conflicts, measured", run, *others)
 w(f"GPU: **{report['gpu']}** ({report['sm_count']} SMs), PTX for {report['ptx_arch']}, commit `{commit}`. "
   "Times are medians of CUDA-event timings after warm-up; GB/s counts bytes read + written "
-  "(2 x 4 x rows x cols) in decimal units; every shape is past the 50 MB L2, so these are DRAM figures. "
+  f"(2 x 4 x rows x cols) in decimal units; every shape is past the {L2_MB} MB L2, so these are DRAM figures. "
   "PyTorch is `b.copy_(a.t())` from scripts/gpu/peers report, run in the same device call.\n")
 w("Reproduce:\n")
 w("```sh\nscripts/gpu/build.sh                     # here: release binaries -> .gpu/\n"
@@ -211,34 +226,51 @@ above = [ncu[s["entry"]][tx] / ncu[s["entry"]][req] / emu[("transpose", s["name"
              ("shared ld", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "smsp__inst_executed_op_shared_ld.sum"),
              ("shared st", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "smsp__inst_executed_op_shared_st.sum")]
          if acc in emu[("transpose", s["name"], None)]["totals"]]
-w(f"\nSectors per request are the same to the second decimal. `ncu`'s shared-memory wavefronts per request run "
+# Global sectors per request, the emulator's against ncu's, for every kernel of the table.
+sectors = [(k, acc, e["totals"][acc]["per_request"], ncu[k][tx] / ncu[k][req])
+           for k, e in [("copy_f32", emu[("copy", "copy", None)])] + [(s["entry"], emu[("transpose", s["name"], None)])
+                                                                     for s in STEPS]
+           for acc, tx, req in [
+               ("global ld", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+               ("global st", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")]
+           if acc in e["totals"]]
+if all(f"{a:.2f}" == f"{b:.2f}" for _, _, a, b in sectors):
+    same_sectors = "Sectors per request are the same to the second decimal."
+else:
+    k_, acc_, a_, b_ = max(sectors, key=lambda x: abs(x[2] - x[3]))
+    same_sectors = (f"Sectors per request differ by up to {abs(a_ - b_):.2f} (`{k_}`'s {acc_}: {a_:.2f} on the emulator, "
+                    f"{b_:.2f} in `ncu`).")
+w(f"\n{same_sectors} `ncu`'s shared-memory wavefronts per request run "
   f"{100 * (min(above) - 1):.0f}% to {100 * (max(above) - 1):.0f}% above the model's: shared memory and the L1 cache are "
   "one set of data banks, and `ncu` also counts the wavefronts a request loses to the cache's own traffic there, which a "
   "model of the access pattern leaves out.\n")
 
 # What each step shows, from this run's counters; the step's idea is the registry's.
 WHY = {
-    "naive": lambda: f"Threads run along input rows, so each warp reads 4 sectors (coalesced) but writes "
+    "naive": lambda: f"Threads run along input rows, so each warp reads {cnt('naive', 'ld_sectors', 0)} sectors "
+    f"{coalesced('naive', 'ld_sectors')} but writes "
     f"{cnt('naive', 'st_sectors', 0)} sectors per request, each carrying one useful float. L1 does not keep stores, so "
     "every partial write travels to L2, which must merge sectors it never saw whole: DRAM traffic is "
     f"{cnt('naive', 'dram_mb')} MB against {ideal_mb:.0f} ideal.",
     "naive_cols": lambda: f"The mirror image: loads are strided ({cnt('naive_cols', 'ld_sectors', 0)} sectors per request) "
     "and stores coalesce. The strided loads fetch whole sectors into L1, where the block's neighbouring warps, reading "
-    f"the next columns of the same rows, find their floats: DRAM traffic is {cnt('naive_cols', 'dram_mb')} MB, the ideal, "
+    f"the next columns of the same rows, find their floats: DRAM traffic is {cnt('naive_cols', 'dram_mb')} MB, "
+    f"{near_ideal('naive_cols')}, "
     f"and the step is {by[('naive_cols', BIG)]['gb_per_s'] / by[('naive', BIG)]['gb_per_s']:.1f}x step 1. "
     "Leave the loads uncoalesced, never the stores.",
-    "tiled": lambda: "Both global sides now move 4 sectors per request, but reading a tile column hits one bank: "
-    f"{cnt('tiled', 'smem_wavefronts')} wavefronts per shared load request, a 32-way conflict. The shared-memory pipe, "
-    "not DRAM, is the bottleneck: slower than step 2 despite perfect global coalescing.",
+    "tiled": lambda: f"{global_sides('tiled')}, but reading a tile column hits one bank: "
+    f"{cnt('tiled', 'smem_wavefronts')} wavefronts per shared load request, a {ways('tiled')}-way conflict. The "
+    f"shared-memory pipe, not DRAM, is the bottleneck: {than_step2('tiled')} despite perfect global coalescing.",
     "padded": lambda: f"One token of the layout (`T + 1`) puts consecutive tile rows one bank apart: "
     f"{cnt('padded', 'smem_wavefronts', 2)} wavefronts per request. Everything else is step 3.",
     "swizzled": lambda: f"The same fix without the padding column: {cnt('swizzled', 'smem_wavefronts', 2)} wavefronts per "
-    "request. Same speed as padding here; it matters where padding would break 16-byte alignment or waste a large tile's space.",
+    f"request. {against_padding('swizzled')}; it matters where padding would break 16-byte alignment or waste a large "
+    "tile's space.",
     "wide": lambda: f"Four times the bytes in flight per thread: {gbs('wide', (16384, 16384))} at 16384x16384. The "
     f"counters are step 4's ({cnt('wide', 'smem_wavefronts', 2)} wavefronts per request); what changes is latency hidden.",
     "vec4": lambda: f"A quarter of the global requests ({cnt('vec4', 'ld_sectors', 0)} sectors each, 16 bytes per lane). "
     f"Each thread reads 4 floats down a tile column from 65-float rows: {cnt('vec4', 'smem_wavefronts', 2)} wavefronts "
-    "per shared request, a 2-way conflict that shared bandwidth absorbs.",
+    f"per shared request, a {ways('vec4')}-way conflict that shared bandwidth absorbs.",
     "vec4_cols": lambda: f"Step 7's counters, request for request ({cnt('vec4_cols', 'ld_sectors', 0)} sectors, "
     f"{cnt('vec4_cols', 'smem_wavefronts', 2)} wavefronts, {cnt('vec4_cols', 'dram_mb')} MB of DRAM against step 7's "
     f"{cnt('vec4', 'dram_mb')}): the same bytes, in another order. Neither `ncu`'s per-request counters nor the "
@@ -247,13 +279,65 @@ WHY = {
 }
 
 
+def coalesced(name, key):
+    """"(coalesced)" where the step's requests move no more sectors than a
+    warp's contiguous floats span; else the run contradicts the page."""
+    x = counters(entry(name))[key]
+    assert x <= COALESCED_SECTORS + 0.05, f"transpose: `{name}` {key} {x:.2f}, not coalesced ({COALESCED_SECTORS})"
+    return "(coalesced)"
+
+
+def global_sides(name):
+    """The step's global sectors per request, loads and stores, in words."""
+    ld, st = (cnt(name, k, 0) for k in ("ld_sectors", "st_sectors"))
+    for key in ("ld_sectors", "st_sectors"):  # "perfect global coalescing" follows in the step's text
+        coalesced(name, key)
+    return (f"Both global sides now move {ld} sectors per request" if ld == st
+            else f"Global loads now move {ld} sectors per request and stores {st}")
+
+
+def ways(name):
+    """The step's bank-conflict degree of its shared loads: the emulator's
+    wavefronts per request (the access pattern's own), which ncu's measured
+    figure must round to."""
+    model = emu[("transpose", name, None)]["totals"]["shared ld"]["per_request"]
+    measured_wf = counters(entry(name))["smem_wavefronts"]
+    assert model == int(model) and round(measured_wf) == model, \
+        f"transpose: `{name}` shared loads: emulator {model} wavefronts per request, ncu {measured_wf:.2f}"
+    return f"{model:.0f}"
+
+
+def near_ideal(name, within=0.05):
+    """"the ideal" where the step's DRAM traffic is within 5% of the ideal
+    bytes (ncu counts a launch's writes still in L2 at its end later, so a
+    figure can fall below); else the ideal's figure beside it."""
+    mb = counters(entry(name))["dram_mb"]
+    return "the ideal" if abs(mb - ideal_mb) <= within * ideal_mb else f"against {ideal_mb:.0f} ideal"
+
+
+def than_step2(name):
+    """The step's speed against step 2's at the big shape, in words."""
+    a, b = by[(name, BIG)]["gb_per_s"], by[("naive_cols", BIG)]["gb_per_s"]
+    return "slower than step 2" if a < b else f"only {a / b:.2f}x step 2 ({a:,.0f} against {b:,.0f} GB/s)"
+
+
+def against_padding(name):
+    """The step's speed against `padded` at the big shape: "Same speed" within
+    NOISE_POINTS of the copy, else the figures."""
+    a, b = by[(name, BIG)], by[("padded", BIG)]
+    if abs(a["percent_of_roof"] - b["percent_of_roof"]) <= NOISE_POINTS:
+        return "Same speed as padding here"
+    return (f"{'Faster' if a['gb_per_s'] > b['gb_per_s'] else 'Slower'} than padding here ({a['gb_per_s']:,.0f} "
+            f"against {b['gb_per_s']:,.0f} GB/s)")
+
+
 def order_gain():
     """Step 8 against step 7 at every shape of the report, in points of the copy."""
     gains = [(s, by[("vec4_cols", s)]["percent_of_roof"] - by[("vec4", s)]["percent_of_roof"]) for s in shapes]
     cells = ", ".join(f"{g:+.1f} points at {s[0]}x{s[1]}" for s, g in gains)
     # The lesson holds where the gain is past noise (a point) at the largest shape.
     big = max(shapes, key=lambda s: s[0] * s[1])
-    lesson = dict(gains)[big] > 1.0
+    lesson = dict(gains)[big] > NOISE_POINTS
     return (f"Writing the output in order instead of reading the input in order changes its share of the copy by {cells}"
             + (": as in step 2, the side that wants order is the stores." if lesson else "."))
 
