@@ -21,8 +21,12 @@ PTX that ran; read from the first run only: ptxas compiles offline, so the
 same PTX gives every GPU's run the same file, and the others need none). Where the run folder also holds report/report.json and
 report.txt (scripts/gpu/streaming.sh: the report binary in the same call),
 the page gives each row's share of the GPU's specified DRAM bandwidth too.
-Every number in the page comes from those files."""
-import json, pathlib, re, sys
+One more folder, not named on the command line because no GPU ran it:
+docs/measurements/2026-11-28-cpu-poly-bounds/test.log, the CPU's output of the
+ignored exhaustive test of `poly`'s bound (sin3_minimax_within_its_bounds_exhaustive,
+--nocapture), whose figures the Accuracy section quotes. Every number in the page
+comes from those files."""
+import json, math, pathlib, re, sys
 from common import NO_FRAME, commit_of, dram_spec, gpu_table, page, run_link, share, step_sections, not_measured, steps
 from common import ptxas as parse_ptxas
 
@@ -130,6 +134,19 @@ worst = {}
 for m in re.finditer(r"^ACCURACY (\w+): max [\d.]+ ulp at x = (\S+) \(got (\S+), f64 (\S+)\)", tests, re.M):
     worst[m.group(1)] = {"x": float(m.group(2)), "got": float(m.group(3)), "f64": float(m.group(4))}
 test_result = next(l.strip() for l in reversed(tests.splitlines()) if l.startswith("test result"))
+# ---- the CPU's exhaustive test of `poly`'s bound (no GPU run holds it) --------
+# POLY_BOUNDS/test.log: the output of `sin3_minimax_within_its_bounds_exhaustive`
+# (kernels/src/nested_sin/math/minimax.rs, ignored by default) on a CPU, with
+# --nocapture; its README says where and how long.
+POLY_BOUNDS = ROOT / "docs/measurements/2026-11-28-cpu-poly-bounds"
+poly_log = (POLY_BOUNDS / "test.log").read_text()
+pm = re.search(r"sin3_minimax over every (\d+)th f32 of \[0, 1\]: ([\d.]+) ulp at x = \S+; nested, first sine within "
+              r"([\d.]+) ulp: ([\d.]+) ulp at s = \S+ \(within CUDA's documented ([\d.]+) ulp: ([\d.]+) ulp at s = \S+\)$",
+              poly_log, re.M)
+assert pm and pm.group(1) == "1", f"{POLY_BOUNDS}/test.log: no exhaustive (every 1th f32) line of sin3_minimax"
+assert re.search(r"^test result: ok\. 1 passed", poly_log, re.M), f"{POLY_BOUNDS}/test.log: the test did not pass"
+poly_bounds = {"inner": float(pm.group(2)), "first_ulp": pm.group(3), "nested": float(pm.group(4)),
+               "cuda_ulp": pm.group(5), "nested_cuda": float(pm.group(6))}
 panics = [(m.group(1), m.group(2), " ".join(m.group(3).split()))
           for m in re.finditer(r"^thread '(\w+)' \(\d+\) panicked at (\S+):\n(.*?)\n(?:stack backtrace|note:)", tests,
                                re.M | re.S)]
@@ -288,7 +305,8 @@ w(f"- {' and '.join(f'`{v}`' for v in same)} {'are' if len(same) > 1 else 'is'} 
   "exhaustive comparison of the shortcut's functions with the port over every f32 of their ranges "
   "(`shortcuts_match_libdevice_bit_for_bit_exhaustive`, ignored by default: not part of this run).")
 w(f"- Against f64 the four sines are {acc['fused_reduced']['max_eps']:.2f} eps, {acc['fused_reduced']['max_ulp']:.2f} ulp. "
-  f"In ulp even the best four-launch result does worse than 3: a correctly rounded sine, rounded to f32 between launches, "
+  f"In ulp even the best four-launch result does worse than {math.ceil(acc['correctly_rounded4_max_ulp']) - 1}: "
+  "a correctly rounded sine, rounded to f32 between launches, "
   f"reaches {acc['correctly_rounded4_max_ulp']:.2f} ulp, because an error carried into a result just below a power of two "
   "doubles when counted in that result's ulp (the worst case here, x = "
   f"{worst['fused_reduced']['x']:g}, ends at {worst['fused_reduced']['got']:.4f}). The tests bound the accurate versions "
@@ -304,9 +322,10 @@ w(f"- `poly` keeps `__nv_sinf` for the first sine and computes the other three a
   f"{pa['max_ulp']:.2f} ulp and {pa['max_eps']:.2f} eps against f64 here, below the others' {acc['fused_reduced']['max_ulp']:.2f}: "
   "one rounding where three f32 sines round three times. Its bound is tested on the CPU for every f32 that the first "
   "sine can return (`sin3_minimax_within_its_bounds_exhaustive` in `nested_sin/math/minimax.rs`, ignored by default): the "
-  "polynomial is within 1.09 ulp of sin(sin(sin(s))), and with a first sine within 1.5 ulp the nested result is "
-  "within 3.50 ulp for every input (4.50 with CUDA's documented 2 ulp for `sinf`). Those two figures are that test's "
-  "output on the CPU, not this run's.\n")
+  f"polynomial is within {poly_bounds['inner']:.2f} ulp of sin(sin(sin(s))), and with a first sine within "
+  f"{poly_bounds['first_ulp']} ulp the nested result is within {poly_bounds['nested']:.2f} ulp for every input "
+  f"({poly_bounds['nested_cuda']:.2f} with CUDA's documented {poly_bounds['cuda_ulp']} ulp for `sinf`). Those two "
+  "figures are that test's output on the CPU, not this run's.\n")
 
 # ---- launch-bound -----------------------------------------------------------
 S = "nested_sin_1024"
@@ -472,7 +491,7 @@ WHY = {
        f"{spread.group(2)}), {roof * 1000 / float(spread.group(3)) * 100:.1f}% of the roof: a few slow samples; the "
        "median is the figure here." if spread and spread.group(2) == "us" else ""),
     "poly": lambda: f"`math::sin3_minimax`: x + x^3 q(x^2), q of degree 7 with f32 coefficients from a Remez fit "
-    f"(the comment in `nested_sin/math.rs` says how), 10 instructions where `fused_reduced` spends 37 on the three inner "
+    f"(the comment in `nested_sin/math/minimax.rs` says how), 10 instructions where `fused_reduced` spends 37 on the three inner "
     f"sines: {po['inst_per_elem']:.0f} instructions per element instead of {fr['inst_per_elem']:.0f}. Its own bits, "
     f"{pa['max_ulp']:.2f} ulp against f64 (Accuracy, above).",
     "fast": lambda: f"At the roof too ({NCU['fast']['inst_per_elem']:.0f} instructions per element). The error "
