@@ -50,6 +50,20 @@ def gpu_name(folder):
     raise SystemExit(f"{folder}: no GPU name in report.json, tests.log or summary.txt")
 
 
+# Hardware spec, not measured (no run's files hold it): the L2 size in MB of
+# the GPUs the pages have been written for, from NVIDIA's H100 and H200
+# datasheets.
+L2_MB_SPEC = {"H100": 50, "H200": 50}
+
+
+def l2_mb(gpu):
+    """The L2 size in MB of the GPU named `gpu` (L2_MB_SPEC); a page for any other GPU stops until its figure is added."""
+    mb = next((mb for name, mb in L2_MB_SPEC.items() if name in gpu), None)
+    if mb is None:
+        raise SystemExit(f"no L2 size for {gpu}: add its spec to L2_MB_SPEC (scripts/docs/common.py)")
+    return mb
+
+
 def commit_of(text):
     """The commit a run's binaries were built from: the hash on its log's `commit <hash>` line."""
     return next(l.split()[1] for l in text.splitlines() if l.startswith("commit "))
@@ -211,6 +225,11 @@ def emulator_counters(path):
     return out
 
 
+def far_apart(mine, theirs):
+    """Whether an emulator figure and ncu's are more than 10% of the larger apart: the counters table's star."""
+    return abs(mine - theirs) > 0.1 * max(mine, theirs)
+
+
 def counters_table(w, emu, rows):
     """The emulator-against-ncu table: `rows` is [(label, emulator entry of
     emulator_counters(), ncu's metrics of the launch)]. Each cell reads
@@ -232,7 +251,7 @@ def counters_table(w, emu, rows):
                 cells.append("-")
                 continue
             fmt = lambda x: "-" if x is None else f"{x:.2f}"
-            far = mine is None or theirs is None or abs(mine - theirs) > 0.1 * max(mine, theirs)
+            far = mine is None or theirs is None or far_apart(mine, theirs)
             if far:
                 apart.append((label, title, mine, theirs))
             cells.append(f"{fmt(mine)} / {fmt(theirs)}" + (" **\\***" if far else ""))

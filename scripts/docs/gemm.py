@@ -54,8 +54,13 @@ for m in re.finditer(r"^error (\w+)\s+(\d+)\^3: .*= ([\d.e+-]+)\), \|\|err\|\|/\
 for m in re.finditer(r"^\s*(\w+) (\d+)\^3: median ([\d.]+) ms .* ([\d.]+) TFLOP/s;", tc_log, re.M):
     tc[f"ex_{m.group(1)}_{m.group(2)}"] = {"median_ms": float(m.group(3)), "TFLOPs": float(m.group(4))}
 # How many timings each of those medians is of (`N reps`): one figure, or their range.
-ex_reps = sorted({int(r) for r in re.findall(r"^\s*\w+ \d+\^3: median [\d.]+ ms \(.*?, (\d+) reps\) [\d.]+ TFLOP/s;", tc_log, re.M)})
-EX_REPS = f"{ex_reps[0]}" if len(ex_reps) == 1 else f"{ex_reps[0]} to {ex_reps[-1]}"
+def span(ns):
+    """Sorted counts as the page states them: the one figure, or `first to last`."""
+    return f"{ns[0]}" if len(ns) == 1 else f"{ns[0]} to {ns[-1]}"
+
+
+EX_REPS = span(sorted({int(r) for r in re.findall(r"^\s*\w+ \d+\^3: median [\d.]+ ms \(.*?, (\d+) reps\) [\d.]+ TFLOP/s;",
+                                                  tc_log, re.M)}))
 
 
 def tc_figures(text):
@@ -404,12 +409,18 @@ def shapes_of(bench, torch_txt):
     ours = {tuple(map(int, s.split("x"))): us for s, us in criterion_us(bench, "gemm_shapes").items()}
     theirs = {tuple(map(int, m.group(1, 2, 3))): float(m.group(4)) * 1e3
               for m in re.finditer(r"torch sgemm (\d+)x(\d+)x(\d+): ([\d.]+) ms", torch_txt)}
-    return ours, theirs, re.search(r"benchmarking on (.+?) \(\d+ SMs\)", bench).group(1)
+    return ours, theirs, benchmarked_on(bench)[0]
+
+
+def benchmarked_on(log):
+    """A criterion log's GPU and SM count: its `benchmarking on <gpu> (<n> SMs)` line."""
+    m = re.search(r"benchmarking on (.+?) \((\d+) SMs\)", log)
+    return m.group(1), int(m.group(2))
 
 
 def bench_facts(bench):
     """A criterion log's SM count (its `benchmarking on` line) and the sample counts of its gemm_shapes."""
-    return (int(re.search(r"benchmarking on .+? \((\d+) SMs\)", bench).group(1)),
+    return (benchmarked_on(bench)[1],
             sorted({int(n) for n in re.findall(r"Benchmarking gemm_shapes/\S+: Collecting (\d+) samples", bench)}))
 
 
@@ -435,7 +446,6 @@ def split_k_section(folder):
     assert tiles(few) < sms, f"{few}: {tiles(few)} tiles, no fewer than the {sms} SMs the split-K sentence says"
     few_c = f"{few[0]}^2" if few[0] == few[1] else f"{few[0]}x{few[1]}"
     sms_s = f"{sms} SMs" if len({f[0] for f in facts}) == 1 else f"the {runs[0][3]}'s {sms} SMs"
-    span = lambda ns: f"{ns[0]}" if len(ns) == 1 else f"{ns[0]} to {ns[-1]}"
     samples_s = ("the mean of " + span(facts[0][1]) + " samples" if len({tuple(f[1]) for f in facts}) == 1 else
                  "the mean of " + ", ".join(f"{span(f[1])} samples on the {r[3]}" for f, r in zip(facts, runs)))
     tests = re.search(r"test result: (ok|FAILED)\. (\d+) passed; (\d+) failed", log)
@@ -500,10 +510,10 @@ def walk_section(folder):
     shapes = list(first["base"])
     dims = lambda s: tuple(map(int, s.split("x")))
     passes = lambda s: -(-dims(s)[2] // 32)
-    sms = int(re.search(r"\((\d+) SMs\)", rd("final/ab-walk-0.log")).group(1))
+    sms = benchmarked_on(rd("final/ab-walk-0.log"))[1]
     # The GPU every version was timed on, as its criterion logs name it.
     logs = [folder / "ab-base.log", folder / "ab-walk.log", *(f for sub in subs for f in sorted((folder / sub).glob("ab-*.log")))]
-    walk_gpus = sorted({re.search(r"benchmarking on (?:NVIDIA )?(.+?) \(\d+ SMs\)", f.read_text()).group(1) for f in logs})
+    walk_gpus = sorted({benchmarked_on(f.read_text())[0].removeprefix("NVIDIA ") for f in logs})
     walks = [s for s in shapes if passes(s) <= limit and tiles_of(*dims(s)[:2]) > sms]
     split = next(s for s in shapes if 2 * tiles_of(*dims(s)[:2]) <= sms)
     shallow, deep = min(shapes, key=passes), [s for s in shapes if passes(s) > limit and s != split]
@@ -748,9 +758,10 @@ spots = re.findall(r"gpu\s+(\w+) 4096x4096x4096 spot: max error / bound ([\d.e+-
 if specials:
     sp = (specials / "specials.txt").read_text().splitlines()
     sp_machine = (specials / "machine.txt").read_text().splitlines()
+    ab_txt = (specials / "ab.txt").read_text()
     ab = {(m.group(1), m.group(2)): float(m.group(3)) for m in
-          re.finditer(r"^gemm\s+(\w+)\s+(\d+)\^3\s+[\d.]+ ms\s+[\d.]+ ms\s+([\d.]+)$", (specials / "ab.txt").read_text(), re.M)}
-    ab_range = re.search(r"^range (.*)$", (specials / "ab.txt").read_text(), re.M).group(1)
+          re.finditer(r"^gemm\s+(\w+)\s+(\d+)\^3\s+[\d.]+ ms\s+[\d.]+ ms\s+([\d.]+)$", ab_txt, re.M)}
+    ab_range = re.search(r"^range (.*)$", ab_txt, re.M).group(1)
     cublas_at = next(i for i, l in enumerate(sp) if l.startswith("input") and "cuBLAS" in l)
     rows = [l for l in sp[3:cublas_at] if l.strip()]
     peers = {l[:44].strip(): l[44:].strip() for l in sp[cublas_at + 1:] if l.strip()}

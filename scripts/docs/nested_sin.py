@@ -27,7 +27,7 @@ ignored exhaustive test of `poly`'s bound (sin3_minimax_within_its_bounds_exhaus
 --nocapture), whose figures the Accuracy section quotes. Every number in the page
 comes from those files."""
 import json, math, pathlib, re, sys
-from common import NO_FRAME, commit_of, dram_spec, gpu_table, page, run_link, share, step_sections, not_measured, steps
+from common import NO_FRAME, commit_of, dram_spec, gpu_table, l2_mb, page, run_link, share, step_sections, not_measured, steps
 from common import ptxas as parse_ptxas
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -50,7 +50,7 @@ ptxas_txt = read("ptxas.txt")
 ptx_arch = re.search(r"for '(sm_\d+a?)'", ptxas_txt).group(1)
 
 LARGE, N = "nested_sin_2_28", 1 << 28
-L2_MB = 50
+L2_MB = l2_mb(e2e["gpu"])
 
 
 def launches(step):

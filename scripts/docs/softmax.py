@@ -31,8 +31,8 @@ when given (one emulator run that docs/transpose.md's folder holds for both
 pages), else from the run folder. Every number in the page comes from those
 files; the constants below are the kernels' and the H100's."""
 import json, math, pathlib, re, sys, types
-from common import NO_FRAME, counters_table, emulator_counters, page, pictures, ptxas, not_measured, steps
-from common import commit_of, dispatch_picks, dram_spec, gpu_name, gpu_table, run_link, share
+from common import NO_FRAME, ROOT, counters_table, emulator_counters, far_apart, page, pictures, ptxas, not_measured, steps
+from common import commit_of, dispatch_picks, dram_spec, gpu_name, gpu_table, l2_mb, run_link, share
 
 args = [pathlib.Path(a) for a in sys.argv[1:]]
 if len(args) > 2 and len(args) % 2:
@@ -71,10 +71,10 @@ commit = commit_of(summary)
 WARP, MAX_BLOCK_THREADS = 32, 1024
 ONLINE_FLOATS, STASH_MAX_COLS = 16, 57_344
 # The dispatch's block size and where it turns from a block to a cluster: the kernels' own constants.
-MOD_RS = (pathlib.Path(__file__).parents[2] / "kernels/src/softmax/mod.rs").read_text()
+MOD_RS = (ROOT / "kernels/src/softmax/mod.rs").read_text()
 BLOCK_TARGET_THREADS, CLUSTER_MIN_COLS = (int(re.search(rf"pub const {name}: u32 = (\d+);", MOD_RS).group(1))
                                           for name in ("BLOCK_TARGET_THREADS", "CLUSTER_MIN_COLS"))
-L2_MB, SM_SHARED_KB = 50, 228
+L2_MB, SM_SHARED_KB = l2_mb(gpu_name(run)), 228
 
 
 # ---- the registry: steps grouped by strategy (step number), in step order --
@@ -459,11 +459,11 @@ longest = max(SHAPES, key=lambda s: s[1])
 
 # The CUDA C probe of long rows (docs/measurements/2026-11-28-h200-softmax-long-rows):
 # {(rows, cols): {(name, threads, float4 a thread): % of the same bytes' DtoD}}, and its GPU.
-LONG_ROWS = pathlib.Path(__file__).resolve().parents[2] / "docs/measurements/2026-11-28-h200-softmax-long-rows"
-def long_calls(name):
+LONG_ROWS = ROOT / "docs/measurements/2026-11-28-h200-softmax-long-rows"
+def long_calls(text):
     """One call's results file: {(rows, cols): {(name, threads, float4 a thread): %}}."""
     calls, at = {}, None
-    for line in (LONG_ROWS / name).read_text().splitlines():
+    for line in text.splitlines():
         x = re.match(r"(\d+)x(\d+) dtod", line)
         if x:
             at = calls.setdefault((int(x.group(1)), int(x.group(2))), {})
@@ -473,16 +473,17 @@ def long_calls(name):
     return calls
 
 
-long_gpu = (LONG_ROWS / "results.txt").read_text().splitlines()[0].split(",")[0]
+long_txt = {f: (LONG_ROWS / f).read_text() for f in ("results.txt", "results_ca.txt")}
+long_gpu = long_txt["results.txt"].splitlines()[0].split(",")[0]
+long_rows, long_ca = long_calls(long_txt["results.txt"]), long_calls(long_txt["results_ca.txt"])
 
 # The probe behind step 4's exchange (docs/measurements/2026-11-25-softmax-cluster-probe): on its first GPU, at
 # 1024x50000 with clusters of 4 blocks of 512 threads, the cluster-wide barrier (M=0) against st.async (M=3).
-EXCHANGE = pathlib.Path(__file__).resolve().parents[2] / "docs/measurements/2026-11-25-softmax-cluster-probe/results.txt"
-exchange_txt = EXCHANGE.read_text().split("\n512x100000")[0]
-exchange_gpu = re.search(r"\n\n(NVIDIA [^\n]+)\n1024x50000", EXCHANGE.read_text()).group(1)
+EXCHANGE = (ROOT / "docs/measurements/2026-11-25-softmax-cluster-probe/results.txt").read_text()
+exchange_txt = EXCHANGE.split("\n512x100000")[0]
+exchange_gpu = re.search(r"\n\n(NVIDIA [^\n]+)\n1024x50000", EXCHANGE).group(1)
 barrier_pct, st_async_pct = (float(re.search(rf"reg  C=4 T=512  V=7  M={m} .*?([\d.]+)%", exchange_txt).group(1))
                              for m in (0, 3))
-long_rows, long_ca = long_calls("results.txt"), long_calls("results_ca.txt")
 
 
 def long_range(calls, shape, name):
@@ -595,17 +596,13 @@ for label, e, k in rows:
     per_row.append((label, t["requests"] / erows, t["transactions"] / erows,
                     k["smsp__inst_executed_op_shared_ld.sum"] / k["shape"][0],
                     k["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] / k["shape"][0]))
-# "Agree" is counters_table's own measure (common.py): within 10% of the larger.
-AGREE = 0.1
-agree = lambda x, y: abs(x - y) <= AGREE * max(x, y)
-
-
 def shared_ld_why():
     """Why the starred shared-load launches differ: per row, the wavefronts
-    (the totals) agree and the requests do not; the wording of the requests'
+    (the totals) agree and the requests do not (the counters table's measure,
+    `far_apart`); the wording of the requests'
     ratio (ncu's instructions over the emulator's accesses) comes from it."""
-    wf_apart = [lb for lb, er, ew, nr, nw in per_row if not agree(ew, nw)]
-    req_agree = [lb for lb, er, ew, nr, nw in per_row if agree(er, nr)]
+    wf_apart = [lb for lb, er, ew, nr, nw in per_row if far_apart(ew, nw)]
+    req_agree = [lb for lb, er, ew, nr, nw in per_row if not far_apart(er, nr)]
     if wf_apart or req_agree:
         raise SystemExit(f"softmax.py: the shared-load explanation no longer holds: wavefronts per row apart for "
                          f"{wf_apart}, requests per row agree for {req_agree}")

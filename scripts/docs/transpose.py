@@ -19,7 +19,7 @@ output) and counters.json (the emulator's counters, which docs/softmax.md
 reads from here too). Every number in the page comes from those files."""
 import json, pathlib, re, sys
 from common import counters_table, emulator_counters, page, parse_ncu, pictures, step_sections, not_measured, steps
-from common import commit_of, dram_spec, gpu_name, gpu_table, report_json, run_link, share
+from common import commit_of, dram_spec, gpu_name, gpu_table, l2_mb, report_json, run_link, share
 
 run = pathlib.Path(sys.argv[1])
 others = [pathlib.Path(a) for a in sys.argv[2:]]
@@ -82,10 +82,6 @@ def cnt(name, key, nd=1):
 
 
 BIG = (8192, 8192)
-# Hardware spec, not measured (neither report.json nor ncu.txt has it): the L2
-# size in MB of the GPUs this page has been written for, from NVIDIA's H100 and
-# H200 datasheets; a run on any other GPU stops here until its figure is added.
-L2_MB_SPEC = {"H100": 50, "H200": 50}
 # A change in a step's share of the copy within this many points is noise (for
 # order_gain and against_padding alike).
 NOISE_POINTS = 1.0
@@ -100,9 +96,7 @@ def gbs(k, s=BIG):
 
 
 ideal_mb = 2 * 4 * BIG[0] * BIG[1] / 1e6
-L2_MB = next((mb for gpu, mb in L2_MB_SPEC.items() if gpu in report["gpu"]), None)
-if L2_MB is None:
-    raise SystemExit(f"transpose.py: no L2 size for {report['gpu']}: add its spec to L2_MB_SPEC")
+L2_MB = l2_mb(report["gpu"])
 smallest_mb = min(2 * 4 * r * c for r, c in shapes) / 1e6
 assert smallest_mb > L2_MB, f"transpose: the smallest shape moves {smallest_mb:.0f} MB, not past the {L2_MB} MB L2"
 P, w = page("transpose.py", "Transpose: memory coalescing and bank conflicts, measured", run, *others)
