@@ -20,9 +20,10 @@
 //! since 16-byte loads would be misaligned), a deep and a shallow product,
 //! and 1024^3, which gives 32 blocks for an H100's 132 SMs.
 //! `scripts/gpu/peers gemm-shapes` times PyTorch at the shapes this group
-//! names in its output. A fourth, `gemm_direct_3xtf32_shapes`, times step
-//! 15 (FP32-accurate with no operand pass) at the same shapes, where the
-//! module has it: whether `sgemm` should take it at some of them.
+//! names in its output. Then `gemm_tma_3xtf32_shapes`,
+//! `gemm_direct_3xtf32_shapes` and `gemm_split_a_3xtf32_shapes` time steps
+//! 13, 15 and 16 (the FP32-accurate TMA steps) alone at the same shapes,
+//! where the module has them: which one `sgemm` should take at each.
 
 mod common;
 
@@ -91,15 +92,18 @@ fn bench_shapes(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
         |shape| gemm::sgemm_variant(gpu, shape),
         |a, b, out, shape| gemm::sgemm(stream, a, b, out, shape, AlphaBeta::PRODUCT),
     );
-    let step15 = Variant::WgmmaDirect3xTf32;
-    if gpu.has_kernel(step15.entry_point()) {
-        shapes_group(
-            c,
-            stream,
-            "gemm_direct_3xtf32_shapes",
-            |_| step15,
-            |a, b, out, shape| gemm::launch(stream, step15, a, b, out, shape, AlphaBeta::PRODUCT),
-        );
+    // Each FP32-accurate TMA step alone at the same shapes, where the
+    // module has it: which one `sgemm` should take at each.
+    for step in [Variant::WgmmaTma3xTf32, Variant::WgmmaDirect3xTf32, Variant::WgmmaSplitA3xTf32] {
+        if gpu.has_kernel(step.entry_point()) {
+            shapes_group(
+                c,
+                stream,
+                &format!("gemm_{}_shapes", step.name().trim_start_matches("wgmma_")),
+                |_| step,
+                |a, b, out, shape| gemm::launch(stream, step, a, b, out, shape, AlphaBeta::PRODUCT),
+            );
+        }
     }
 }
 

@@ -12,9 +12,9 @@
 //! them; `DUMP_DIR`, when given, receives `A`, `B` and each step's `C` as
 //! raw little-endian f32 (`a_4096.bin`,
 //! `c_wgmma_4096.bin`, ...), which `scripts/gpu/peers gemm-tc` compares
-//! with cuBLAS against an f64 product on the GPU; `STEPS` (default
-//! `double_buffered,tf32,wgmma,wgmma_3xtf32,wgmma_promoted,wgmma_tma,wgmma_tma_3xtf32,wgmma_direct,wgmma_direct_3xtf32`) names the
-//! steps. Prints one line per step and size: median, min and max ms,
+//! with cuBLAS against an f64 product on the GPU; `STEPS` (default: the
+//! best FP32 step, `double_buffered`, and every tensor-core step) names
+//! the steps. Prints one line per step and size: median, min and max ms,
 //! TFLOP/s.
 
 use coalesce::gemm::{self, AlphaBeta, GemmShape, Variant};
@@ -27,15 +27,14 @@ fn main() -> coalesce::Result<()> {
         args.first().map_or("4096,8192", String::as_str).split(',').filter_map(|s| s.parse().ok()).collect();
     let reps: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(30);
     let dump = args.get(2).filter(|s| !s.is_empty()).map(std::path::PathBuf::from);
-    let steps: Vec<Variant> = args
-        .get(3)
-        .map_or(
-            "double_buffered,tf32,wgmma,wgmma_3xtf32,wgmma_promoted,wgmma_tma,wgmma_tma_3xtf32,wgmma_direct,wgmma_direct_3xtf32",
-            String::as_str,
-        )
-        .split(',')
-        .filter_map(|name| Variant::ALL.into_iter().find(|v| v.name() == name))
-        .collect();
+    let steps: Vec<Variant> = match args.get(3) {
+        Some(names) => {
+            names.split(',').filter_map(|name| Variant::ALL.into_iter().find(|v| v.name() == name)).collect()
+        }
+        None => std::iter::once(Variant::BEST)
+            .chain(Variant::ALL.into_iter().filter(|v| v.geometry().precision != gemm::Precision::Fp32))
+            .collect(),
+    };
     let gpu = coalesce::init()?;
     println!("{} (compute capability {:?}), module {:?}", gpu.name(), gpu.compute_capability(), gpu.module_name());
     let stream = gpu.stream()?;

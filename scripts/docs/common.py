@@ -169,30 +169,38 @@ def pictures(op, kernel):
     return "\n".join(out)
 
 
-def parse_ncu(text):
-    """ncu's report -> {kernel: {metric or section row: value}} for the first
-    launch of each kernel; bytes in bytes, times in microseconds."""
-    out, cur = {}, None
+def ncu_launches(text):
+    """ncu's report -> [(kernel, {metric or section row: value})], one entry
+    per profiled launch in order; bytes in bytes, times in microseconds."""
+    out = []
     for line in text.splitlines():
         m = re.match(r"^  ([A-Za-z_0-9]+) \(\d+, \d+, \d+\)x", line)
         if m:
-            cur = m.group(1) if m.group(1) not in out else None
-            if cur:
-                out[cur] = {}
+            out.append((m.group(1), {}))
             continue
-        if not cur:
+        if not out:
             continue
+        cur = out[-1][1]
         m = re.match(r"^\s+([a-z0-9_]+__\S+)\s+(\S+\s+)?([\d,.]+)$", line)
         if m:
             unit = (m.group(2) or "").strip()
             scale = {"Gbyte": 1e9, "Mbyte": 1e6, "Kbyte": 1e3}.get(unit, 1)
-            out[cur][m.group(1)] = float(m.group(3).replace(",", "")) * scale
+            cur[m.group(1)] = float(m.group(3).replace(",", "")) * scale
             continue
         m = re.match(r"^\s{4}(\S.*?)\s{2,}(\S+\s+)?([\d,.]+)$", line)
         if m:
             # Times in microseconds, whatever unit ncu chose.
             scale = {"s": 1e6, "ms": 1e3, "us": 1, "ns": 1e-3}.get((m.group(2) or "").strip(), 1)
-            out[cur].setdefault(m.group(1).strip(), float(m.group(3).replace(",", "")) * scale)
+            cur.setdefault(m.group(1).strip(), float(m.group(3).replace(",", "")) * scale)
+    return out
+
+
+def parse_ncu(text):
+    """ncu's report -> {kernel: {metric or section row: value}} for the first
+    launch of each kernel ([`ncu_launches`])."""
+    out = {}
+    for name, metrics in ncu_launches(text):
+        out.setdefault(name, metrics)
     return out
 
 

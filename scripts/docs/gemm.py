@@ -14,7 +14,7 @@ the page comes from those files.
 """
 import json, pathlib, re, sys
 from statistics import median
-from common import COUNTER_COLUMNS, NO_FRAME, ROOT, commit_of, counters_table, emulator_counters, page, parse_ncu, ptxas, step_sections, not_measured, steps
+from common import COUNTER_COLUMNS, NO_FRAME, ROOT, commit_of, counters_table, emulator_counters, ncu_launches, page, parse_ncu, ptxas, step_sections, not_measured, steps
 
 run = pathlib.Path(sys.argv[1])
 # The special-value run (examples/gemm_specials.rs, scripts/gpu/peers gemm-specials,
@@ -79,10 +79,11 @@ regs, frames = ptxas(read("ptxas.txt"))
 module = read("ptxas.txt").splitlines()[0].removeprefix("### ")
 SIZES = (4096, 8192)
 # What gemm::sgemm launches (Variant::sgemm_for): with the module, step 15 where C has at most
-# 2048^2 elements or K is at most 256, step 13 elsewhere; step 7 with the other modules.
-SGEMM = next(s["name"] for s in STEPS if s["name"] == "wgmma_tma_3xtf32" and s["needs"] in (None, module))
-SGEMM_DIRECT = next(s["name"] for s in STEPS if s["name"] == "wgmma_direct_3xtf32" and s["needs"] in (None, module))
-sgemm_at = lambda m, n, k: SGEMM_DIRECT if m * n <= 2048 * 2048 or k <= 256 else SGEMM
+# 1024^2 elements, step 16 elsewhere; step 7 with the other modules. Step 13 is the third
+# FP32-accurate TMA step the off-tile table times.
+step_named = lambda name: next(s["name"] for s in STEPS if s["name"] == name and s["needs"] in (None, module))
+SGEMM, SGEMM_DIRECT, STEP13 = (step_named(n) for n in ("wgmma_split_a_3xtf32", "wgmma_direct_3xtf32", "wgmma_tma_3xtf32"))
+sgemm_at = lambda m, n, k: SGEMM_DIRECT if m * n <= 1024 * 1024 else SGEMM
 SGEMM_ELSEWHERE = next(s["name"] for s in STEPS if s["step"] == "7")
 
 
@@ -122,14 +123,17 @@ def conflicts(kernel):
 # ---- the off-tile shapes: ours (criterion) and PyTorch's (same call) ----------
 torch_shapes = {tuple(map(int, m.groups()[:3])): float(m.group(5))
                 for m in re.finditer(r"torch sgemm (\d+)x(\d+)x(\d+): ([\d.]+) ms ([\d.]+) TFLOP/s", bench_log)}
+# The FP32-accurate TMA steps, each alone at the shapes (benches/gemm.rs: group `gemm_<step>_shapes`).
+SHAPE_STEPS = (STEP13, SGEMM_DIRECT, SGEMM)
+shape_group = lambda name: f"gemm_{name.removeprefix('wgmma_')}_shapes"
 shape_rows = []
-for key, v in crit.items():
+for key in crit:
     m = re.match(r"gemm_shapes/(\d+)x(\d+)x(\d+)$", key)
     if m:
         s = tuple(map(int, m.groups()))
-        direct = crit[f"gemm_direct_3xtf32_shapes/{s[0]}x{s[1]}x{s[2]}"]["median_ns"]
-        shape_rows.append((s, 2 * s[0] * s[1] * s[2] / v["median_ns"] / 1e3, 2 * s[0] * s[1] * s[2] / direct / 1e3,
-                           torch_shapes[s]))
+        ours = [2 * s[0] * s[1] * s[2] / crit[f"{shape_group(n)}/{s[0]}x{s[1]}x{s[2]}"]["median_ns"] / 1e3
+                for n in SHAPE_STEPS]
+        shape_rows.append((s, ours, torch_shapes[s]))
 order = [tuple(map(int, t)) for t in re.findall(r"gemm_shapes/(\d+)x(\d+)x(\d+)", bench_log)]
 shape_rows.sort(key=lambda r: order.index(r[0]))
 
@@ -165,7 +169,7 @@ w("| | cuBLAS TF32 | | " + " | ".join(f"{cublas(n, 'tf32'):.1f} | 1.00x" for n i
 no_spills = all(frames.get(s["entry"]) == NO_FRAME for s in STEPS)
 w(f"\nFP32-accurate steps are compared with cuBLAS SGEMM, TF32 steps with cuBLAS TF32. The error is the largest "
   "|C - C_f64| over the largest |C_f64|, on the same uniform [-1, 1) inputs for every row (`tc.log`; steps 1-6 are "
-  "not dumped). Registers from `ptxas -v` for the module the H100 loads; "
+  f"not dumped). Registers from `ptxas -v` for the module the {gpu_name} loads; "
   f"{'no kernel has a stack frame or spills' if no_spills else 'see ptxas.txt for spills'}. "
   f"`gemm::sgemm` launches `{SGEMM}` or `{SGEMM_DIRECT}` with the `{module}` module (by shape: below) and "
   f"`{SGEMM_ELSEWHERE}` with the others: the fastest FP32-accurate step each has.\n")
@@ -364,6 +368,12 @@ OWN_WHY = {
         + " per 1000 multiply-adds). As for step 14, the emulator counts what the addresses take alone and the GPU "
         "serves them beside the TMA's writes and the tensor cores' operand reads in the same banks; no probe has "
         "measured these addresses alone."),
+    ("shared ld wavefronts / request", "gemm_wgmma_split_a_3xtf32"): lambda: (
+        f"step 15's consumers and their 8-byte fragment loads (step 14's addresses, {split_frag_model} wavefronts by "
+        "the model, the least 256 bytes take), the only shared loads left with no splitter ("
+        + " and ".join(f"{x:.2f}" for x in per_mnk("wgmma_split_a_3xtf32", "shared ld", "smsp__inst_executed_op_shared_ld.sum"))
+        + " per 1000 multiply-adds): as for step 14, what the GPU adds is the TMA's writes and the tensor cores' "
+        "operand reads in the same banks."),
     ("shared st wavefronts / request", "gemm_wgmma_direct_3xtf32"): lambda: (
         f"the splitter's 16-byte stores of `A_lo`, consecutive chunks, {split_st_model} wavefronts each by the model: the GPU's "
         f"{ncu['gemm_wgmma_direct_3xtf32']['l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum'] / ncu['gemm_wgmma_direct_3xtf32']['smsp__inst_executed_op_shared_st.sum']:.2f} "
@@ -381,19 +391,21 @@ for title in sorted({a[1] for a in apart}):
 w("")
 
 w("## Off the tile\n")
-w(f"The FP32-accurate steps against cuBLAS SGEMM at the same shape in the same call (criterion): `{SGEMM}` "
-  f"(group `gemm_shapes`, which times `gemm::sgemm` and ran step 13 at every shape at commit `{commit}`) and "
-  f"`{SGEMM_DIRECT}` (group `gemm_direct_3xtf32_shapes`). Step 13's operand pass pads rows to 128 bytes, so odd "
-  "`N` and `K` take its usual path; step 15 copies an operand first only where its rows are not 16-byte aligned. "
-  "Times include the passes and the workspace's stream-ordered allocation. `gemm::sgemm` now takes, from these figures, "
-  f"`{SGEMM_DIRECT}` where `C` has at most 2048^2 elements or `K` is at most 256 and `{SGEMM}` elsewhere "
-  f"(`Variant::sgemm_for`; `{SGEMM_ELSEWHERE}` with the other modules); the ratio is of the step it takes:\n")
-w(f"| M x N x K | `{SGEMM}` (TFLOP/s) | `{SGEMM_DIRECT}` (TFLOP/s) | cuBLAS SGEMM (TFLOP/s) | `sgemm` takes | ratio |")
-w("| --- | --- | --- | --- | --- | --- |")
-for s, ours, direct, theirs in shape_rows:
+w("The FP32-accurate TMA steps against cuBLAS SGEMM at the same shape in the same call (criterion, each step alone: "
+  + ", ".join(f"group `{shape_group(n)}`" for n in SHAPE_STEPS) + f", commit `{commit}`). The operand passes pad "
+  "rows to 128 bytes, so odd `N` and `K` take their usual path; step 15 copies an operand first only where its rows "
+  "are not 16-byte aligned. Times include the passes and the workspace's stream-ordered allocation. `gemm::sgemm` "
+  f"takes, from these figures, `{SGEMM_DIRECT}` where `C` has at most 1024^2 elements (where it splits `K`, below) "
+  f"and `{SGEMM}` elsewhere (`Variant::sgemm_for`; `{SGEMM_ELSEWHERE}` with the other modules); the ratio is of the "
+  "step it takes:\n")
+w("| M x N x K | " + " | ".join(f"`{n}` (TFLOP/s)" for n in SHAPE_STEPS)
+  + " | cuBLAS SGEMM (TFLOP/s) | `sgemm` takes | ratio |")
+w("|" + " --- |" * (len(SHAPE_STEPS) + 4))
+for s, ours, theirs in shape_rows:
     pick = sgemm_at(*s)
-    mine = direct if pick == SGEMM_DIRECT else ours
-    w(f"| {s[0]}x{s[1]}x{s[2]} | {ours:.1f} | {direct:.1f} | {theirs:.1f} | `{pick}` | {mine / theirs:.2f}x |")
+    mine = ours[SHAPE_STEPS.index(pick)]
+    w(f"| {s[0]}x{s[1]}x{s[2]} | " + " | ".join(f"{t:.1f}" for t in ours)
+      + f" | {theirs:.1f} | `{pick}` | {mine / theirs:.2f}x |")
 w("")
 
 
@@ -630,8 +642,8 @@ WHY["wgmma_tma_3xtf32"] = lambda: (
     f"{TX3_TILE[0]}-row panels of four halves, not two: each half of `A` is read {NCU_SIZE // TX3_TILE[1]} times "
     f"over, once per block of its tile row, and each half of `B^T` {NCU_SIZE // TX3_TILE[0]} times, once per block "
     "of its tile column. "
-    "Faster than cuBLAS SGEMM and more accurate, it is what `gemm::sgemm` launches with the sm_90a module at the "
-    "4096-class shapes (off the tile, below).")
+    "Faster than cuBLAS SGEMM and more accurate, it was what `gemm::sgemm` launched at the 4096-class shapes until "
+    "step 16.")
 ex = lambda name, size: tc[f"ex_{name}_{size}"]["TFLOPs"]
 # Step 14's group height, same-run A/B (group.txt: base step 12's groups of 16 tile rows, new groups of 8; only
 # step 14's PTX differs, so the other rows' new / base time is the run's noise).
@@ -663,18 +675,18 @@ WHY["wgmma_direct"] = lambda: (
     f"over {nc('gemm_wgmma_direct', 'Duration')} us at {NCU_SIZE}^3, with no operand pass before it; "
     f"{ncu['gemm_wgmma_direct']['dram__bytes.sum'] / 1e9:.2f} GB of DRAM traffic. The columns each lane takes "
     f"(`pair_of`) put each 16-lane half of a fragment load on all 32 banks, which the emulator counts as {frag_model} wavefronts a "
-    f"request; the H100 takes {conflicts('gemm_wgmma_direct')} (below: the other traffic in its banks). The tiles go in groups of 8 tile rows "
+    f"request; the {gpu_name} takes {conflicts('gemm_wgmma_direct')} (below: the other traffic in its banks). The tiles go in groups of 8 tile rows "
     f"({GROUP_16}).")
 if h200:
     h2 = tc_figures((h200 / "tc-first-build.log").read_text())
     h2_final = tc_figures((h200 / "tc.log").read_text())
     h2_gpu = re.search(r"^NVIDIA (H200[^(]*?) \(", (h200 / "tc.log").read_text(), re.M).group(1).strip()
-def read_probes(path):
-    """probes.txt: each variant's TFLOP/s by size, the mean of its blocks."""
+def read_probes(path, step="wgmma_direct_3xtf32"):
+    """probes.txt: each variant's TFLOP/s of `step` (the step probed) by size, the mean of its blocks."""
     out = {}
     for block in re.split(r"^== ", path.read_text(), flags=re.M)[1:]:
         name = block.split()[0]
-        for m in re.finditer(r"(\d+)\^3: median [\d.]+ ms .* ([\d.]+) TFLOP/s", block):
+        for m in re.finditer(rf"^{step} (\d+)\^3: median [\d.]+ ms .* ([\d.]+) TFLOP/s", block, re.M):
             out.setdefault((name, int(m.group(1))), []).append(float(m.group(2)))
     return lambda name, n: sum(out[(name, n)]) / len(out[(name, n)])
 
@@ -743,9 +755,42 @@ WHY["wgmma_direct_3xtf32"] = lambda: (
           f"{h1probe('storeonly', 4096) / cublas(4096, 'sgemm'):.2f}x and {h1probe('storeonly', 8192) / cublas(8192, 'sgemm'):.2f}x "
           f"this page's cuBLAS SGEMM (timed in another call); without the stores {h1probe('loadonly', 4096):.1f} and "
           f"{h1probe('loadonly', 8192):.1f}; the whole step {h1probe('base', 4096):.1f} and {h1probe('base', 8192):.1f}. "
-          "A split that reads `A` from L2, not from the stage, is the next step.")
+          "The next step takes `A_lo` out of the block: step 16.")
        + 
        ""))
+# Step 16's probes, in the primary run's folder: step 15 with one change per binary, wrong results on purpose.
+probe16 = read_probes(run / "probes.txt") if (run / "probes.txt").exists() else None
+# The operand pass before step 16's product: ncu's launch of `gemm_pack` right before it.
+launches = ncu_launches(read("ncu.txt"))
+pack16 = next((launches[i - 1][1] for i, (k, _) in enumerate(launches)
+               if k == "gemm_wgmma_split_a_3xtf32" and i > 0 and launches[i - 1][0] == "gemm_pack"), None)
+tensor = lambda k: nc(k, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", 1)
+WHY["wgmma_split_a_3xtf32"] = lambda: (
+    f"Timed as cuBLAS is (`tc.log`), {ex(SGEMM, 4096):.1f} and {ex(SGEMM, 8192):.1f} TFLOP/s at 4096^3 and "
+    f"8192^3, {ex(SGEMM, 4096) / cublas(4096, 'sgemm'):.2f}x and {ex(SGEMM, 8192) / cublas(8192, 'sgemm'):.2f}x "
+    f"cuBLAS SGEMM: {ex(SGEMM, 4096) / ex(STEP13, 4096):.2f}x and {ex(SGEMM, 8192) / ex(STEP13, 8192):.2f}x step 13, "
+    f"{ex(SGEMM, 4096) / ex(SGEMM_DIRECT, 4096):.2f}x and {ex(SGEMM, 8192) / ex(SGEMM_DIRECT, 8192):.2f}x step 15. "
+    f"Its largest error is {err(SGEMM, 4096) / err('cublas_sgemm', 4096):.2f}x and "
+    f"{err(SGEMM, 8192) / err('cublas_sgemm', 8192):.2f}x cuBLAS SGEMM's. Tensor pipe {tensor('gemm_' + SGEMM)}% "
+    f"active over {nc('gemm_' + SGEMM, 'Duration')} us at {NCU_SIZE}^3, step 13's {tensor('gemm_' + STEP13)}% over "
+    f"{nc('gemm_' + STEP13, 'Duration')} and step 15's {tensor('gemm_' + SGEMM_DIRECT)}% over "
+    f"{nc('gemm_' + SGEMM_DIRECT, 'Duration')}; {ncu['gemm_' + SGEMM]['lts__t_bytes.sum'] / 1e9:.2f} GB cross L2, "
+    f"between step 15's {ncu['gemm_' + SGEMM_DIRECT]['lts__t_bytes.sum'] / 1e9:.2f} and step 13's "
+    f"{ncu['gemm_' + STEP13]['lts__t_bytes.sum'] / 1e9:.2f} (three tiles a stage: step 15's two and `A_lo`)"
+    + ("" if not pack16 else
+       f"; the pass over `A` before it takes {pack16['Duration']:.0f} us and "
+       f"{pack16['dram__bytes.sum'] / 1e9:.2f} GB of DRAM traffic")
+    + ". " + ("" if not probe16 else
+              f"Predicted by a probe before it was written (`docs/measurements/{run.name}/probes.txt`, one call, "
+              "step 15 with one change per binary, results wrong on purpose): with the TMA copying `A` a second time "
+              f"into the `A_lo` slot and the splitter idle, {probe16('tmalo', 4096):.1f} and {probe16('tmalo', 8192):.1f} "
+              f"TFLOP/s where step 15 made {probe16('base', 4096):.1f} and {probe16('base', 8192):.1f}; with no `A_lo` at "
+              f"all {probe16('nosplit', 4096):.1f} and {probe16('nosplit', 8192):.1f}: a third tile a stage through the "
+              "TMA costs far less than the splitter's 32 KiB through the threads. The splitter reading `A` from L2 "
+              f"instead of the stage (16-byte global loads, each chunk split and stored before the next is loaded) "
+              f"fell to {probe16('gload', 4096):.1f} and {probe16('gload', 8192):.1f}. ")
+    + "What `gemm::sgemm` launches with the sm_90a module wherever `C` has more than 1024^2 elements (off the tile, "
+    "above).")
 for s in STEPS:
     WHY.setdefault(s["name"], lambda: "")
 w("## The ladder, one idea per step\n")
@@ -783,7 +828,11 @@ if specials:
       "inf and NaN alike. The product already wrote `alpha * acc + beta * C0` there with `acc` finite, which is non-finite "
       "exactly where `beta * C0` is: the fix-up adds it in those places (`+inf + -inf` is NaN, as in FP32) and reads "
       "nothing where `beta == 0`. With no mark, each fix-up block reads one word and exits: no host synchronisation, and "
-      "a CUDA graph capture takes the memset and the fix-up as two nodes more.\n")
+      "a CUDA graph capture takes the memset and the fix-up as two nodes more. Steps 15 and 16, which `gemm::sgemm` "
+      "runs now, mark the same words: step 15's splitter marks the rows of `A` and step 16's pass does (the pass is "
+      "step 13's), and both steps' consumers zero a non-finite `b` and mark its column of `B`; the same fix-up "
+      "follows. The GEMM tests check every one of these steps against FP32's non-finite pattern on the emulator and "
+      "on the GPU (`tests/gemm/specials.rs`); the table below is of step 13's run.\n")
     w("- **Overflow:** the split rounds the big half to nearest, except where that passes `FLT_MAX` (`|x|` within half "
       "a TF32 ulp of it), where it truncates (as CUTLASS truncates every big half): every finite input splits into finite "
       "halves, with `|hi| <= |x|` there. Sums and products that overflow in FP32 overflow here too, except within "
@@ -808,7 +857,7 @@ if specials:
       "`examples/gemm_specials.rs` and `scripts/gpu/peers gemm-specials` in one call: each output as "
       "NaN/+inf/-inf/finite counts, `off` the elements whose pattern is not the FP32 FMA reference's, `err` the largest "
       "error of the finite ones over `sum |a b|` against the exact product:\n")
-    w("| input | FP32 FMA reference | `sgemm` (`wgmma_tma_3xtf32`) | `double_buffered` | cuBLAS SGEMM |")
+    w("| input | FP32 FMA reference | `wgmma_tma_3xtf32` (then `sgemm`) | `double_buffered` | cuBLAS SGEMM |")
     w("| --- | --- | --- | --- | --- |")
     for l in rows:
         name, rest = l[:44].strip(), l[44:]

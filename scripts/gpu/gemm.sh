@@ -50,7 +50,7 @@ timeout 200 python3 scripts/gpu/peers gemm-tc --out /tmp /tmp/dump >>"$OUT/tc.lo
 note "cuBLAS and errors: $(status $?)"
 rm -rf /tmp/dump
 
-CRITERION_HOME=/tmp/criterion timeout 240 "$B/bench-gemm" --bench >"$OUT/bench.log" 2>&1
+CRITERION_HOME=/tmp/criterion timeout 300 "$B/bench-gemm" --bench >"$OUT/bench.log" 2>&1
 note "bench: $(status $?)"
 timeout 90 python3 scripts/gpu/peers gemm-shapes "$OUT/bench.log" >/tmp/torch_shapes.txt 2>&1
 cat /tmp/torch_shapes.txt >>"$OUT/bench.log"

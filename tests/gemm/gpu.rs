@@ -187,7 +187,7 @@ fn tma_steps_in_a_graph_and_beside_another_thread_on_the_gpu() {
     let case = Case::new(&mut rng, (300, 260, 1001), AlphaBeta::PRODUCT);
     let (want, bound) = reference(&case, None);
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-    for v in [Variant::WgmmaTma, Variant::WgmmaTma3xTf32, Variant::WgmmaDirect, Variant::WgmmaDirect3xTf32] {
+    for &v in &WGMMA_STEPS[3..] {
         let stream = gpu.nonblocking_stream().unwrap();
         let bufs = GpuBufs::new(&gpu, &case, 0);
         let direct = run_gpu(&stream, v, &case, &bufs, 0);

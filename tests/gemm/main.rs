@@ -69,9 +69,9 @@ const WGMMA_SHAPES: [(usize, usize, usize); 9] = [
     (64, 300, 7), (192, 132, 97), (256, 512, 96),
 ];
 
-/// The tensor-core steps that run `wgmma` (`sm_90a` only); the last four
+/// The tensor-core steps that run `wgmma` (`sm_90a` only); the last five
 /// read their operands through TMA tensor maps.
-const WGMMA_STEPS: [Variant; 7] = [
+const WGMMA_STEPS: [Variant; 8] = [
     Variant::Wgmma,
     Variant::Wgmma3xTf32,
     Variant::WgmmaPromoted,
@@ -79,6 +79,7 @@ const WGMMA_STEPS: [Variant; 7] = [
     Variant::WgmmaTma3xTf32,
     Variant::WgmmaDirect,
     Variant::WgmmaDirect3xTf32,
+    Variant::WgmmaSplitA3xTf32,
 ];
 
 /// The epilogue cases: the plain product (C is NaN-poisoned and must not be

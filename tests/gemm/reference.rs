@@ -72,7 +72,9 @@
 //! and `lo = tf32(r)` within `2^-11 |r| < 2^-21 |x|`. The split of `a b`
 //! then leaves `2^-21 + 2^-21` (the residues) `+ 2^-20` (the dropped `lo *
 //! lo`) of `|a b|`, `2^-19`, in place of `3 * 2^-22 (1 + 2^-20)`; the rest
-//! of the bound is step 13's.
+//! of the bound is step 13's. Step 16 splits `B` as step 15 and `A` as
+//! step 13 (`2^-22 + 2^-21 + 2^-21` of `|a b|`, under `2^-19`): it is held
+//! to step 15's bound.
 //!
 //! None of these bounds sees a bias: the tensor cores truncate each 8-deep
 //! step's sum into the accumulator, so step 10's error over `K` terms grows
@@ -118,7 +120,9 @@ fn bound_factor(v: Variant, k: usize) -> f64 {
                 + 2.0 * gamma(3 * k.min(32))
                 + gamma(k.div_ceil(32) + 3)
         }
-        Variant::WgmmaDirect3xTf32 => f64::powi(2.0, -19) + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3),
+        Variant::WgmmaDirect3xTf32 | Variant::WgmmaSplitA3xTf32 => {
+            f64::powi(2.0, -19) + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
+        }
         v if v.is_tf32() => f64::powi(2.0, -10) + f64::powi(2.0, -22) + 2.0 * gamma(k + 3),
         _ => gamma(k + 3),
     };

@@ -1,5 +1,5 @@
 //! Which version runs with which PTX module and shape: `sgemm` picks step
-//! 13 or 15 in the `sm_90a` module and step 7 elsewhere, and runs what it
+//! 15 or 16 in the `sm_90a` module and step 7 elsewhere, and runs what it
 //! picks on the GPU; the `wgmma` steps without the `sm_90a` module are an
 //! error.
 
@@ -10,19 +10,24 @@ use crate::reference::{Case, check, reference};
 use coalesce::Error;
 use coalesce::gemm::{self, AlphaBeta, GemmShape, Variant};
 
-/// `gemm::sgemm` launches step 15 or 13 with the `sm_90a` module loaded
+/// `gemm::sgemm` launches step 15 or 16 with the `sm_90a` module loaded
 /// (the H100's, the one module that has them): 15 for a `C` of at most
-/// 2048^2 elements or a `K` of at most 256, 13 elsewhere; and step 7
-/// otherwise.
+/// 1024^2 elements, 16 elsewhere; and step 7 otherwise.
 #[test]
-fn sgemm_picks_step_13_or_15_in_the_sm_90a_module_and_step_7_elsewhere() {
+fn sgemm_picks_step_15_or_16_in_the_sm_90a_module_and_step_7_elsewhere() {
     let (big, deep, shallow, small) = ((4096, 4096, 4096), (2048, 2048, 8192), (8192, 8192, 256), (1024, 1024, 1024));
     for m in coalesce::MODULES {
         let sm_90a = m.name() == "sm_90a";
         let pick = |v: Variant| if sm_90a { v } else { Variant::DoubleBuffered };
-        assert_eq!(Variant::sgemm_for(&m.name(), big), pick(Variant::WgmmaTma3xTf32), "{}", m.name());
-        assert_eq!(Variant::sgemm_for(&m.name(), (4097, 2049, 257)), pick(Variant::WgmmaTma3xTf32), "{}", m.name());
-        for shape in [deep, shallow, small, (1, 1, 1)] {
+        for shape in [big, deep, shallow, (4097, 2049, 257), (1025, 1024, 1)] {
+            assert_eq!(
+                Variant::sgemm_for(&m.name(), shape),
+                pick(Variant::WgmmaSplitA3xTf32),
+                "{} {shape:?}",
+                m.name()
+            );
+        }
+        for shape in [small, (1024, 1024, 8192), (1, 1, 1)] {
             assert_eq!(
                 Variant::sgemm_for(&m.name(), shape),
                 pick(Variant::WgmmaDirect3xTf32),
@@ -36,7 +41,7 @@ fn sgemm_picks_step_13_or_15_in_the_sm_90a_module_and_step_7_elsewhere() {
 
 /// On the GPU, `gemm::sgemm` runs what its module picks: its output is bit
 /// for bit that version's, within that version's bound. First with the
-/// module this GPU gets (step 13 on an H100), then with the sm_90 module
+/// module this GPU gets (step 16 on an H100), then with the sm_90 module
 /// forced (step 7).
 #[test]
 fn sgemm_runs_the_version_its_module_picks_on_the_gpu() {

@@ -26,7 +26,8 @@ const SPECIAL_SHAPES: [(usize, usize, usize); 3] = [(130, 259, 33), (5, 3, 9), S
 const SPLIT_SHAPE: (usize, usize, usize) = (130, 100, 600);
 /// What `sgemm` may run: step 7 (FMA units, every GPU) and the FP32-accurate
 /// TMA steps 13 and 15 (an H100).
-const SGEMM_STEPS: [Variant; 3] = [Variant::DoubleBuffered, Variant::WgmmaTma3xTf32, Variant::WgmmaDirect3xTf32];
+const SGEMM_STEPS: [Variant; 4] =
+    [Variant::DoubleBuffered, Variant::WgmmaTma3xTf32, Variant::WgmmaDirect3xTf32, Variant::WgmmaSplitA3xTf32];
 
 /// Element `(i, p)` of an `r x c` matrix, the indices wrapped into it (the
 /// positions below are for the large shape; on a small one they still land).

@@ -208,10 +208,12 @@ pub(crate) fn passes(
     ]
 }
 
-/// Where a direct step (steps 14 and 15, [`coalesce_kernels::gemm::Geometry::direct`])
+/// Where a direct step (steps 14-16, [`coalesce_kernels::gemm::Geometry::direct`])
 /// finds its operands: its two tensor maps at the start of the workspace
-/// (`A`'s, then `B`'s); for 3xTF32 (step 15), the marks of the non-finite
-/// inputs right after them (`1 + m + n` words, see `gemm::fixup`); and, for
+/// (`A`'s, then `B`'s); for 3xTF32 (steps 15 and 16), the marks of the
+/// non-finite inputs right after them (`1 + m + n` words, see
+/// `gemm::fixup`); for step 16, `A`'s TF32 halves (`m` rows of `kp` floats
+/// each, `A_hi`'s then `A_lo`'s), which its split pass writes; and, for
 /// an operand whose rows a tensor map cannot describe (not 16-byte aligned:
 /// `K`, or `N`, not a multiple of 4, or a base not 16-byte aligned), a copy
 /// of it with its rows padded to a multiple of 32 floats (`gemm_pack`
@@ -236,6 +238,9 @@ pub(crate) struct DirectLayout {
     a_box_rows: u32,
     /// Whether the copies round to TF32 (a TF32 step) or copy f32 (3xTF32).
     tf32: bool,
+    /// Whether `A`'s copy is its TF32 halves (step 16): `m` rows of `A_hi`,
+    /// then `m` of `A_lo`, made by a split pass that marks `A`'s rows.
+    a_halves: bool,
     pub(crate) bytes: usize,
 }
 
@@ -262,11 +267,12 @@ impl DirectLayout {
                 at
             })
         };
-        let a = take(!in_place(a, k), m * kp);
+        let a_halves = variant.geometry().a_halves;
+        let a = take(a_halves || !in_place(a, k), if a_halves { 2 * m * kp } else { m * kp });
         let b = take(!in_place(b, n), k * np);
         let parts = take(splits > 1, splits as usize * m * n);
         let (a_box_rows, tf32) = (variant.block_tile().0, !split);
-        DirectLayout { a, b, marks, parts, splits, kp, np, a_box_rows, tf32, bytes }
+        DirectLayout { a, b, marks, parts, splits, kp, np, a_box_rows, tf32, a_halves, bytes }
     }
 
     /// The word raised for any non-finite input, with the workspace at
@@ -310,7 +316,7 @@ impl DirectLayout {
             Tensor2d {
                 base: at(self.a, a),
                 cols: k,
-                rows: m,
+                rows: if self.a_halves { 2 * m } else { m },
                 row_bytes: row(self.a, self.kp, k),
                 box_cols: DIRECT_BK,
                 box_rows: self.a_box_rows,
@@ -334,7 +340,7 @@ impl DirectLayout {
     pub(crate) fn passes(
         &self, shape: GemmShape, base: u64, (a, b): (u64, u64), maps: [coalesce_kernels::TensorMap; 2],
     ) -> Vec<Pass> {
-        use coalesce_kernels::gemm::pack::{PACK_KEEP, PackShape};
+        use coalesce_kernels::gemm::pack::{PACK_KEEP, PACK_SPLIT, PackShape};
         let (m, n, k) = (shape.m() as u32, shape.n() as u32, shape.k() as u32);
         let pass = |src: u64, shape: PackShape, dst: u64| Pass {
             src,
@@ -346,10 +352,21 @@ impl DirectLayout {
             any: 0,
             lines: 0,
         };
+        let a_pass = |o: usize| {
+            let dst = base + o as u64;
+            if self.a_halves {
+                // A's halves, A_lo's rows after A_hi's; the pass marks A's
+                // rows (the words after the first of the marks).
+                let any = self.marks_at(base).unwrap_or(0);
+                let lo = dst + 4 * u64::from(m) * self.kp as u64;
+                let shape = PackShape { rows: m, cols: k, stride: self.kp as u32, flags: PACK_SPLIT };
+                Pass { lo, any, lines: any + 4, ..pass(a, shape, dst) }
+            } else {
+                pass(a, PackShape { rows: m, cols: k, stride: self.kp as u32, flags: PACK_KEEP }, dst)
+            }
+        };
         let mut out: Vec<Pass> = [
-            self.a.map(|o| {
-                pass(a, PackShape { rows: m, cols: k, stride: self.kp as u32, flags: PACK_KEEP }, base + o as u64)
-            }),
+            self.a.map(a_pass),
             self.b.map(|o| {
                 pass(b, PackShape { rows: k, cols: n, stride: self.np as u32, flags: PACK_KEEP }, base + o as u64)
             }),

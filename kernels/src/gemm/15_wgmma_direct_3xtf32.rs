@@ -76,6 +76,7 @@ use super::warpgroup::{
 };
 use super::wgmma_direct::{DIRECT_B_BOX, pair_of};
 use super::{Dim3, F4, Geometry, Precision, Problem};
+use crate::mem::{GlobalMut, Shared};
 use crate::vector::F2;
 use crate::{TensorMap, ThreadCtx};
 
@@ -130,11 +131,11 @@ const STAGES: usize = DX3_STAGES as usize;
 const AHEAD: usize = DX3_FILL_AHEAD as usize;
 const STAGE_BYTES: usize = DX3_STAGE_BYTES as usize;
 /// Bytes of `A`'s tile (and of its `A_lo`).
-const A_BYTES: usize = BM * BK * 4;
+pub(super) const A_BYTES: usize = BM * BK * 4;
 /// Bytes of one `B` box: 32 rows (`k`) of 128 bytes.
 const BOX_BYTES: usize = (DIRECT_B_BOX * DX3_BK * 4) as usize;
 /// Threads that consume (both warpgroups), and that split.
-const CONSUMERS: usize = 256;
+pub(super) const CONSUMERS: usize = 256;
 const SPLITTERS: usize = 128;
 /// 16-byte chunks of `A`'s tile each splitter thread takes.
 const CHUNKS: usize = A_BYTES / 16 / SPLITTERS;
@@ -142,6 +143,162 @@ const CHUNKS: usize = A_BYTES / 16 / SPLITTERS;
 const _: () = assert!(BK * 4 == 128 && A_BYTES.is_multiple_of(1024) && BOX_BYTES.is_multiple_of(1024));
 const _: () = assert!(CHUNKS * 16 * SPLITTERS == A_BYTES && BN == 4 * DIRECT_B_BOX as usize);
 const _: () = assert!(0 < AHEAD && AHEAD < STAGES);
+
+/// Byte offset from the aligned base of stage `s`'s tile of `A`.
+pub(super) const fn a_tile(s: usize) -> usize {
+    s * STAGE_BYTES
+}
+
+/// Byte offset of stage `s`'s `A_lo`.
+pub(super) const fn lo_tile(s: usize) -> usize {
+    s * STAGE_BYTES + A_BYTES
+}
+
+/// Byte offset of stage `s`'s box `j` of `B`.
+pub(super) const fn b_box(s: usize, j: usize) -> usize {
+    s * STAGE_BYTES + 2 * A_BYTES + j * BOX_BYTES
+}
+
+/// The shared address of barrier `i`, after the stages.
+const fn bar(base: u32, i: usize) -> u32 {
+    base + (STAGES * STAGE_BYTES + 8 * i) as u32
+}
+
+/// Stage `s`'s barriers: `full` (its copies landed), `ready` (its `A_lo`
+/// written), `empty` (the consumers are done with it).
+pub(super) const fn full(base: u32, s: usize) -> u32 {
+    bar(base, s)
+}
+const fn ready(base: u32, s: usize) -> u32 {
+    bar(base, STAGES + s)
+}
+pub(super) const fn empty(base: u32, s: usize) -> u32 {
+    bar(base, 2 * STAGES + s)
+}
+
+/// The phase parity of pass `g`'s use of its stage (its `g / 4`-th).
+pub(super) const fn parity(g: usize) -> u32 {
+    (g / STAGES) as u32 & 1
+}
+
+/// The consumers, threads `0..256`: for each of the block's `units` tiles
+/// (`origin(j)`, `tiles` passes each, flat pass `j * tiles + t`), the
+/// fragments of `B` loaded from each stage and split in registers, 12
+/// products a stage into the partial sum, promoted into `acc`, and the
+/// tile stored to `C`. With `SPLITTER`, a pass waits for its stage's
+/// `ready` (the splitter's `A_lo`) as well as its `full`.
+///
+/// # Safety
+/// Stage `g % STAGES` holds pass `g`'s tiles of `A`, `A_lo` and `B` once
+/// its barriers complete phase `parity(g)`; `marks` as
+/// [`wgmma_direct_3xtf32`]'s, `c` holds the `m * n` floats.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool>(
+    ctx: &C, (smem, base): (Shared<'_, C, u8>, u32), marks: GlobalMut<'_, C, u32>, c: GlobalMut<'_, C, f32>,
+    p: Problem, (units, tiles): (usize, usize), origin: impl Fn(usize) -> (usize, usize), tid: usize,
+) {
+    let m = p.m as usize;
+    let wait = |g: usize| {
+        if SPLITTER {
+            ctx.mbarrier_wait(ready(base, g % STAGES), parity(g));
+        }
+        ctx.mbarrier_wait(full(base, g % STAGES), parity(g));
+    };
+    let empty = |s: usize| empty(base, s);
+    let (group, warp, lane) = (tid / 128, (tid % 128) / 32, tid % 32);
+    let q = lane % 4;
+    let (box_j, col) = (2 * group + warp / 2, pair_of(warp, lane / 4));
+    // The column of B (and of C) this thread's fragments hold first, in
+    // the tile at column `n0`.
+    let n_col = |n0: usize| n0 + 64 * group + 32 * (warp / 2) + col;
+    // The 8-byte word of B's box at row `k`, columns `col, col + 1`.
+    let word = |s: usize, k: usize| (b_box(s, box_j) + swizzled(k, col / 4) + 4 * (col % 4)) / 8;
+    let words = smem.cast::<F2>(STAGES * STAGE_BYTES / 8);
+    // The fragments of stage `s`'s tile: per 8-deep slice `kk`, `B^T_hi`'s
+    // rows (r, r + 8) at columns `q` and `q + 4` in `[4 kk..4 kk + 4]`,
+    // `B^T_lo`'s in `[16 + 4 kk..]`. The high half is `b` itself: the
+    // tensor cores read its top 19 bits.
+    let load = |s: usize, n_col: usize| -> [f32; 32] {
+        let mut v = [0.0f32; 16];
+        unroll!(kk < 4, [0, 1, 2, 3], {
+            // SAFETY: inside the stage's B tile, delivered by the copies
+            // whose phase the caller waited for.
+            let (F2([x0, x1]), F2([y0, y1])) =
+                unsafe { (words.load(word(s, 8 * kk + q)), words.load(word(s, 8 * kk + q + 4))) };
+            [v[4 * kk], v[4 * kk + 1], v[4 * kk + 2], v[4 * kk + 3]] = [x0, x1, y0, y1];
+        });
+        if !all_finite(v) {
+            // Columns col (even entries) and col + 1 (odd) of B.
+            let bad = |h: usize| (0..8).any(|i| !v[2 * i + h].is_finite());
+            // SAFETY: a non-finite value lies inside B (the copies fill
+            // zeros outside): its column < n.
+            unsafe {
+                if bad(0) {
+                    marks.raise_flag(1 + m + n_col);
+                }
+                if bad(1) {
+                    marks.raise_flag(1 + m + n_col + 1);
+                }
+                marks.raise_flag(0);
+            }
+            v = v.map(finite_or_zero);
+        }
+        let lo = v.map(low_half);
+        core::array::from_fn(|i| if i < 16 { v[i] } else { lo[i - 16] })
+    };
+
+    let mut part = [0.0f32; ACC_N128];
+    for j in 0..units {
+        let (m0, n0) = origin(j);
+        let n_col = n_col(n0);
+        // The flat index of the tile's first pass.
+        let g0 = j * tiles;
+        let mut acc = [0.0f32; ACC_N128];
+        // Pass t's fragments, loaded (and split) while pass t - 1's
+        // products run: they are other registers than the ones those
+        // products read, which stay unwritten until the wait retires them.
+        let mut frag = [0.0f32; 32];
+        if tiles > 0 {
+            wait(g0);
+            frag = load(g0 % STAGES, n_col);
+        }
+        for t in 0..tiles {
+            let s = (g0 + t) % STAGES;
+            ctx.wgmma_fence();
+            unroll!(kk < 4, [0, 1, 2, 3], {
+                let hi = [frag[4 * kk], frag[4 * kk + 1], frag[4 * kk + 2], frag[4 * kk + 3]];
+                let lo = [frag[16 + 4 * kk], frag[17 + 4 * kk], frag[18 + 4 * kk], frag[19 + 4 * kk]];
+                let a_hi = k_major_128b(base + (a_tile(s) + 32 * kk) as u32);
+                let a_lo = k_major_128b(base + (lo_tile(s) + 32 * kk) as u32);
+                // SAFETY: stage s holds its tiles and its A_lo: the copies and
+                // the splitter completed the phases waited for. The pass's
+                // first product starts the partial sum.
+                unsafe {
+                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi, a_lo, kk != 0);
+                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, lo, a_hi, true);
+                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi, a_hi, true);
+                }
+            });
+            ctx.wgmma_commit();
+            let next = if t + 1 < tiles {
+                let (u, s1) = (g0 + t + 1, (g0 + t + 1) % STAGES);
+                wait(u);
+                load(s1, n_col)
+            } else {
+                frag
+            };
+            ctx.wgmma_wait_n128_rs::<0>(&mut part, &frag);
+            // The products have read stage s: release it, then add.
+            ctx.mbarrier_arrive(empty(s));
+            promote(&mut acc, &part);
+            frag = next;
+        }
+
+        // SAFETY: the caller's contract (C holds its matrix).
+        unsafe { store_transposed(&c, &acc, &p, (m0, n_col), q) };
+    }
+}
 
 /// The low half of a finite `x` whose high half the tensor cores read as
 /// its top 19 bits (`x` truncated to TF32): `x - trunc(x)`, exact, rounded
@@ -251,15 +408,7 @@ unsafe fn tiles_of<C: ThreadCtx, const WALK: bool>(ctx: &C, a: *const f32, b: *c
     let passes = units * tiles;
 
     let (smem, base) = swizzle_base(ctx, DX3_SHARED_BYTES);
-    // Byte offsets from the aligned base: stage `s`'s tile of `A`, its
-    // `A_lo`, its box `j` of `B`; and the barriers' shared addresses.
-    let a_tile = |s: usize| s * STAGE_BYTES;
-    let lo_tile = |s: usize| s * STAGE_BYTES + A_BYTES;
-    let b_box = |s: usize, j: usize| s * STAGE_BYTES + 2 * A_BYTES + j * BOX_BYTES;
-    let bar = |i: usize| base + (STAGES * STAGE_BYTES + 8 * i) as u32;
-    let full = |s: usize| bar(s);
-    let ready = |s: usize| bar(STAGES + s);
-    let empty = |s: usize| bar(2 * STAGES + s);
+    let (full, ready, empty) = (|s| full(base, s), |s| ready(base, s), |s| empty(base, s));
 
     if tid == 0 {
         for s in 0..STAGES {
@@ -271,8 +420,6 @@ unsafe fn tiles_of<C: ThreadCtx, const WALK: bool>(ctx: &C, a: *const f32, b: *c
     }
     ctx.sync_threads();
 
-    // The phase parity of pass `g`'s use of its stage (its `g / 4`-th).
-    let parity = |g: usize| (g / STAGES) as u32 & 1;
     if tid >= CONSUMERS {
         ctx.setmaxnreg_dec::<{ DX3_REGS.0 }>();
         let st = tid - CONSUMERS;
@@ -363,98 +510,7 @@ unsafe fn tiles_of<C: ThreadCtx, const WALK: bool>(ctx: &C, a: *const f32, b: *c
     }
 
     ctx.setmaxnreg_inc::<{ DX3_REGS.1 }>();
-    let (group, warp, lane) = (tid / 128, (tid % 128) / 32, tid % 32);
-    let q = lane % 4;
-    let (box_j, col) = (2 * group + warp / 2, pair_of(warp, lane / 4));
-    // The column of B (and of C) this thread's fragments hold first, in
-    // the tile at column `n0`.
-    let n_col = |n0: usize| n0 + 64 * group + 32 * (warp / 2) + col;
-    // The 8-byte word of B's box at row `k`, columns `col, col + 1`.
-    let word = |s: usize, k: usize| (b_box(s, box_j) + swizzled(k, col / 4) + 4 * (col % 4)) / 8;
-    let words = smem.cast::<F2>(STAGES * STAGE_BYTES / 8);
-    // The fragments of stage `s`'s tile: per 8-deep slice `kk`, `B^T_hi`'s
-    // rows (r, r + 8) at columns `q` and `q + 4` in `[4 kk..4 kk + 4]`,
-    // `B^T_lo`'s in `[16 + 4 kk..]`. The high half is `b` itself: the
-    // tensor cores read its top 19 bits.
-    let load = |s: usize, n_col: usize| -> [f32; 32] {
-        let mut v = [0.0f32; 16];
-        unroll!(kk < 4, [0, 1, 2, 3], {
-            // SAFETY: inside the stage's B tile, delivered by the copies
-            // whose phase the caller waited for.
-            let (F2([x0, x1]), F2([y0, y1])) =
-                unsafe { (words.load(word(s, 8 * kk + q)), words.load(word(s, 8 * kk + q + 4))) };
-            [v[4 * kk], v[4 * kk + 1], v[4 * kk + 2], v[4 * kk + 3]] = [x0, x1, y0, y1];
-        });
-        if !all_finite(v) {
-            // Columns col (even entries) and col + 1 (odd) of B.
-            let bad = |h: usize| (0..8).any(|i| !v[2 * i + h].is_finite());
-            // SAFETY: a non-finite value lies inside B (the copies fill
-            // zeros outside): its column < n.
-            unsafe {
-                if bad(0) {
-                    marks.raise_flag(1 + m + n_col);
-                }
-                if bad(1) {
-                    marks.raise_flag(1 + m + n_col + 1);
-                }
-                marks.raise_flag(0);
-            }
-            v = v.map(finite_or_zero);
-        }
-        let lo = v.map(low_half);
-        core::array::from_fn(|i| if i < 16 { v[i] } else { lo[i - 16] })
-    };
-
-    let mut part = [0.0f32; ACC_N128];
-    for j in 0..units {
-        let (m0, n0) = origin(j);
-        let n_col = n_col(n0);
-        // The flat index of the tile's first pass.
-        let g0 = j * tiles;
-        let mut acc = [0.0f32; ACC_N128];
-        // Pass t's fragments, loaded (and split) while pass t - 1's
-        // products run: they are other registers than the ones those
-        // products read, which stay unwritten until the wait retires them.
-        let mut frag = [0.0f32; 32];
-        if tiles > 0 {
-            ctx.mbarrier_wait(ready(g0 % STAGES), parity(g0));
-            ctx.mbarrier_wait(full(g0 % STAGES), parity(g0));
-            frag = load(g0 % STAGES, n_col);
-        }
-        for t in 0..tiles {
-            let s = (g0 + t) % STAGES;
-            ctx.wgmma_fence();
-            unroll!(kk < 4, [0, 1, 2, 3], {
-                let hi = [frag[4 * kk], frag[4 * kk + 1], frag[4 * kk + 2], frag[4 * kk + 3]];
-                let lo = [frag[16 + 4 * kk], frag[17 + 4 * kk], frag[18 + 4 * kk], frag[19 + 4 * kk]];
-                let a_hi = k_major_128b(base + (a_tile(s) + 32 * kk) as u32);
-                let a_lo = k_major_128b(base + (lo_tile(s) + 32 * kk) as u32);
-                // SAFETY: stage s holds its tiles and its A_lo: the copies and
-                // the splitter completed the phases waited for. The pass's
-                // first product starts the partial sum.
-                unsafe {
-                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi, a_lo, kk != 0);
-                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, lo, a_hi, true);
-                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi, a_hi, true);
-                }
-            });
-            ctx.wgmma_commit();
-            let next = if t + 1 < tiles {
-                let (u, s1) = (g0 + t + 1, (g0 + t + 1) % STAGES);
-                ctx.mbarrier_wait(ready(s1), parity(u));
-                ctx.mbarrier_wait(full(s1), parity(u));
-                load(s1, n_col)
-            } else {
-                frag
-            };
-            ctx.wgmma_wait_n128_rs::<0>(&mut part, &frag);
-            // The products have read stage s: release it, then add.
-            ctx.mbarrier_arrive(empty(s));
-            promote(&mut acc, &part);
-            frag = next;
-        }
-
-        // SAFETY: the caller's contract (C holds its matrix).
-        unsafe { store_transposed(&c, &acc, &p, (m0, n_col), q) };
-    }
+    // SAFETY: the caller's contract; the splitter writes each stage's
+    // A_lo before its `ready` arrival.
+    unsafe { consume::<C, true>(ctx, (smem, base), marks, c, p, (units, tiles), origin, tid) }
 }

@@ -66,7 +66,7 @@ macro_rules! gemm_steps {
             op: "gemm";
             /// The GEMM versions, in teaching order: the FP32 ladder (steps
             /// 1-7), then the tensor cores: TF32 (steps 8, 9, 12, 14) and
-            /// FP32-accurate 3xTF32 (steps 10, 11, 13, 15); steps 9-15 only on
+            /// FP32-accurate 3xTF32 (steps 10, 11, 13, 15, 16); steps 9-16 only on
             /// `sm_90a`, the H100's.
             pub enum Variant, geometry Geometry;
             unsafe fn run<C>(ctx, a: *const f32, b: *const f32, c: *mut f32, p: Problem);
@@ -103,6 +103,8 @@ macro_rules! gemm_steps {
             WgmmaDirect => wgmma_direct: "14" in "14_wgmma_direct.rs" { needs: "sm_90a", };
             /// step 13's promoted 3xTF32 on `A` and `B` as they are, no operand pass: the TMA copies f32 tiles, whose top 19 bits the tensor cores read as the high halves; `C^T = B^T A^T` takes `B`'s low half from the consumers' registers, and a splitter warpgroup writes `A`'s beside its tile; 128x128 tiles
             WgmmaDirect3xTf32 => wgmma_direct_3xtf32: "15" in "15_wgmma_direct_3xtf32.rs" { needs: "sm_90a", };
+            /// step 15 with `A`'s halves made by `gemm_pack` first and copied by the TMA (one map over `A_hi` and the `A_lo` rows below it), `B`'s still split in the consumers' registers: no splitter warpgroup, no shared-memory traffic from the threads for `A`
+            WgmmaSplitA3xTf32 => wgmma_split_a_3xtf32: "16" in "16_wgmma_split_a_3xtf32.rs" { needs: "sm_90a", };
         }
     };
 }
@@ -141,6 +143,10 @@ pub struct Geometry {
     /// row-major, of element type TF32 (the copies round), rather than the
     /// K-major, rounded or split copies `gemm_pack` makes of them first.
     pub direct: bool,
+    /// For a direct 3xTF32 step: whether `gemm_pack` splits `A` into its
+    /// TF32 halves first (`m` rows of `A_hi`, then `m` of `A_lo`, one map
+    /// over both), `B` still read as it is.
+    pub a_halves: bool,
     /// Whether the kernel reads a run of `K` from `blockIdx.z` and writes
     /// its partial product to slice `z` of `c` ([`split_k`]): the host
     /// may then split `K` where `C` has too few tiles for the GPU.
@@ -156,7 +162,17 @@ impl Geometry {
     /// `precision` products, one block of `block` threads per `tile` of `C`,
     /// `shared_floats` of shared memory, operands read as row-major matrices.
     pub const fn of(precision: Precision, tile: (u32, u32), block: Dim3, shared_floats: u32) -> Geometry {
-        Geometry { precision, tile, block, shared_floats, tma: false, direct: false, splits_k: false, walks_tiles: 0 }
+        Geometry {
+            precision,
+            tile,
+            block,
+            shared_floats,
+            tma: false,
+            direct: false,
+            a_halves: false,
+            splits_k: false,
+            walks_tiles: 0,
+        }
     }
 
     /// The same, with `A` and `B` read through TMA tensor maps.
@@ -167,6 +183,11 @@ impl Geometry {
     /// The same, with the tensor maps over `A` and `B` as they are.
     pub const fn reading_the_matrices(self) -> Geometry {
         Geometry { direct: true, ..self }
+    }
+
+    /// The same, with `A` split into TF32 halves by a pass first.
+    pub const fn splitting_a_first(self) -> Geometry {
+        Geometry { a_halves: true, ..self }
     }
 
     /// The same, reading its run of `K` from `blockIdx.z` ([`split_k`]).
@@ -243,7 +264,9 @@ impl Variant {
     ///   `12 u` alone passes `gamma_4`;
     /// - step 15: step 13's, with each split's high half truncated (`x =
     ///   hi + r`, `|r| < 2^-10 |x|`, `lo = tf32(r)` within `2^-21 |x|`):
-    ///   `2^-19` for the split (the two residues and the dropped `lo * lo`).
+    ///   `2^-19` for the split (the two residues and the dropped `lo * lo`);
+    /// - step 16: step 15's (its `A` split is step 13's, tighter, and its
+    ///   `B` split step 15's).
     pub fn error_bound(self, k: usize) -> f64 {
         const U: f64 = 1.0 / (1u64 << 24) as f64;
         let gamma = |n: usize| n as f64 * U / (1.0 - n as f64 * U);
@@ -254,29 +277,29 @@ impl Variant {
             Variant::WgmmaPromoted | Variant::WgmmaTma3xTf32 => {
                 split + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
             }
-            Variant::WgmmaDirect3xTf32 => p(19) + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3),
+            Variant::WgmmaDirect3xTf32 | Variant::WgmmaSplitA3xTf32 => {
+                p(19) + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
+            }
             v if v.is_tf32() => p(10) + p(22) + 2.0 * gamma(k + 3),
             _ => gamma(k + 3),
         }
     }
 
     /// The fastest FP32 version that every module has (step 7, FMA units
-    /// only): what `gemm::sgemm` launches where steps 13 and 15 are missing.
+    /// only): what `gemm::sgemm` launches where steps 15 and 16 are missing.
     pub const BEST: Variant = Variant::DoubleBuffered;
 
     /// What `gemm::sgemm` launches for an `m x n x k` product with the
     /// module built for `module` (`"sm_90a"`, `"sm_90"`, ..). Where the
     /// module has them (`sm_90a`, the H100's), the FP32-accurate 3xTF32
-    /// steps on the tensor cores, both measured faster than cuBLAS SGEMM and
-    /// more accurate at every shape of docs/gemm.md's off-tile table: step
-    /// 15, which has no operand pass, where that pass weighs most, a `C` of
-    /// at most 2048^2 elements or `K` of at most 256 (measured 1.05-1.11x
-    /// step 13 at 1024^3, 2048x2048x8192 and 8192x8192x256 on an H100);
-    /// step 13, whose product alone is faster, elsewhere (the 4096-class
-    /// shapes). Else step 7 ([`Variant::BEST`]).
-    pub fn sgemm_for(module: &str, (m, n, k): (usize, usize, usize)) -> Variant {
-        let direct = m * n <= 2048 * 2048 || k <= 256;
-        let step = if direct { Variant::WgmmaDirect3xTf32 } else { Variant::WgmmaTma3xTf32 };
+    /// steps on the tensor cores, faster than cuBLAS SGEMM and more
+    /// accurate at every shape of docs/gemm.md's off-tile table: step 15
+    /// where `C` has at most 1024^2 elements (64 tiles: step 15 splits `K`
+    /// there, and has no operand pass), step 16 elsewhere (measured on an
+    /// H200 faster than steps 13 and 15 at every other shape of that
+    /// table). Else step 7 ([`Variant::BEST`]).
+    pub fn sgemm_for(module: &str, (m, n, _k): (usize, usize, usize)) -> Variant {
+        let step = if m * n <= 1024 * 1024 { Variant::WgmmaDirect3xTf32 } else { Variant::WgmmaSplitA3xTf32 };
         if step.registry().in_module(module) { step } else { Variant::BEST }
     }
 

@@ -1,4 +1,4 @@
-//! What the tensor-core steps (9-15) share: the plumbing around `wgmma`,
+//! What the tensor-core steps (9-16) share: the plumbing around `wgmma`,
 //! so that each step's file shows only its own idea.
 //!
 //! - **The layout:** every operand tile is K-major, 32 TF32 values deep, so
