@@ -35,6 +35,11 @@ shape_runs = [pathlib.Path(a) for a in sys.argv[6:]]
 # timed against the build before (ab-base.log, ab-walk.log; bench-base.log, bench-walk.log) with its tests.
 walk_runs = [f for f in shape_runs if (f / "ab-base.log").exists()]
 shape_runs = [f for f in shape_runs if f not in walk_runs]
+# A folder among them with criterion_medians.json is a later call of the off-tile groups alone (bench.log with
+# scripts/gpu/peers gemm-shapes' lines, criterion_medians.json, machine.txt, tests.log, sanitizer.log): the
+# off-tile table comes from it rather than from the run.
+tile_runs = [f for f in shape_runs if (f / "criterion_medians.json").exists()]
+shape_runs = [f for f in shape_runs if f not in tile_runs]
 STEPS = steps("gemm", run)
 read = lambda name: (run / name).read_text()
 machine = read("machine.txt").strip()
@@ -78,12 +83,11 @@ regs, frames = ptxas(read("ptxas.txt"))
 
 module = read("ptxas.txt").splitlines()[0].removeprefix("### ")
 SIZES = (4096, 8192)
-# What gemm::sgemm launches (Variant::sgemm_for): with the module, step 15 where C has at most
-# 1024^2 elements, step 16 elsewhere; step 7 with the other modules. Step 13 is the third
-# FP32-accurate TMA step the off-tile table times.
+# What gemm::sgemm launches (Variant::sgemm_for): with the module, step 16 at every shape; step 7 with
+# the other modules. Steps 13 and 15 are the other FP32-accurate TMA steps the off-tile table times.
 step_named = lambda name: next(s["name"] for s in STEPS if s["name"] == name and s["needs"] in (None, module))
 SGEMM, SGEMM_DIRECT, STEP13 = (step_named(n) for n in ("wgmma_split_a_3xtf32", "wgmma_direct_3xtf32", "wgmma_tma_3xtf32"))
-sgemm_at = lambda m, n, k: SGEMM_DIRECT if m * n <= 1024 * 1024 else SGEMM
+sgemm_at = lambda m, n, k: SGEMM
 SGEMM_ELSEWHERE = next(s["name"] for s in STEPS if s["step"] == "7")
 
 
@@ -121,25 +125,29 @@ def conflicts(kernel):
 
 
 # ---- the off-tile shapes: ours (criterion) and PyTorch's (same call) ----------
+tile_run = tile_runs[-1] if tile_runs else run
+tile_crit = json.loads((tile_run / "criterion_medians.json").read_text())
+tile_log = (tile_run / "bench.log").read_text()
+tile_commit = commit_of((tile_run / "machine.txt").read_text())
 torch_shapes = {tuple(map(int, m.groups()[:3])): float(m.group(5))
-                for m in re.finditer(r"torch sgemm (\d+)x(\d+)x(\d+): ([\d.]+) ms ([\d.]+) TFLOP/s", bench_log)}
+                for m in re.finditer(r"torch sgemm (\d+)x(\d+)x(\d+): ([\d.]+) ms ([\d.]+) TFLOP/s", tile_log)}
 # The FP32-accurate TMA steps, each alone at the shapes (benches/gemm.rs: group `gemm_<step>_shapes`).
 SHAPE_STEPS = (STEP13, SGEMM_DIRECT, SGEMM)
 shape_group = lambda name: f"gemm_{name.removeprefix('wgmma_')}_shapes"
 shape_rows = []
-for key in crit:
+for key in tile_crit:
     m = re.match(r"gemm_shapes/(\d+)x(\d+)x(\d+)$", key)
     if m:
         s = tuple(map(int, m.groups()))
-        ours = [2 * s[0] * s[1] * s[2] / crit[f"{shape_group(n)}/{s[0]}x{s[1]}x{s[2]}"]["median_ns"] / 1e3
+        ours = [2 * s[0] * s[1] * s[2] / tile_crit[f"{shape_group(n)}/{s[0]}x{s[1]}x{s[2]}"]["median_ns"] / 1e3
                 for n in SHAPE_STEPS]
         shape_rows.append((s, ours, torch_shapes[s]))
-order = [tuple(map(int, t)) for t in re.findall(r"gemm_shapes/(\d+)x(\d+)x(\d+)", bench_log)]
+order = [tuple(map(int, t)) for t in re.findall(r"gemm_shapes/(\d+)x(\d+)x(\d+)", tile_log)]
 shape_rows.sort(key=lambda r: order.index(r[0]))
 
 P, w = page("gemm.py", "GEMM: a ladder from naive to cuBLAS-class FP32, then the tensor cores, measured",
             run, *([specials] if specials else []), *([h200] if h200 else []), *([h100_probes] if h100_probes else []),
-            *([split_run] if split_run else []), *shape_runs, *walk_runs)
+            *([split_run] if split_run else []), *shape_runs, *walk_runs, *tile_runs)
 w(f"GPU: **{gpu_name}**, module `{module}`, commit `{commit}`, one device call. `C = A B` in f32, row-major; "
   "TFLOP/s count 2 M N K. Our times are criterion medians of CUDA-event GPU time (`cargo bench --bench gemm`); "
   f"cuBLAS is `torch.mm` (PyTorch {tc['torch']}) in the same call, with TF32 off (SGEMM) and on (TF32), "
@@ -171,7 +179,7 @@ w(f"\nFP32-accurate steps are compared with cuBLAS SGEMM, TF32 steps with cuBLAS
   "|C - C_f64| over the largest |C_f64|, on the same uniform [-1, 1) inputs for every row (`tc.log`; steps 1-6 are "
   f"not dumped). Registers from `ptxas -v` for the module the {gpu_name} loads; "
   f"{'no kernel has a stack frame or spills' if no_spills else 'see ptxas.txt for spills'}. "
-  f"`gemm::sgemm` launches `{SGEMM}` or `{SGEMM_DIRECT}` with the `{module}` module (by shape: below) and "
+  f"`gemm::sgemm` launches `{SGEMM}` with the `{module}` module (at every shape: below) and "
   f"`{SGEMM_ELSEWHERE}` with the others: the fastest FP32-accurate step each has.\n")
 w("## Accuracy at both sizes\n")
 dumped = sorted({k[4:].rsplit("_", 1)[0] for k in tc if k.startswith("err_")},
@@ -391,13 +399,14 @@ for title in sorted({a[1] for a in apart}):
 w("")
 
 w("## Off the tile\n")
-w("The FP32-accurate TMA steps against cuBLAS SGEMM at the same shape in the same call (criterion, each step alone: "
-  + ", ".join(f"group `{shape_group(n)}`" for n in SHAPE_STEPS) + f", commit `{commit}`). The operand passes pad "
-  "rows to 128 bytes, so odd `N` and `K` take their usual path; step 15 copies an operand first only where its rows "
-  "are not 16-byte aligned. Times include the passes and the workspace's stream-ordered allocation. `gemm::sgemm` "
-  f"takes, from these figures, `{SGEMM_DIRECT}` where `C` has at most 1024^2 elements (where it splits `K`, below) "
-  f"and `{SGEMM}` elsewhere (`Variant::sgemm_for`; `{SGEMM_ELSEWHERE}` with the other modules); the ratio is of the "
-  "step it takes:\n")
+where = ("in the run above" if tile_run == run else
+         f"in one later call ([{tile_run.name}](measurements/{tile_run.name}), commit `{tile_commit}`)")
+w("The FP32-accurate TMA steps against cuBLAS SGEMM at the same shape, " + where + " (criterion, each step alone: "
+  + ", ".join(f"group `{shape_group(n)}`" for n in SHAPE_STEPS) + "). The operand passes pad rows to 128 bytes, so "
+  "odd `N` and `K` take their usual path; step 15 copies an operand first only where its rows are not 16-byte "
+  "aligned. Steps 15 and 16 split `K` where `C` has too few tiles for the SMs (1024^2, below). Times include the "
+  f"passes and the workspace's stream-ordered allocation. `gemm::sgemm` takes, from these figures, `{SGEMM}` at "
+  f"every shape (`Variant::sgemm_for`; `{SGEMM_ELSEWHERE}` with the other modules):\n")
 w("| M x N x K | " + " | ".join(f"`{n}` (TFLOP/s)" for n in SHAPE_STEPS)
   + " | cuBLAS SGEMM (TFLOP/s) | `sgemm` takes | ratio |")
 w("|" + " --- |" * (len(SHAPE_STEPS) + 4))
@@ -407,6 +416,15 @@ for s, ours, theirs in shape_rows:
     w(f"| {s[0]}x{s[1]}x{s[2]} | " + " | ".join(f"{t:.1f}" for t in ours)
       + f" | {theirs:.1f} | `{pick}` | {mine / theirs:.2f}x |")
 w("")
+if tile_run != run:
+    tile_tests = re.search(r"test result: ok\. (\d+) passed; (\d+) failed", (tile_run / "tests.log").read_text())
+    tile_san = re.findall(r"(\d+) (errors|hazards) displayed|ERROR SUMMARY: (\d+) errors",
+                          (tile_run / "sanitizer.log").read_text())
+    memcheck = next(m[2] for m in tile_san if m[2])
+    racecheck = next(m[0] for m in tile_san if m[1] == "hazards")
+    w(f"In that call the GEMM GPU tests of split K (both steps), special values, `sgemm`, CUDA graphs and the "
+      f"`wgmma` steps' edges ran {tile_tests.group(1)} passed, {tile_tests.group(2)} failed, and compute-sanitizer over "
+      f"the split-K GPU test found {memcheck} errors (memcheck) and {racecheck} hazards (racecheck).\n")
 
 
 def criterion_us(text, group):
@@ -789,8 +807,7 @@ WHY["wgmma_split_a_3xtf32"] = lambda: (
               "TMA costs far less than the splitter's 32 KiB through the threads. The splitter reading `A` from L2 "
               f"instead of the stage (16-byte global loads, each chunk split and stored before the next is loaded) "
               f"fell to {probe16('gload', 4096):.1f} and {probe16('gload', 8192):.1f}. ")
-    + "What `gemm::sgemm` launches with the sm_90a module wherever `C` has more than 1024^2 elements (off the tile, "
-    "above).")
+    + "What `gemm::sgemm` launches with the sm_90a module, at every shape (off the tile, above).")
 for s in STEPS:
     WHY.setdefault(s["name"], lambda: "")
 w("## The ladder, one idea per step\n")

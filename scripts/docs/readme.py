@@ -147,7 +147,7 @@ table = [
      + ", ".join(r["size"] for r in soft), " / ".join(r["ratio"] for r in soft) + " `torch.softmax`",
      "[softmax.md](docs/softmax.md)"),
     ("GEMM", steps("gemm"),
-     f"`{g3}` (FP32-accurate, 3xTF32; `gemm::sgemm` picks per shape): "
+     f"`{g3}` (FP32-accurate, 3xTF32; what `gemm::sgemm` runs with `sm_90a`): "
      f"{pair('gemm', g3, 'achieved')} TFLOP/s at 4096^3 / 8192^3; "
      f"`{gf}` (FP32 FMA, any GPU): {pair('gemm', gf, 'achieved')}; "
      f"`{gt}` (TF32): {pair('gemm', gt, 'achieved')}",

@@ -1,6 +1,6 @@
 //! Which version runs with which PTX module and shape: `sgemm` picks step
-//! 15 or 16 in the `sm_90a` module and step 7 elsewhere, and runs what it
-//! picks on the GPU; the `wgmma` steps without the `sm_90a` module are an
+//! 16 in the `sm_90a` module and step 7 elsewhere, and runs what it picks
+//! on the GPU; the `wgmma` steps without the `sm_90a` module are an
 //! error.
 
 use crate::WGMMA_STEPS;
@@ -10,30 +10,16 @@ use crate::reference::{Case, check, reference};
 use coalesce::Error;
 use coalesce::gemm::{self, AlphaBeta, GemmShape, Variant};
 
-/// `gemm::sgemm` launches step 15 or 16 with the `sm_90a` module loaded
-/// (the H100's, the one module that has them): 15 for a `C` of at most
-/// 1024^2 elements, 16 elsewhere; and step 7 otherwise.
+/// `gemm::sgemm` launches step 16 with the `sm_90a` module loaded (the
+/// H100's, the one module that has it), at every shape; and step 7
+/// otherwise.
 #[test]
-fn sgemm_picks_step_15_or_16_in_the_sm_90a_module_and_step_7_elsewhere() {
+fn sgemm_picks_step_16_in_the_sm_90a_module_and_step_7_elsewhere() {
     let (big, deep, shallow, small) = ((4096, 4096, 4096), (2048, 2048, 8192), (8192, 8192, 256), (1024, 1024, 1024));
     for m in coalesce::MODULES {
-        let sm_90a = m.name() == "sm_90a";
-        let pick = |v: Variant| if sm_90a { v } else { Variant::DoubleBuffered };
-        for shape in [big, deep, shallow, (4097, 2049, 257), (1025, 1024, 1)] {
-            assert_eq!(
-                Variant::sgemm_for(&m.name(), shape),
-                pick(Variant::WgmmaSplitA3xTf32),
-                "{} {shape:?}",
-                m.name()
-            );
-        }
-        for shape in [small, (1024, 1024, 8192), (1, 1, 1)] {
-            assert_eq!(
-                Variant::sgemm_for(&m.name(), shape),
-                pick(Variant::WgmmaDirect3xTf32),
-                "{} {shape:?}",
-                m.name()
-            );
+        let want = if m.name() == "sm_90a" { Variant::WgmmaSplitA3xTf32 } else { Variant::DoubleBuffered };
+        for shape in [big, deep, shallow, small, (4097, 2049, 257), (1, 1, 1)] {
+            assert_eq!(Variant::sgemm_for(&m.name(), shape), want, "{} {shape:?}", m.name());
         }
     }
     assert_eq!(Variant::sgemm_for("sm_100", small), Variant::DoubleBuffered);

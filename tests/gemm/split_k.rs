@@ -1,6 +1,7 @@
-//! Split K (step 15 on a `C` of too few tiles for the GPU): how many runs
-//! each shape gets, and the split products against the f64 reference, on
-//! the emulator and on the GPU, with every epilogue and uneven runs.
+//! Split K (steps 15 and 16 on a `C` of too few tiles for the GPU): how
+//! many runs each shape gets, and the split products against the f64
+//! reference, on the emulator and on the GPU, with every epilogue and
+//! uneven runs.
 
 use crate::SCALARS;
 use crate::common::*;
@@ -8,7 +9,10 @@ use crate::reference::{Case, check, reference};
 use coalesce::gemm::{self, Variant};
 use coalesce::kernels::gemm::split_k::{run_of, splits_for};
 
-/// Step 15's tiles (128 x 128) of an `m x n` `C`, and `K`'s 32-deep tiles.
+/// The steps that split `K`.
+const STEPS: [Variant; 2] = [Variant::WgmmaDirect3xTf32, Variant::WgmmaSplitA3xTf32];
+
+/// Steps 15's and 16's tiles (128 x 128) of an `m x n` `C`, and `K`'s 32-deep tiles.
 pub(crate) fn tiles(m: u32, n: u32, k: u32) -> (u32, u32) {
     (m.div_ceil(128) * n.div_ceil(128), k.div_ceil(32))
 }
@@ -57,10 +61,12 @@ fn split_k_products_match_the_reference_on_the_emulator() {
         for &s in scalars {
             let case = Case::new(&mut rng, dims, s);
             let (want, bound) = reference(&case, None);
-            let mut c = case.c0.clone();
-            gemm::emu::launch(Variant::WgmmaDirect3xTf32, &case.a, &case.b, &mut c, case.shape, s).unwrap();
-            let worst = check(Variant::WgmmaDirect3xTf32, &case, None, &c, &want, &bound);
-            eprintln!("emulator split k {} {s:?}: max error / bound {worst:.2e}", case.shape);
+            for v in STEPS {
+                let mut c = case.c0.clone();
+                gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, s).unwrap();
+                let worst = check(v, &case, None, &c, &want, &bound);
+                eprintln!("emulator split k {} {} {s:?}: max error / bound {worst:.2e}", v.name(), case.shape);
+            }
         }
     }
 }
@@ -80,9 +86,11 @@ fn split_k_products_match_the_reference_on_the_gpu() {
             let case = Case::new(&mut rng, dims, s);
             let (want, bound) = reference(&case, None);
             let bufs = crate::gpu::GpuBufs::new(&gpu, &case, 0);
-            let got = crate::gpu::run_gpu(&stream, Variant::WgmmaDirect3xTf32, &case, &bufs, 0);
-            let worst = check(Variant::WgmmaDirect3xTf32, &case, None, &got, &want, &bound);
-            eprintln!("gpu split k {} {s:?}: max error / bound {worst:.2e}", case.shape);
+            for v in STEPS {
+                let got = crate::gpu::run_gpu(&stream, v, &case, &bufs, 0);
+                let worst = check(v, &case, None, &got, &want, &bound);
+                eprintln!("gpu split k {} {} {s:?}: max error / bound {worst:.2e}", v.name(), case.shape);
+            }
         }
     }
 }

@@ -178,22 +178,21 @@ pub fn launch(
 
 /// `C = alpha * A * B + beta * C` in FP32 with the fastest FP32-accurate
 /// version for the loaded module and the shape ([`sgemm_variant`]): on an
-/// H100 (the `sm_90a` module), step 15 or step 16, 3xTF32 on the tensor
-/// cores fed by the TMA, their partial sums promoted into f32 registers,
+/// H100 (the `sm_90a` module), step 16, 3xTF32 on the tensor cores fed by
+/// the TMA, its partial sums promoted into f32 registers,
 /// measured faster than cuBLAS SGEMM and more accurate (docs/gemm.md);
 /// elsewhere step 7 ([`Variant::BEST`]), FMA units only. All have FP32
 /// semantics for any input: inf, NaN and `FLT_MAX` give what an FP32 FMA
-/// GEMM gives (steps 15 and 16 recompute the rows and columns of `C` whose
+/// GEMM gives (step 16 recomputes the rows and columns of `C` whose
 /// inputs hold an inf or NaN with `gemm_fixup`, see docs/gemm.md, which
 /// also says what subnormals cost). An empty product is BLAS's: nothing for
 /// `m = 0` or `n = 0`, `C = beta * C` for `k = 0`. Errors as [`launch`];
-/// steps 15 and 16 also allocate a workspace on `stream`: the marks, `4 (m
-/// + n)` bytes; for step 16 the TF32 halves of `A`, `8 m k` bytes, about;
-/// for step 15 padded copies of operands whose rows are not 16-byte
-/// aligned, and where `C` has too few tiles for the SMs the partial
-/// products of its split `K`, `4 S m n` bytes for `S` runs,
-/// `coalesce_kernels::gemm::split_k`. The allocation may fail with
-/// [`crate::Error::OutOfMemory`].
+/// step 16 also allocates a workspace on `stream`: the marks, `4 (m + n)`
+/// bytes; the TF32 halves of `A`, `8 m k` bytes, about; a padded copy of
+/// `B` where its rows are not 16-byte aligned; and where `C` has too few
+/// tiles for the SMs the partial products of its split `K`, `4 S m n`
+/// bytes for `S` runs (`coalesce_kernels::gemm::split_k`). The allocation
+/// may fail with [`crate::Error::OutOfMemory`].
 #[cfg(feature = "cuda")]
 pub fn sgemm(
     stream: &Stream<'_>, a: &DeviceSlice<f32>, b: &DeviceSlice<f32>, c: &mut DeviceSlice<f32>, shape: GemmShape,
@@ -204,7 +203,7 @@ pub fn sgemm(
 
 /// The version [`sgemm`] launches on `gpu` for `shape`: [`Variant::sgemm_for`]
 /// of its loaded module; step 7 for a module loaded as text, which may lack
-/// steps 13 and 15.
+/// step 16.
 #[cfg(feature = "cuda")]
 pub fn sgemm_variant(gpu: &Gpu, shape: GemmShape) -> Variant {
     gpu.module_name().map_or(Variant::BEST, |m| Variant::sgemm_for(m, (shape.m(), shape.n(), shape.k())))

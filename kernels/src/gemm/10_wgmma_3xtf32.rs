@@ -40,8 +40,9 @@
 //! **Special values:** the split here (and in step 11) is the plain one: an
 //! inf or NaN input turns its whole row or column of `C` into NaN (`inf -
 //! tf32(inf)`), and `|x|` within half a TF32 ulp of `FLT_MAX` rounds to inf
-//! in `hi`. Step 13, what `gemm::sgemm` runs, keeps FP32 semantics through
-//! `gemm_pack`'s split and `gemm_fixup` (docs/gemm.md).
+//! in `hi`. Steps 13, 15 and 16 keep FP32 semantics through their marks
+//! of non-finite inputs and `gemm_fixup` (docs/gemm.md); `gemm::sgemm`
+//! runs step 16.
 
 use super::warpgroup::{ROW_BYTES, StagedBlock, k_major_128b, store_fragment, store_split, swizzle_base, swizzled};
 use super::wgmma::{NA, NB, load_tiles};

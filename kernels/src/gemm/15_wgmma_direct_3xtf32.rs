@@ -34,9 +34,9 @@
 //!
 //! **What it costs:** the splitter reads and writes 32 KiB of shared memory
 //! a stage, in the banks the TMA writes and the tensor cores read: the
-//! product alone is slower than step 13's, and the step wins where step
-//! 13's pass weighs most (small `C`, shallow `K`: `gemm::sgemm` takes it
-//! there). `docs/gemm.md` measures what each part of the split costs.
+//! product alone is slower than step 13's, and the step wins only where
+//! a pass weighs most (small `C`, shallow `K`). Step 16 takes `A_lo` out of
+//! the block. `docs/gemm.md` measures what each part of the split costs.
 //!
 //! **Non-finite inputs** have no halves: the splitter writes zeros over a
 //! non-finite `a` (both halves) and the consumers use zero halves for a

@@ -36,6 +36,7 @@
 //! step 15's (`2^-21 |b|`): step 15's bound holds
 //! ([`super::Variant::error_bound`]).
 
+use super::split_k::run_of;
 use super::warpgroup::{TMA_GROUP_ROWS, grouped_tile_at, swizzle_base};
 use super::wgmma_direct::DIRECT_B_BOX;
 use super::wgmma_direct_3xtf32::{
@@ -51,7 +52,8 @@ pub const GEOMETRY: Geometry =
     Geometry::of(Precision::Split3xTf32, (DX3_BM, DX3_BN), Dim3::xy(DX3_THREADS, 1), DX3_SHARED_BYTES / 4)
         .fed_by_tma()
         .reading_the_matrices()
-        .splitting_a_first();
+        .splitting_a_first()
+        .splitting_k();
 
 const STAGES: usize = DX3_STAGES as usize;
 const BM: usize = DX3_BM as usize;
@@ -73,13 +75,18 @@ const BK: usize = DX3_BK as usize;
 /// Shared memory: [`DX3_SHARED_BYTES`] (193 KiB, an opt-in size).
 ///
 /// # Thread mapping
-/// 384 threads (1D), grid `ceil(n/128) x ceil(m/128)`; the block computes
-/// the tile [`grouped_tile_at`] names for its index. Threads `0..256`
-/// consume as step 15's; thread 256 issues the copies.
+/// 384 threads (1D), grid `ceil(n/128) x ceil(m/128) x S`; the block
+/// computes the tile [`grouped_tile_at`] names for its index, over run
+/// `blockIdx.z` of the `S` runs of `K` ([`run_of`]; `S = 1`: all of it),
+/// as step 15. Threads `0..256` consume as step 15's; thread 256 issues
+/// the copies.
 ///
 /// # Safety
 /// The tensor maps and the marks are as above; `c` holds the `m * n`
-/// floats; the GPU runs `sm_90a` code (compute capability 9.0).
+/// floats (`S` slices of `m * n` where `S > 1`: then each slice receives
+/// `alpha` times its run's product, `beta == 0`, for
+/// [`super::split_k::sum_splits`]); the GPU runs `sm_90a` code (compute
+/// capability 9.0).
 #[inline(always)]
 pub unsafe fn wgmma_split_a_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     // ptxas fits the launch to 384 threads ([`DX3_REGS`]).
@@ -87,12 +94,16 @@ pub unsafe fn wgmma_split_a_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *con
     let (map_a, map_b) = (a.cast::<TensorMap>(), b.cast::<TensorMap>());
     let (m, n) = (p.m as usize, p.n as usize);
     let marks = ctx.global_mut(a.cast::<u8>().wrapping_add(DX3_MARKS_OFFSET).cast::<u32>().cast_mut(), 1 + m + n);
-    let c = ctx.global_mut(c, (p.m, p.n));
+    // Split K (`gridDim.z` runs, [`super::split_k`]): this block's run of
+    // K's tiles, and its slice of the partial products.
+    let (z, splits) = (ctx.block_idx().z, ctx.grid_dim().z);
+    let (first, tiles) = run_of((p.k as usize).div_ceil(BK) as u32, z, splits);
+    let (first, tiles) = (first as usize, tiles as usize);
+    let c = ctx.global_mut(c.wrapping_add(z as usize * m * n), (p.m, p.n));
     let tid = ctx.thread_idx().x as usize;
     let (blk, grid) = (ctx.block_idx(), ctx.grid_dim());
     let (tile_m, tile_n) = grouped_tile_at::<TMA_GROUP_ROWS>(blk.y * grid.x + blk.x, (grid.x, grid.y));
     let (m0, n0) = (tile_m as usize * BM, tile_n as usize * BN);
-    let tiles = (p.k as usize).div_ceil(BK);
 
     let (smem, base) = swizzle_base(ctx, DX3_SHARED_BYTES);
     if tid == 0 {
@@ -120,7 +131,7 @@ pub unsafe fn wgmma_split_a_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *con
                     ctx.mbarrier_wait(empty(base, s), parity(t) ^ 1);
                 }
                 ctx.mbarrier_arrive_expect_tx(full(base, s), DX3_STAGE_BYTES);
-                let k0 = (t * BK) as i32;
+                let k0 = ((first + t) * BK) as i32;
                 // SAFETY: the boxes (16 KiB each of A_hi and A_lo, four of
                 // 4 KiB of B) fit the stage at 1024-byte-aligned offsets;
                 // the stage is free.

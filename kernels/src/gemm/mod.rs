@@ -286,20 +286,19 @@ impl Variant {
     }
 
     /// The fastest FP32 version that every module has (step 7, FMA units
-    /// only): what `gemm::sgemm` launches where steps 15 and 16 are missing.
+    /// only): what `gemm::sgemm` launches where step 16 is missing.
     pub const BEST: Variant = Variant::DoubleBuffered;
 
     /// What `gemm::sgemm` launches for an `m x n x k` product with the
     /// module built for `module` (`"sm_90a"`, `"sm_90"`, ..). Where the
-    /// module has them (`sm_90a`, the H100's), the FP32-accurate 3xTF32
-    /// steps on the tensor cores, faster than cuBLAS SGEMM and more
-    /// accurate at every shape of docs/gemm.md's off-tile table: step 15
-    /// where `C` has at most 1024^2 elements (64 tiles: step 15 splits `K`
-    /// there, and has no operand pass), step 16 elsewhere (measured on an
-    /// H200 faster than steps 13 and 15 at every other shape of that
-    /// table). Else step 7 ([`Variant::BEST`]).
-    pub fn sgemm_for(module: &str, (m, n, _k): (usize, usize, usize)) -> Variant {
-        let step = if m * n <= 1024 * 1024 { Variant::WgmmaDirect3xTf32 } else { Variant::WgmmaSplitA3xTf32 };
+    /// module has it (`sm_90a`, the H100's), step 16, FP32-accurate 3xTF32
+    /// on the tensor cores: measured on an H200 faster than steps 13 and 15
+    /// (and than cuBLAS SGEMM, and more accurate) at every shape of
+    /// docs/gemm.md's off-tile table, splitting `K` where `C` has too few
+    /// tiles. Else step 7 ([`Variant::BEST`]). The shape picks nothing
+    /// today; it stays in the signature for the steps to come.
+    pub fn sgemm_for(module: &str, _shape: (usize, usize, usize)) -> Variant {
+        let step = Variant::WgmmaSplitA3xTf32;
         if step.registry().in_module(module) { step } else { Variant::BEST }
     }
 

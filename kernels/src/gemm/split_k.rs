@@ -1,9 +1,10 @@
 //! Split K: where a GEMM's `C` has too few tiles to fill the GPU (1024^2
 //! is 64 tiles of 128 x 128 on 132 SMs), each tile's `K` is cut into
 //! `S` runs and a block computes one run: `S` times the blocks, each a
-//! `1/S` of the depth. Step 15 reads its run from `blockIdx.z` and writes
-//! `alpha` times its partial product to slice `z` of a workspace; this
-//! kernel then sums the slices in order into `C`, with `beta * C`. The
+//! `1/S` of the depth. Steps 15 and 16 read the block's run from
+//! `blockIdx.z` and write `alpha` times its partial product to slice `z`
+//! of a workspace; this kernel then sums the slices in order into `C`,
+//! with `beta * C`. The
 //! host chooses `S` per shape (`coalesce::gemm`'s plan). Measured in
 //! [`docs/gemm.md`](../../../docs/gemm.md).
 //!
@@ -16,10 +17,10 @@ use crate::registry::{Step, utilities};
 use crate::vector::F4;
 use crate::{LaunchDims, ThreadCtx};
 
-/// The sum in the registry (a utility of step 15).
+/// The sum in the registry (a utility of steps 15 and 16).
 pub const SPLIT_K_STEPS: &[Step] = utilities! {
     op: "gemm";
-    /// the partial products of a split-K launch of step 15, summed in order into `C` with `beta * C`
+    /// the partial products of a split-K launch of step 15 or 16, summed in order into `C` with `beta * C`
     sum_splits => "gemm_sum_splits" in "gemm/split_k.rs", geometry "sum_splits_dims(m, n)";
 };
 
