@@ -140,7 +140,7 @@ fn sm_90a_or_skip(test: &str, step: Variant) -> Option<coalesce::Gpu> {
     Some(gpu)
 }
 
-/// Steps 9-15 at their edge shapes and at large ones on the GPU (an H100:
+/// Steps 9-16 at their edge shapes and at large ones on the GPU (an H100:
 /// the `sm_90a` module), C poisoned.
 #[test]
 fn wgmma_at_every_kind_of_edge_on_the_gpu() {

@@ -56,12 +56,13 @@ const EDGE_SHAPES: [(usize, usize, usize); 9] = [
     (129, 257, 16), (33, 5, 44), (12, 263, 11),
 ];
 
-/// Shapes for steps 9-15 (`wgmma`, 128x256 tiles, 128x128 for steps 11, 13 and 15, 256x128 for 14, 32
-/// deep): `K = 1`, `N < 4` (checked loads of `B` everywhere), `K` below, at
-/// and past one tile with residues, `M` and `N` just past a tile (a second
-/// block row and column that is almost empty), `N` a multiple of 4 just
-/// past 128 (step 11's second block column, vector rows, not whole), and a
-/// shape whose interior blocks take the vector paths.
+/// Shapes for steps 9-16 (`wgmma`, 128x256 tiles, 128x128 for steps 11,
+/// 13, 15 and 16, 256x128 for 14, 32 deep): `K = 1`, `N < 4` (checked
+/// loads of `B` everywhere), `K` below, at and past one tile with residues,
+/// `M` and `N` just past a tile (a second block row and column that is
+/// almost empty), `N` a multiple of 4 just past 128 (step 11's second block
+/// column, vector rows, not whole), and a shape whose interior blocks take
+/// the vector paths.
 #[rustfmt::skip] // a table: three shapes a row
 const WGMMA_SHAPES: [(usize, usize, usize); 9] = [
     (1, 1, 1), (5, 3, 1), (9, 1, 40),

@@ -14,9 +14,9 @@
 //! - **Fragment stores:** the epilogue of two warpgroups' `wgmma` D
 //!   fragments ([`store_fragment`]), and of `C^T`'s, transposed into `C`
 //!   (steps 14, 15: [`store_transposed`]).
-//! - **Promotion** (steps 11, 13, 15): a tile's 3xTF32 products into a new
+//! - **Promotion** (steps 11, 13, 15, 16): a tile's 3xTF32 products into a new
 //!   partial sum ([`products_3x`]), added into f32 sums ([`promote`]).
-//! - **The TMA steps' order of tiles** (steps 12-15): [`grouped_tile`], [`grouped_tile_in`].
+//! - **The TMA steps' order of tiles** (steps 12-16): [`grouped_tile`], [`grouped_tile_in`].
 
 use super::{F4, Problem, aligned16, split_tf32, store_c_at, store_c2_at};
 use crate::{Global, GlobalMut, Load, Shared, ThreadCtx};
