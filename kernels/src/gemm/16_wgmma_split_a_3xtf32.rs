@@ -27,6 +27,9 @@
 //! tile at the bottom edge of `A_hi` reads rows of `A_lo` where the copy
 //! would fill zeros: they are rows of `C` past `m`, which the store skips.
 //!
+//! Where `C` has too few tiles for the SMs, the block takes run
+//! `blockIdx.z` of `K` as step 15 does ([`super::split_k`]).
+//!
 //! **Non-finite inputs:** the pass writes zero halves for a non-finite `a`
 //! and marks its row of `A` (as for step 13); the consumers zero a
 //! non-finite `b` and mark its column (as in step 15); `gemm_fixup`
