@@ -752,8 +752,8 @@ WHY["wgmma_direct_3xtf32"] = lambda: (
     f"slower: tensor pipe {nc('gemm_wgmma_direct_3xtf32', 'sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active', 1)}% "
     f"active over {nc('gemm_wgmma_direct_3xtf32', 'Duration')} us, step 13's "
     f"{nc('gemm_wgmma_tma_3xtf32', 'sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active', 1)}% over "
-    f"{nc('gemm_wgmma_tma_3xtf32', 'Duration')} us. So `gemm::sgemm` takes it where the pass weighs most (off the "
-    "tile, above)."
+    f"{nc('gemm_wgmma_tma_3xtf32', 'Duration')} us. So it beats step 13 only where the pass weighs most (off the "
+    "tile, above), and step 16 beats it everywhere."
     + ("" if not h200 else
        f" What it costs, measured on an NVIDIA {h2_gpu} by taking one part out at a time (`docs/measurements/{h200.name}/"
        f"probes.txt`, wrong results on purpose, medians at 4096^3 and 8192^3): the whole step "
@@ -808,6 +808,9 @@ WHY["wgmma_split_a_3xtf32"] = lambda: (
               f"instead of the stage (16-byte global loads, each chunk split and stored before the next is loaded) "
               f"fell to {probe16('gload', 4096):.1f} and {probe16('gload', 8192):.1f}. ")
     + "What `gemm::sgemm` launches with the sm_90a module, at every shape (off the tile, above).")
+# Step 15's "step 16 beats it everywhere": at every off-tile shape and both ladder sizes.
+assert all(r[1][SHAPE_STEPS.index(SGEMM)] > r[1][SHAPE_STEPS.index(SGEMM_DIRECT)] for r in shape_rows) and all(
+    tflops(n, SGEMM) > tflops(n, SGEMM_DIRECT) for n in SIZES), "step 16 is not ahead of step 15 everywhere"
 for s in STEPS:
     WHY.setdefault(s["name"], lambda: "")
 w("## The ladder, one idea per step\n")
@@ -845,8 +848,8 @@ if specials:
       "inf and NaN alike. The product already wrote `alpha * acc + beta * C0` there with `acc` finite, which is non-finite "
       "exactly where `beta * C0` is: the fix-up adds it in those places (`+inf + -inf` is NaN, as in FP32) and reads "
       "nothing where `beta == 0`. With no mark, each fix-up block reads one word and exits: no host synchronisation, and "
-      "a CUDA graph capture takes the memset and the fix-up as two nodes more. Steps 15 and 16, which `gemm::sgemm` "
-      "runs now, mark the same words: step 15's splitter marks the rows of `A` and step 16's pass does (the pass is "
+      "a CUDA graph capture takes the memset and the fix-up as two nodes more. Steps 15 and 16 (`gemm::sgemm` runs "
+      "step 16) mark the same words: step 15's splitter marks the rows of `A` and step 16's pass does (the pass is "
       "step 13's), and both steps' consumers zero a non-finite `b` and mark its column of `B`; the same fix-up "
       "follows. The GEMM tests check every one of these steps against FP32's non-finite pattern on the emulator and "
       "on the GPU (`tests/gemm/specials.rs`); the table below is of step 13's run.\n")
