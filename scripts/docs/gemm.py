@@ -482,11 +482,12 @@ def split_k_section(folder):
     san = {t: re.search(rf"{t} rc \d+ .*?(\d+) (errors|hazards)", log) for t in ("memcheck", "racecheck")}
     w("### Split K\n")
     w(f"Where `C` has too few {DX3_TILE[0]} x {DX3_TILE[1]} tiles to give every SM a block ({few_c} has {tiles(few)} for "
-      f"{sms_s}), step 15 cuts each "
+      f"{sms_s}), steps 15 and 16 cut each "
       "tile's `K` into runs, one block a run, and `sum_splits` (entry `gemm_sum_splits`) adds the runs' products in order into `C` "
       "([`gemm/split_k.rs`](../kernels/src/gemm/split_k.rs): as many runs as keep one block per SM, at most 8, each at "
-      "least 8 tiles of 32 deep; none where the tiles reach half the SMs). `gemm::sgemm` at the off-tile shapes with it, "
-      "cuBLAS SGEMM in the same later call, one call per GPU ("
+      "least 8 tiles of 32 deep; none where the tiles reach half the SMs). Below, `gemm::sgemm` at the off-tile "
+      "shapes as it was when step 15 first split (it ran steps 13 and 15 then, before step 16), cuBLAS SGEMM in the "
+      "same later call, one call per GPU ("
       + ", ".join(f"[{f.name}](measurements/{f.name})" for f, *_ in runs) + "; criterion's point estimate, "
       f"{samples_s}, where the table above has medians). Cells: `gemm::sgemm` / cuBLAS SGEMM in TFLOP/s, "
       "and their ratio:\n")
