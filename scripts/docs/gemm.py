@@ -580,8 +580,8 @@ def walk_section(folder):
       "15 launches one block a tile, as before.\n")
     f = ab("final", "gemm_shapes")
     torch = {m.group(1): float(m.group(2)) * 1e3 for m in re.finditer(r"torch sgemm (\S+): ([\d.]+) ms", rd("final/torch.log"))}
-    w(f"`gemm::sgemm` in the final call (criterion, median of {len(runs_of('final'))} runs of each build; cuBLAS SGEMM "
-      "through PyTorch, same call):\n")
+    w(f"`gemm::sgemm` in the final call (step 15 at these shapes then; criterion, median of {len(runs_of('final'))} "
+      "runs of each build; cuBLAS SGEMM through PyTorch, same call):\n")
     w("| M x N x K | before (us) | after (us) | cuBLAS SGEMM (us) | speed-up over cuBLAS SGEMM, before / after |")
     w("| --- | --- | --- | --- | --- |")
     for s in shapes:
@@ -590,9 +590,9 @@ def walk_section(folder):
     w("")
     w(f"With the final build the GEMM tests ran {tests.group(1)} passed, {tests.group(2)} failed on the GPU (walking "
       f"blocks at {walked[0]} to {walked[-1]} tiles, special values among them), and compute-sanitizer over the walking "
-      f"GPU test found {memcheck} errors (memcheck) and {racecheck} hazards (racecheck). The tables above were "
-      f"measured before blocks walked: at the shapes where they walk ({', '.join(walks)} of the off-tile shapes), this "
-      "call's figures replace theirs.\n")
+      f"GPU test found {memcheck} errors (memcheck) and {racecheck} hazards (racecheck). The off-tile table above is "
+      f"of a later build: its step 15 walks at {', '.join(walks)}, and its `gemm::sgemm` runs step 16, which does not "
+      "walk.\n")
 
 
 for f in walk_runs:
