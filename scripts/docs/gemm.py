@@ -131,9 +131,10 @@ tile_log = (tile_run / "bench.log").read_text()
 tile_commit = commit_of((tile_run / "machine.txt").read_text())
 torch_shapes = {tuple(map(int, m.groups()[:3])): float(m.group(5))
                 for m in re.finditer(r"torch sgemm (\d+)x(\d+)x(\d+): ([\d.]+) ms ([\d.]+) TFLOP/s", tile_log)}
-# The FP32-accurate TMA steps, each alone at the shapes (benches/gemm.rs: group `gemm_<step>_shapes`).
-SHAPE_STEPS = (STEP13, SGEMM_DIRECT, SGEMM)
+# The FP32-accurate TMA steps, each alone at the shapes (benches/gemm.rs: group `gemm_<step>_shapes`), in
+# ladder order: those the off-tile run has a group of.
 shape_group = lambda name: f"gemm_{name.removeprefix('wgmma_')}_shapes"
+SHAPE_STEPS = tuple(s["name"] for s in STEPS if any(k.startswith(shape_group(s["name"]) + "/") for k in tile_crit))
 shape_rows = []
 for key in tile_crit:
     m = re.match(r"gemm_shapes/(\d+)x(\d+)x(\d+)$", key)

@@ -354,16 +354,15 @@ impl DirectLayout {
         };
         let a_pass = |o: usize| {
             let dst = base + o as u64;
-            if self.a_halves {
-                // A's halves, A_lo's rows after A_hi's; the pass marks A's
-                // rows (the words after the first of the marks).
-                let any = self.marks_at(base).unwrap_or(0);
-                let lo = dst + 4 * u64::from(m) * self.kp as u64;
-                let shape = PackShape { rows: m, cols: k, stride: self.kp as u32, flags: PACK_SPLIT };
-                Pass { lo, any, lines: any + 4, ..pass(a, shape, dst) }
-            } else {
-                pass(a, PackShape { rows: m, cols: k, stride: self.kp as u32, flags: PACK_KEEP }, dst)
+            let flags = if self.a_halves { PACK_SPLIT } else { PACK_KEEP };
+            let copy = pass(a, PackShape { rows: m, cols: k, stride: self.kp as u32, flags }, dst);
+            if !self.a_halves {
+                return copy;
             }
+            // A's halves, A_lo's rows after A_hi's; the pass marks A's rows
+            // (the words after the first of the marks).
+            let any = self.marks_at(base).unwrap_or(0);
+            Pass { lo: dst + 4 * u64::from(m) * self.kp as u64, any, lines: any + 4, ..copy }
         };
         let mut out: Vec<Pass> = [
             self.a.map(a_pass),
