@@ -5,7 +5,7 @@
 //!
 //! [`softmax`] picks the strategy by row length ([`Strategy::for_cols`]):
 //! a warp per row up to 1024 columns, a block per row (the row in registers)
-//! up to 16384, a cluster of 8 blocks per row up to 114688 where the module
+//! up to 16384, a cluster of 4 or 8 blocks per row up to 114688 where the module
 //! has the cluster kernels (`sm_90a`: Hopper; without them, a block per row
 //! up to 32768), and online (running max and
 //! rescaled sum) beyond, or past 32768 without them: the online kernel
@@ -175,7 +175,7 @@ strategy_launchers! {
     /// Step 3, [`Strategy::Online`]: a block per row, online (max, sum) pass
     /// then a backward re-read; any row length.
     online => Online;
-    /// Step 4, [`Strategy::Cluster`]: a cluster of 8 blocks per row, the row
+    /// Step 4, [`Strategy::Cluster`]: a cluster of 4 or 8 blocks per row, the row
     /// in their registers, up to 114688 columns (the `sm_90a` module:
     /// [`crate::Error::ArchitectureRequired`] on other GPUs).
     cluster => Cluster;

@@ -21,7 +21,10 @@ fn the_dispatch_picks_the_strategy_by_row_length() {
         (8192, Kernel::Block16),
         (8193, Kernel::Block32),
         (softmax::CLUSTER_MIN_COLS - 1, Kernel::Block32),
-        (softmax::CLUSTER_MIN_COLS, Kernel::Cluster8x256),
+        (softmax::CLUSTER_MIN_COLS, Kernel::Cluster4x256),
+        (18432, Kernel::Cluster4x256),
+        (28672, Kernel::Cluster4x256),
+        (28673, Kernel::Cluster8x256),
         (32768, Kernel::Cluster8x256),
         (32769, Kernel::Cluster8x256),
         (50000, Kernel::Cluster8x256),
@@ -40,6 +43,7 @@ fn the_dispatch_picks_the_strategy_by_row_length() {
     assert_eq!(Strategy::BlockPerRow.kernel(1000), Some(Kernel::Block8));
     assert_eq!(Strategy::Online.kernel(1), Some(Kernel::OnlineStash));
     assert_eq!(Strategy::Online.kernel(57345), Some(Kernel::Online));
+    assert_eq!(Strategy::Cluster.kernel(1), Some(Kernel::Cluster4x256));
     assert_eq!(Strategy::Cluster.kernel(32769), Some(Kernel::Cluster8x256));
     assert_eq!(Strategy::Cluster.kernel(114689), None);
     // Without clusters: the dispatch's kernel, except that rows it gives a
@@ -62,6 +66,10 @@ fn the_dispatch_picks_the_strategy_by_row_length() {
     // Two blocks' worth of registers per row slice: 50000 columns are 8
     // slices of 6252 floats, 224 threads of 28.
     assert_eq!(Kernel::Cluster8x256.launch_dims(5, 50000).block.x, 224);
+    // Clusters of 4 up to 256 threads a block: 18432 columns are 4 slices
+    // of 4608 floats, 192 threads of 28.
+    assert_eq!(Kernel::Cluster4x256.launch_dims(5, 18432).block.x, 192);
+    assert_eq!(Kernel::Cluster4x256.launch_dims(5, 18432).grid.x, 20);
     assert_eq!(Kernel::Cluster8x512.launch_dims(5, 100_000).block.x, 448);
     // The longest stashed row fits an H100's opt-in shared memory (227 KiB).
     assert_eq!(Kernel::OnlineStash.launch_dims(5, 57344).shared_bytes, 256 + 57344 * 4);

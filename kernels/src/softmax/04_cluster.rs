@@ -28,10 +28,21 @@
 //! loads are issued, waited on only after the block's own reduction, so it
 //! costs nothing but an instruction.
 //!
+//! **How many blocks a cluster:** as few as keep each block within 256
+//! threads (4 up to 28672 columns, then 8), and 8 blocks of up to 512
+//! threads past 57344. Fewer blocks a row mean fewer, larger clusters for
+//! the GPU to place (a cluster starts only when all its blocks fit one GPC
+//! at once), and blocks of at most 256 threads keep four or more an SM. In a
+//! CUDA C probe on an H200 (`docs/measurements/2026-11-29-h200-softmax-cluster-sizes`)
+//! clusters of 4 ran 98.0% of the copy at 3640x18432 where clusters of 8
+//! ran 92.4%, and 16 blocks (a non-portable size) lost at every length,
+//! 87.3% at 512x100000 against 8 blocks' 90.2%: 28 such clusters fit the
+//! GPU at once, against 30 of 8.
+//!
 //! **What it costs:** a cluster launch (`cuLaunchKernelEx`) and an `sm_90`
-//! GPU; `CLUSTER * T * N` columns at most (57344 and 114688 for the two
-//! instantiations); a row shorter than the cluster's registers leaves some
-//! idle. A block may not exit while others still send to it, which the
+//! GPU; `CLUSTER * T * N` columns at most (28672, 57344 and 114688 for the
+//! three instantiations); a row shorter than the cluster's registers leaves
+//! some idle. A block may not exit while others still send to it, which the
 //! mbarrier guarantees: a block leaves only after receiving every pair, and
 //! sends only to blocks still waiting for it.
 

@@ -17,7 +17,7 @@
 //! | 2 | [`block_per_row`] | one block per row; each warp reduces its part, one barrier combines the warps' (max, sum) pairs | registers of a block: `Block8` .. `Block32` floats per thread | up to 1024 x that: 32768 |
 //! | 3 | [`online`] | one block per row; pass 1 keeps a running max and a rescaled sum (Milakov & Gimelshein), pass 2 re-reads the row backwards and writes | nowhere: re-read, from L2 when it is still there | any |
 //! | 3b | [`online_stash`] | step 3 with the row copied once to shared memory (`cp.async`, all in flight) and both passes reading it there | shared memory: 4 bytes per column, one block per SM | up to 57344 (224 KiB, an H100's opt-in shared memory) |
-//! | 4 | [`cluster`] | a cluster of 8 blocks per row (Hopper), each step 2 on a slice; the blocks trade their (max, sum) pairs through each other's shared memory | registers of 8 blocks | up to 114688 |
+//! | 4 | [`cluster`] | a cluster of 4 or 8 blocks per row (Hopper), each step 2 on a slice; the blocks trade their (max, sum) pairs through each other's shared memory | registers of 4 or 8 blocks | up to 114688 |
 //!
 //! [`Kernel::for_cols`] picks the strategy by row length at launch (the
 //! thresholds and why are on [`Strategy::for_cols`]); each strategy and each
@@ -158,8 +158,8 @@ impl Strategy {
     ///   (at most 1024 threads of 32 floats: 128 KiB, half an SM's register
     ///   file), so it is still read once and the reductions cost one barrier;
     /// - from there up to 114688 columns, [`Strategy::Cluster`]: the row fits
-    ///   the registers of a cluster of 8, still read once, and its blocks are
-    ///   smaller, so an SM interleaves more rows; on GPUs without
+    ///   the registers of a cluster of 4 or 8, still read once, and its
+    ///   blocks are smaller, so an SM interleaves more rows; on GPUs without
     ///   clusters (modules other than `sm_90a`) the host takes
     ///   [`Strategy::BlockPerRow`] up to 32768 columns and
     ///   [`Strategy::Online`] beyond;
@@ -194,7 +194,7 @@ impl Strategy {
                 // The smallest that keeps the block within BLOCK_TARGET_THREADS
                 // (the last one takes every row up to its limit).
                 Kernel::Block8 | Kernel::Block16 => cols.div_ceil(k.floats_per_thread()) <= BLOCK_TARGET_THREADS,
-                Kernel::OnlineStash | Kernel::Cluster8x256 => cols <= k.max_cols(),
+                Kernel::OnlineStash | Kernel::Cluster4x256 | Kernel::Cluster8x256 => cols <= k.max_cols(),
                 Kernel::Block32 | Kernel::Online | Kernel::Cluster8x512 => true,
             };
             if fits && k.strategy() as u32 == self as u32 {
@@ -266,7 +266,13 @@ macro_rules! softmax_steps {
                 body: online,
                 geometry: Geometry { strategy: Strategy::Online, floats: ONLINE_FLOATS, stash: false, cluster: 1, threads: 0 },
             };
-            /// a cluster of 8 blocks of up to 256 threads per row (`sm_90a`), each holding a slice in registers as step 2 (28 floats per thread: up to 57344 columns); the blocks trade their (max, sum) pairs with `st.async` into each other's shared memory
+            /// a cluster of 4 blocks of up to 256 threads per row (`sm_90a`), each holding a slice in registers as step 2 (28 floats per thread: up to 28672 columns); the blocks trade their (max, sum) pairs with `st.async` into each other's shared memory
+            Cluster4x256 => cluster4x256: "4" in "04_cluster.rs" {
+                body: cluster::<C, 28, 4>,
+                geometry: Geometry::cluster(28, 4, 256),
+                needs: "sm_90a",
+            };
+            /// step 4 with clusters of 8 blocks: up to 57344 columns
             Cluster8x256 => cluster8x256: "4" in "04_cluster.rs" {
                 body: cluster::<C, 28, 8>,
                 geometry: Geometry::cluster(28, 8, 256),
