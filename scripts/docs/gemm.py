@@ -825,10 +825,20 @@ spots = re.findall(r"gpu\s+(\w+) 4096x4096x4096 spot: max error / bound ([\d.e+-
 if specials:
     sp = (specials / "specials.txt").read_text().splitlines()
     sp_machine = (specials / "machine.txt").read_text().splitlines()
-    ab_txt = (specials / "ab.txt").read_text()
-    ab = {(m.group(1), m.group(2)): float(m.group(3)) for m in
-          re.finditer(r"^gemm\s+(\w+)\s+(\d+)\^3\s+[\d.]+ ms\s+[\d.]+ ms\s+([\d.]+)$", ab_txt, re.M)}
-    ab_range = re.search(r"^range (.*)$", ab_txt, re.M).group(1)
+    def ab_log(name):
+        """examples/gemm_tensor_cores of two or three builds in turn (`== <build> ...` sections): new / <build> time,
+        of the medians over the passes, per (build, step, size); and the number of passes."""
+        runs, build = {}, None
+        for l in (specials / name).read_text().splitlines():
+            if l.startswith("== "):
+                build = "nofin" if "no non-finite" in l else l.split()[1]
+            elif m := re.match(r"\s*(\w+) (\d+)\^3: median ([\d.]+) ms", l):
+                runs.setdefault((build, m.group(1), int(m.group(2))), []).append(float(m.group(3)))
+        ratio = lambda build, step, n: median(runs[("new", step, n)]) / median(runs[(build, step, n)])
+        return ratio, len(runs[("new", "wgmma_tma_3xtf32", 4096)])
+    sgemm_step = re.search(r"sgemm runs (\w+)", sp[0]).group(1)
+    ab, ab_passes = ab_log("ab.log")
+    rn_ab, rn_passes = ab_log("rn-ab.log")
     cublas_at = next(i for i, l in enumerate(sp) if l.startswith("input") and "cuBLAS" in l)
     rows = [l for l in sp[3:cublas_at] if l.strip()]
     peers = {l[:44].strip(): l[44:].strip() for l in sp[cublas_at + 1:] if l.strip()}
@@ -854,13 +864,13 @@ if specials:
       "step 16) mark the same words: step 15's splitter marks the rows of `A` and step 16's pass does (the pass is "
       "step 13's), and both steps' consumers zero a non-finite `b` and mark its column of `B`; the same fix-up "
       "follows. The GEMM tests check every one of these steps against FP32's non-finite pattern on the emulator and "
-      "on the GPU (`tests/gemm/specials.rs`); the table below is of step 13's run.\n")
+      f"on the GPU (`tests/gemm/specials.rs`); the table below is of `{sgemm_step}`'s run.\n")
     w("- **Overflow:** the split rounds the big half to nearest, except where that passes `FLT_MAX` (`|x|` within half "
       "a TF32 ulp of it), where it truncates (as CUTLASS truncates every big half): every finite input splits into finite "
       "halves, with `|hi| <= |x|` there. Sums and products that overflow in FP32 overflow here too, except within "
       "rounding of `FLT_MAX`, where FP32 GEMMs of different summation orders differ as well; in a marked row or "
       "column, an overflow of the finite terms' `alpha * acc + beta * C0` counts as a non-finite `beta * C0`.")
-    w("- **Subnormals:** step 7 computes them as FP32 FMAs do (no flush to zero). In step 13 a TF32 half keeps a "
+    w("- **Subnormals:** step 7 computes them as FP32 FMAs do (no flush to zero). In steps 13 and 16 a TF32 half keeps a "
       "subnormal's bits from `2^-136` up (below `2^-137` it splits into zeros), so an input under `2^-126` carries an "
       "absolute error up to `2^-137`, not a relative one, and a product of halves below `2^-126` may lose bits in the "
       "tensor cores. The tests bound it by `|alpha| sum_k (d(a) |b| + |a| d(b) + 4 * 2^-126)`, `d(x) = 2^-126` for "
@@ -875,24 +885,41 @@ if specials:
     w("- **Empty products**, as in BLAS, for every launcher (`gemm::launch`, `sgemm`, the step launchers, "
       "`gemm::emu::*`): `M = 0` or `N = 0` does nothing; `K = 0` gives `C = beta * C` (`+0` where `beta == 0`, `C` "
       "not read; `C` untouched where `beta == 1`), launched as step 1 with `alpha = 0` and no terms.\n")
-    w(f"On an {sp_machine[2].split(',')[0]} (commit `{sp_machine[0].split()[1]}`), {sp[0].split('(')[1].split(')')[0]}, "
+    w(f"On an {sp_machine[2].split(',')[0]} (commit `{sp_machine[0].split()[-1]}`), {sp[0].split('(')[1].split(')')[0]}, "
       "`examples/gemm_specials.rs` and `scripts/gpu/peers gemm-specials` in one call: each output as "
       "NaN/+inf/-inf/finite counts, `off` the elements whose pattern is not the FP32 FMA reference's, `err` the largest "
       "error of the finite ones over `sum |a b|` against the exact product:\n")
-    w("| input | FP32 FMA reference | `wgmma_tma_3xtf32` (then `sgemm`) | `double_buffered` | cuBLAS SGEMM |")
+    w(f"| input | FP32 FMA reference | `{sgemm_step}` (`sgemm`) | `double_buffered` | cuBLAS SGEMM |")
     w("| --- | --- | --- | --- | --- |")
     for l in rows:
         name, rest = l[:44].strip(), l[44:]
         ref, ours, db = rest[:21].strip(), rest[21:66].strip(), rest[66:].strip()
         w(f"| {name} | {ref} | {ours} | {db} | {peers.get(name, '-')} |")
     w("")
-    w(f"The finite-input cost, same-run A/B of the report's timings (`scripts/gpu/ab.sh`, two alternating passes, "
-      f"the build before against this one, new / base time): `wgmma_tma_3xtf32` (`sgemm`) "
-      f"{ab[('wgmma_tma_3xtf32', '4096')]:.3f} at 4096^3 and {ab[('wgmma_tma_3xtf32', '8192')]:.3f} at 8192^3, "
-      f"`double_buffered` {ab[('double_buffered', '4096')]:.3f} and {ab[('double_buffered', '8192')]:.3f}; "
-      f"`wgmma_tma`, whose operand pass is the same kernel without the split, {ab[('wgmma_tma', '4096')]:.3f} and "
-      f"{ab[('wgmma_tma', '8192')]:.3f}; every row {ab_range} (`ab.txt`). compute-sanitizer memcheck and racecheck over "
-      "the GEMM GPU tests, these included, report no error (`sanitizer.log`).\n")
+    flt = next(l for l in rows if l.startswith("FLT_MAX"))
+    flt_ours, flt_db, flt_cublas = sub_err(flt[44:][21:66]), sub_err(flt[44:][66:]), sub_err(peers[flt[:44].strip()])
+    rn_rows = (specials / "rn-specials.txt").read_text().splitlines()
+    rn_err = lambda start: sub_err(next(l for l in rn_rows if l.startswith(start))[44:][21:66])
+    uni_ours = sub_err(next(l for l in rows if l.startswith("finite"))[44:][21:66])
+    rn_flt, rn_uni = rn_err("FLT_MAX"), rn_err("finite")
+    cost = lambda f, build, step: f"{f(build, step, 4096):.3f} and {f(build, step, 8192):.3f}"
+    w(f"The finite-input cost, timed as the ladder is (`examples/gemm_tensor_cores`, medians of 20) in {ab_passes} "
+      "alternating passes of two builds in the same call (`ab.log`): the shipped kernels against the same with every "
+      "non-finite test and mark compiled out and no memset or fix-up launched (`nofin.patch`, wrong on special "
+      f"values). New / `nofin` time at 4096^3 and 8192^3: `{sgemm_step}` (`sgemm`) {cost(ab, 'nofin', sgemm_step)}; "
+      f"step 13 {cost(ab, 'nofin', 'wgmma_tma_3xtf32')}; step 15 {cost(ab, 'nofin', 'wgmma_direct_3xtf32')}, whose "
+      "splitter tests every `a` it splits, in the loop that bounds it. compute-sanitizer memcheck and racecheck over "
+      "the special-value GPU test report no error (`sanitizer.log`).\n")
+    w(f"One row passes cuBLAS SGEMM's error: `FLT_MAX`, {sci(flt_ours)} of `sum |a b|` against cuBLAS SGEMM's "
+      f"{sci(flt_cublas)} (step 7: {sci(flt_db)}). There one product dominates each output of its row and column, "
+      "so what shows is the split's dropped `lo * lo`, not the summation: `B`'s high half is `b` truncated (the tensor "
+      "cores read its top 19 bits), so its low half reaches `2^-10 |b|` where a split to nearest leaves `2^-11`. Split "
+      f"to nearest in the consumers instead (`rn.patch`, a second call: `rn-specials.txt`, `rn-ab.log`), the row "
+      f"measured {sci(rn_flt)}, but `{sgemm_step}` took {cost(rn_ab, 'base', sgemm_step)} the time of the shipped "
+      f"kernel at 4096^3 and 8192^3 ({rn_passes} alternating passes), and with that build's finiteness test taken out "
+      f"still {cost(lambda b, st, n: rn_ab('base', st, n) / rn_ab('nofin', st, n), 'base', sgemm_step)}; on the "
+      f"uniform row it measured {sci(rn_uni)} against {sci(uni_ours)}. `sgemm` keeps the truncation: on outputs that one product "
+      "dominates its error is up to `2^-21` of it (`Variant::error_bound` holds either way).\n")
 
 w("## Checks in the same call\n")
 w(f"- `test-gemm` (every step against f64 at odd shapes, edges, misaligned buffers, bad input, and 4096^3 "

@@ -415,7 +415,7 @@ FOR = {
          "backwards and writes",
     "3b": f"the row no longer fits registers but fits the 227 KiB of shared memory a block may opt in to on an H100 "
           f"(4 bytes per column): copied there once with `cp.async`, then both passes read it there",
-    "4": "the row fits the registers of a cluster of 8 blocks (Hopper: `sm_90a`): each block reduces its slice as step 2, "
+    "4": "the row fits the registers of a cluster of 4 or 8 blocks (Hopper: `sm_90a`): each block reduces its slice as step 2, "
          "and the blocks trade their (max, sum) pairs with `st.async` into each other's shared memory, counted on an "
          "mbarrier",
 }
@@ -485,6 +485,16 @@ exchange_gpu = re.search(r"\n\n(NVIDIA [^\n]+)\n1024x50000", EXCHANGE).group(1)
 barrier_pct, st_async_pct = (float(re.search(rf"reg  C=4 T=512  V=7  M={m} .*?([\d.]+)%", exchange_txt).group(1))
                              for m in (0, 3))
 
+# How many blocks a cluster (docs/measurements/2026-11-29-h200-softmax-cluster-sizes): per shape, each
+# variant's % of the copy of the same bytes, keyed by its name (`c4x512`: clusters of 4, at most 512 threads).
+SIZES_DIR = "measurements/2026-11-29-h200-softmax-cluster-sizes"
+sizes_txt = (ROOT / "docs" / SIZES_DIR / "results.txt").read_text()
+sizes_gpu = sizes_txt.splitlines()[0].split(",")[0]
+SIZES = {}
+for block in re.split(r"\n(?=\d+x\d+ dtod)", sizes_txt)[1:]:
+    shape = tuple(map(int, re.match(r"(\d+)x(\d+)", block).groups()))
+    SIZES[shape] = {m.group(1): float(m.group(2)) for m in re.finditer(r"V=7 (c\d+x\d+) .*?([\d.]+)% of dtod", block)}
+
 
 def long_range(calls, shape, name):
     got = [v for (k, _, _), v in calls[shape].items() if k == name or k.startswith(name) and k[len(name):].isdigit()]
@@ -552,7 +562,16 @@ WHY = {
     f"persistent clusters that copy the next row's slices into shared memory while this row trades its pairs (by "
     f"bulk copy {long_range(long_rows, longest, 'pipe')}; by `cp.async`, in a second call where step 4 ran "
     f"{long_ca[longest][('reg', 448, 7)]:.1f}%, {long_range(long_ca, longest, 'pca')}) nor slices split between "
-    f"registers and shared memory, so that more blocks fit an SM ({long_range(long_rows, longest, 'hyb')}), beat it.",
+    f"registers and shared memory, so that more blocks fit an SM ({long_range(long_rows, longest, 'hyb')}), beat it. "
+    f"How many blocks a cluster: as few as keep each block within {cluster(GROUPS['4'][0])[2]} "
+    f"threads. In a third CUDA C probe on an {sizes_gpu} ([cluster sizes]({SIZES_DIR}/README.md)) clusters of 4 ran "
+    f"{SIZES[(3640, 18432)]['c4x512']:.1f}% of the copy of the same bytes at 3640x18432, where clusters of 8 ran "
+    f"{SIZES[(3640, 18432)]['c8x256']:.1f}%, and 16 blocks (a non-portable cluster size) lost at every length: "
+    f"{SIZES[(512, 100000)]['c16x256']:.1f}% at 512x100000 against 8 blocks' {SIZES[(512, 100000)]['c8x512']:.1f}%, "
+    "since the GPU places fewer large clusters at once."
+    + ("" if 18432 not in (SWEPT or {}) else
+       f" In this run's sweep of row lengths (above), `{SWEPT[18432][2]}` runs {SWEPT[18432][3]:.1f}% at 18432 columns, "
+       f"where `cluster8x256` runs {SWEPT[18432][1]['cluster8x256']:.1f}%."),
 }
 for label, ks in GROUPS.items():
     w(f"### {label}. {title(label)}\n")

@@ -67,15 +67,14 @@
 //! below at 4096), but not for small `K`: at `K = 1` the split's `12 u`
 //! alone is three times `gamma_4`, so step 11 does not get the FP32 bound.
 //!
-//! Step 15 promotes as step 13 and splits `B` as step 13 does (to
-//! nearest), but its tensor cores read `A`'s high half as `a` truncated to
-//! TF32, not rounded: `a = hi + r` with `|r| < 2^-10 |a|`, and `lo =
-//! tf32(r)` within `2^-11 |r| < 2^-21 |a|`. The split of `a b` then leaves
-//! `2^-21 + 2^-22` (the residues) `+ 2^-21` (the dropped `lo * lo`) of `|a
-//! b|`, under `2^-19`, in place of `3 * 2^-22 (1 + 2^-20)`; the rest of the
-//! bound is step 13's, and step 15 is held to `2^-19` there. Step 16
-//! splits both operands as step 13 (`A` by the pass, `B` in the
-//! consumers' registers): it is held to step 13's bound.
+//! Step 15 promotes as step 13, but its tensor cores read each high half as
+//! `x` truncated to TF32, not rounded: `x = hi + r` with `|r| < 2^-10 |x|`,
+//! and `lo = tf32(r)` within `2^-11 |r| < 2^-21 |x|`. The split of `a b`
+//! then leaves `2^-21 + 2^-21` (the residues) `+ 2^-20` (the dropped `lo *
+//! lo`) of `|a b|`, `2^-19`, in place of `3 * 2^-22 (1 + 2^-20)`; the rest
+//! of the bound is step 13's. Step 16 splits `B` as step 15 and `A` as
+//! step 13 (`2^-22 + 2^-21 + 2^-21` of `|a b|`, under `2^-19`): it is held
+//! to step 15's bound.
 //!
 //! None of these bounds sees a bias: the tensor cores truncate each 8-deep
 //! step's sum into the accumulator, so step 10's error over `K` terms grows
@@ -116,12 +115,14 @@ fn bound_factor(v: Variant, k: usize) -> f64 {
     let gamma = |n: usize| n as f64 * U / (1.0 - n as f64 * U);
     let want = match v {
         Variant::Wgmma3xTf32 => 3.0 * f64::powi(2.0, -22) * (1.0 + f64::powi(2.0, -20)) + 2.0 * gamma(3 * k + 3),
-        Variant::WgmmaPromoted | Variant::WgmmaTma3xTf32 | Variant::WgmmaSplitA3xTf32 => {
+        Variant::WgmmaPromoted | Variant::WgmmaTma3xTf32 => {
             3.0 * f64::powi(2.0, -22) * (1.0 + f64::powi(2.0, -20))
                 + 2.0 * gamma(3 * k.min(32))
                 + gamma(k.div_ceil(32) + 3)
         }
-        Variant::WgmmaDirect3xTf32 => f64::powi(2.0, -19) + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3),
+        Variant::WgmmaDirect3xTf32 | Variant::WgmmaSplitA3xTf32 => {
+            f64::powi(2.0, -19) + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
+        }
         v if v.is_tf32() => f64::powi(2.0, -10) + f64::powi(2.0, -22) + 2.0 * gamma(k + 3),
         _ => gamma(k + 3),
     };

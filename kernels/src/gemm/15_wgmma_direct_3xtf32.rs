@@ -9,19 +9,22 @@
 //! row and column over. Here the TMA copies `A` and `B` as f32, once, and
 //! the block splits them in shared memory and in registers:
 //!
+//! - **The tensor cores truncate:** they read an f32's top 19 bits, so an
+//!   f32 operand is already its high half, `hi = trunc(x)` (as CUTLASS
+//!   splits its big half: no rounding past `FLT_MAX`), and the block only
+//!   makes the low half, `lo = tf32(x - hi)` (`x - hi` exact, under `2^-10
+//!   |x|`, rounded to nearest by two integer operations). Each split is
+//!   then exact to `2^-21 |x|` where step 13's is to `2^-22`, and the
+//!   dropped `lo * lo` is under `2^-20 |a b|`
+//!   ([`super::Variant::error_bound`]).
 //! - **`B` in registers**, as step 14: the block computes `C^T = B^T A^T`,
 //!   and each consumer thread loads its fragment of `B` from the N-major
-//!   tile and splits it there, as step 13's pass does: `hi = tf32(b)` and
-//!   `lo = tf32(b - hi)`, to nearest, a few integer operations a value.
+//!   tile: the loaded values are `B^T_hi`'s fragment, and their low halves
+//!   `B^T_lo`'s.
 //! - **`A` in shared memory:** `wgmma` reads the K-major `A` tile through a
-//!   descriptor, and the tensor cores read an f32's top 19 bits, so the f32
-//!   tile the TMA copied is already `A_hi`, `hi = trunc(a)` (as CUTLASS
-//!   splits its big half: no rounding past `FLT_MAX`). A **splitter
-//!   warpgroup** writes `A_lo = tf32(a - hi)` beside it in the stage (`a -
-//!   hi` exact, under `2^-10 |a|`), tiles ahead of the consumers. That
-//!   split is exact to `2^-21 |a|` where step 13's is to `2^-22`, and the
-//!   dropped `lo * lo` is under `2^-21 |a b|`
-//!   ([`super::Variant::error_bound`]).
+//!   descriptor: the f32 tile the TMA copied is `A_hi`, and a **splitter
+//!   warpgroup** writes `A_lo` beside it in the stage, tiles ahead of the
+//!   consumers.
 //!
 //! So the operands cross L2 as f32 once per block, half of step 13's
 //! bytes, and per 8 of `K` the consumers issue `B_hi A_lo`, `B_lo A_hi`
@@ -214,10 +217,8 @@ pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool>(
     let words = smem.cast::<F2>(STAGES * STAGE_BYTES / 8);
     // The fragments of stage `s`'s tile: per 8-deep slice `kk`, `B^T_hi`'s
     // rows (r, r + 8) at columns `q` and `q + 4` in `[4 kk..4 kk + 4]`,
-    // `B^T_lo`'s in `[16 + 4 kk..]`. The high half is `b` rounded to TF32
-    // to nearest, as step 13's pass splits: its rest is half as large as
-    // truncation's, and so is the dropped `lo * lo` (the bound of
-    // `Variant::error_bound`), for one integer operation more a value.
+    // `B^T_lo`'s in `[16 + 4 kk..]`. The high half is `b` itself: the
+    // tensor cores read its top 19 bits.
     let load = |s: usize, n_col: usize| -> [f32; 32] {
         let mut v = [0.0f32; 16];
         unroll!(kk < 4, [0, 1, 2, 3], {
@@ -227,13 +228,9 @@ pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool>(
                 unsafe { (words.load(word(s, 8 * kk + q)), words.load(word(s, 8 * kk + q + 4))) };
             [v[4 * kk], v[4 * kk + 1], v[4 * kk + 2], v[4 * kk + 3]] = [x0, x1, y0, y1];
         });
-        // The rest `b - hi` is finite exactly where `b` is, and `b` is dead
-        // once it is made.
-        let mut hi = v.map(high_half);
-        let mut rest: [f32; 16] = core::array::from_fn(|i| v[i] - hi[i]);
-        if !all_finite(rest) {
+        if !all_finite(v) {
             // Columns col (even entries) and col + 1 (odd) of B.
-            let bad = |h: usize| (0..8).any(|i| !rest[2 * i + h].is_finite());
+            let bad = |h: usize| (0..8).any(|i| !v[2 * i + h].is_finite());
             // SAFETY: a non-finite value lies inside B (the copies fill
             // zeros outside): its column < n.
             unsafe {
@@ -245,14 +242,10 @@ pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool>(
                 }
                 marks.raise_flag(0);
             }
-            for i in 0..16 {
-                if !rest[i].is_finite() {
-                    (hi[i], rest[i]) = (0.0, 0.0);
-                }
-            }
+            v = v.map(finite_or_zero);
         }
-        let lo = rest.map(rna_tf32);
-        core::array::from_fn(|i| if i < 16 { hi[i] } else { lo[i - 16] })
+        let lo = v.map(low_half);
+        core::array::from_fn(|i| if i < 16 { v[i] } else { lo[i - 16] })
     };
 
     let mut part = [0.0f32; ACC_N128];
@@ -309,32 +302,13 @@ pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool>(
 
 /// The low half of a finite `x` whose high half the tensor cores read as
 /// its top 19 bits (`x` truncated to TF32): `x - trunc(x)`, exact, rounded
-/// to TF32 to nearest (the rest is under `2^-10 |x|`, far from overflow).
+/// to TF32 to nearest (ties away, as `cvt.rna`; in integers: the rest is
+/// under `2^-10 |x|`, far from overflow).
 #[inline(always)]
 pub fn low_half(x: f32) -> f32 {
-    rna_tf32(x - f32::from_bits(x.to_bits() & 0xffff_e000))
+    let rest = x - f32::from_bits(x.to_bits() & 0xffff_e000);
+    f32::from_bits(rest.to_bits().wrapping_add(0x1000) & 0xffff_e000)
 }
-
-/// `x` rounded to TF32 to nearest, ties away (as `cvt.rna`), in two
-/// integer operations: inf where a finite `x` rounds past `FLT_MAX`, and
-/// anything for a non-finite `x` (a NaN may wrap to a zero).
-#[inline(always)]
-fn rna_tf32(x: f32) -> f32 {
-    f32::from_bits(x.to_bits().wrapping_add(0x1000) & 0xffff_e000)
-}
-
-/// The high half of `x`: `x` rounded to TF32 to nearest, clamped to the
-/// largest TF32 value. So where a finite `x` rounds past `FLT_MAX` it is
-/// `x` truncated (as in step 13's split), and for an inf or NaN it is
-/// finite. `max` and `min` drop a NaN where `clamp` would keep it.
-#[inline(always)]
-#[allow(clippy::manual_clamp)]
-fn high_half(x: f32) -> f32 {
-    rna_tf32(x).max(-MAX_TF32).min(MAX_TF32)
-}
-
-/// The largest TF32 value, `FLT_MAX` truncated to TF32.
-const MAX_TF32: f32 = f32::from_bits(0x7f7f_e000);
 
 /// Whether all are finite: `x * 0` is NaN for inf and NaN, else 0, and a
 /// NaN survives the sum (one fused multiply-add each).

@@ -7,8 +7,8 @@
 //! operands reach the tensor cores by different roads:
 //!
 //! - **`B` through registers** (`C^T = B^T A^T`, as step 15): the
-//!   consumers load their fragments of `B` anyway, and its halves are a
-//!   few integer operations on values already in registers. Free.
+//!   consumers load their fragments of `B` anyway, and its low half is two
+//!   integer operations on values already in registers. Free.
 //! - **`A` through shared memory:** `wgmma` reads `A_lo` from the stage, so
 //!   someone writes it there. Step 15's splitter warpgroup reads the f32
 //!   tile and writes `A_lo` beside it: 32 KiB of shared-memory traffic a
@@ -35,9 +35,9 @@
 //! non-finite `b` and mark its column (as in step 15); `gemm_fixup`
 //! recomputes those rows and columns of `C` after the product.
 //!
-//! **Accuracy:** both splits are step 13's, to nearest (exact to `2^-22`
-//! of the value): `A`'s by the pass, `B`'s in the consumers, so step 13's
-//! bound holds ([`super::Variant::error_bound`]).
+//! **Accuracy:** `A`'s split is step 13's (exact to `2^-22 |a|`), `B`'s
+//! step 15's (`2^-21 |b|`): step 15's bound holds
+//! ([`super::Variant::error_bound`]).
 
 use super::split_k::run_of;
 use super::warpgroup::{TMA_GROUP_ROWS, grouped_tile_at, swizzle_base};

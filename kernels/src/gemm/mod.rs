@@ -262,10 +262,11 @@ impl Variant {
     ///   rounded to nearest). Below FP32's `gamma_{k+3}` from `k = 256` on
     ///   (12 times at 4096); not below it for small `k`, where the split's
     ///   `12 u` alone passes `gamma_4`;
-    /// - step 15: step 13's, with `A`'s high half truncated (`a = hi + r`,
-    ///   `|r| < 2^-10 |a|`, `lo = tf32(r)` within `2^-21 |a|`): `2^-19`
-    ///   for the split (the two residues and the dropped `lo * lo`);
-    /// - step 16: step 13's (both its splits are step 13's, to nearest).
+    /// - step 15: step 13's, with each split's high half truncated (`x =
+    ///   hi + r`, `|r| < 2^-10 |x|`, `lo = tf32(r)` within `2^-21 |x|`):
+    ///   `2^-19` for the split (the two residues and the dropped `lo * lo`);
+    /// - step 16: step 15's (its `A` split is step 13's, tighter, and its
+    ///   `B` split step 15's).
     pub fn error_bound(self, k: usize) -> f64 {
         const U: f64 = 1.0 / (1u64 << 24) as f64;
         let gamma = |n: usize| n as f64 * U / (1.0 - n as f64 * U);
@@ -273,10 +274,12 @@ impl Variant {
         let split = 3.0 * p(22) * (1.0 + p(20));
         match self {
             Variant::Wgmma3xTf32 => split + 2.0 * gamma(3 * k + 3),
-            Variant::WgmmaPromoted | Variant::WgmmaTma3xTf32 | Variant::WgmmaSplitA3xTf32 => {
+            Variant::WgmmaPromoted | Variant::WgmmaTma3xTf32 => {
                 split + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
             }
-            Variant::WgmmaDirect3xTf32 => p(19) + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3),
+            Variant::WgmmaDirect3xTf32 | Variant::WgmmaSplitA3xTf32 => {
+                p(19) + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
+            }
             v if v.is_tf32() => p(10) + p(22) + 2.0 * gamma(k + 3),
             _ => gamma(k + 3),
         }
