@@ -910,7 +910,8 @@ if specials:
       f"step 13 {cost(ab, 'nofin', 'wgmma_tma_3xtf32')}; step 15 {cost(ab, 'nofin', 'wgmma_direct_3xtf32')}, whose "
       "splitter tests every `a` it splits, in the loop that bounds it. compute-sanitizer memcheck and racecheck over "
       "the special-value GPU test report no error (`sanitizer.log`).\n")
-    w(f"One row passes cuBLAS SGEMM's error: `FLT_MAX`, {sci(flt_ours)} of `sum |a b|` against cuBLAS SGEMM's "
+    w(f"Besides the subnormal row (above), one row passes cuBLAS SGEMM's error: `FLT_MAX`, {sci(flt_ours)} of "
+      f"`sum |a b|` against cuBLAS SGEMM's "
       f"{sci(flt_cublas)} (step 7: {sci(flt_db)}). There one product dominates each output of its row and column, "
       "so what shows is the split's dropped `lo * lo`, not the summation: `B`'s high half is `b` truncated (the tensor "
       "cores read its top 19 bits), so its low half reaches `2^-10 |b|` where a split to nearest leaves `2^-11`. Split "
