@@ -825,29 +825,36 @@ spots = re.findall(r"gpu\s+(\w+) 4096x4096x4096 spot: max error / bound ([\d.e+-
 if specials:
     sp = (specials / "specials.txt").read_text().splitlines()
     sp_machine = (specials / "machine.txt").read_text().splitlines()
+    sgemm_step = re.search(r"sgemm runs (\w+)", sp[0]).group(1)
+
     def ab_log(name):
-        """examples/gemm_tensor_cores of two or three builds in turn (`== <build> ...` sections): new / <build> time,
-        of the medians over the passes, per (build, step, size); and the number of passes."""
+        """examples/gemm_tensor_cores of two or three builds in turn (`== <build> ...` sections): the median over the
+        passes of each (build, step, size)'s time, and the number of passes."""
         runs, build = {}, None
         for l in (specials / name).read_text().splitlines():
             if l.startswith("== "):
                 build = "nofin" if "no non-finite" in l else l.split()[1]
             elif m := re.match(r"\s*(\w+) (\d+)\^3: median ([\d.]+) ms", l):
                 runs.setdefault((build, m.group(1), int(m.group(2))), []).append(float(m.group(3)))
-        ratio = lambda build, step, n: median(runs[("new", step, n)]) / median(runs[(build, step, n)])
-        return ratio, len(runs[("new", "wgmma_tma_3xtf32", 4096)])
-    sgemm_step = re.search(r"sgemm runs (\w+)", sp[0]).group(1)
+        return {key: median(v) for key, v in runs.items()}, len(runs[("new", sgemm_step, 4096)])
     ab, ab_passes = ab_log("ab.log")
     rn_ab, rn_passes = ab_log("rn-ab.log")
+    # "x and y": build `num`'s time over build `den`'s for `step`, at 4096^3 and 8192^3.
+    ratios = lambda t, num, den, step: " and ".join(f"{t[(num, step, n)] / t[(den, step, n)]:.3f}" for n in (4096, 8192))
     cublas_at = next(i for i, l in enumerate(sp) if l.startswith("input") and "cuBLAS" in l)
     rows = [l for l in sp[3:cublas_at] if l.strip()]
     peers = {l[:44].strip(): l[44:].strip() for l in sp[cublas_at + 1:] if l.strip()}
-    # The subnormal row: the largest error of `sgemm`, `double_buffered` (step 7) and cuBLAS SGEMM, in the file's short form.
-    sub = next(l for l in rows if l.startswith("subnormal"))
-    sub_name, sub_scale = sub[:44].strip(), re.search(r"x (2\^\d+) column", sub).group(1)
+    sub_scale = re.search(r"x (2\^\d+) column", next(l for l in rows if l.startswith("subnormal"))).group(1)
+    # A cell's largest error, and the same in the file's short form.
     sub_err = lambda cell: float(re.search(r"err (\S+)", cell).group(1))
     sci = lambda x: re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{x:.1e}").replace("e+", "e")
-    sub_ours, sub_db, sub_cublas = sub_err(sub[44:][21:66]), sub_err(sub[44:][66:]), sub_err(peers[sub_name])
+
+    def errs(lines, start):
+        """The largest errors of the row of `lines` that starts so: `sgemm`'s, step 7's and cuBLAS SGEMM's (this
+        run's)."""
+        row = next(l for l in lines if l.startswith(start))
+        return sub_err(row[44:][21:66]), sub_err(row[44:][66:]), sub_err(peers[row[:44].strip()])
+    sub_ours, sub_db, sub_cublas = errs(rows, "subnormal")
     w("## Special values, subnormals and empty products\n")
     w("`gemm::sgemm` has FP32 semantics on every path: for any inputs, the non-finite pattern of `C` is an FP32 FMA "
       "GEMM's. Step 7 computes with FP32 FMAs. Step 13's split cannot hold a non-finite `x`: `inf - tf32(inf)` is NaN, "
@@ -896,18 +903,15 @@ if specials:
         ref, ours, db = rest[:21].strip(), rest[21:66].strip(), rest[66:].strip()
         w(f"| {name} | {ref} | {ours} | {db} | {peers.get(name, '-')} |")
     w("")
-    flt = next(l for l in rows if l.startswith("FLT_MAX"))
-    flt_ours, flt_db, flt_cublas = sub_err(flt[44:][21:66]), sub_err(flt[44:][66:]), sub_err(peers[flt[:44].strip()])
+    flt_ours, flt_db, flt_cublas = errs(rows, "FLT_MAX")
+    uni_ours = errs(rows, "finite")[0]
     rn_rows = (specials / "rn-specials.txt").read_text().splitlines()
-    rn_err = lambda start: sub_err(next(l for l in rn_rows if l.startswith(start))[44:][21:66])
-    uni_ours = sub_err(next(l for l in rows if l.startswith("finite"))[44:][21:66])
-    rn_flt, rn_uni = rn_err("FLT_MAX"), rn_err("finite")
-    cost = lambda f, build, step: f"{f(build, step, 4096):.3f} and {f(build, step, 8192):.3f}"
+    rn_flt, rn_uni = errs(rn_rows, "FLT_MAX")[0], errs(rn_rows, "finite")[0]
     w(f"The finite-input cost, timed as the ladder is (`examples/gemm_tensor_cores`, medians of 20) in {ab_passes} "
       "alternating passes of two builds in the same call (`ab.log`): the shipped kernels against the same with every "
       "non-finite test and mark compiled out and no memset or fix-up launched (`nofin.patch`, wrong on special "
-      f"values). New / `nofin` time at 4096^3 and 8192^3: `{sgemm_step}` (`sgemm`) {cost(ab, 'nofin', sgemm_step)}; "
-      f"step 13 {cost(ab, 'nofin', 'wgmma_tma_3xtf32')}; step 15 {cost(ab, 'nofin', 'wgmma_direct_3xtf32')}, whose "
+      f"values). New / `nofin` time at 4096^3 and 8192^3: `{sgemm_step}` (`sgemm`) {ratios(ab, 'new', 'nofin', sgemm_step)}; "
+      f"step 13 {ratios(ab, 'new', 'nofin', 'wgmma_tma_3xtf32')}; step 15 {ratios(ab, 'new', 'nofin', 'wgmma_direct_3xtf32')}, whose "
       "splitter tests every `a` it splits, in the loop that bounds it. compute-sanitizer memcheck and racecheck over "
       "the special-value GPU test report no error (`sanitizer.log`).\n")
     w(f"Besides the subnormal row (above), one row passes cuBLAS SGEMM's error: `FLT_MAX`, {sci(flt_ours)} of "
@@ -916,9 +920,9 @@ if specials:
       "so what shows is the split's dropped `lo * lo`, not the summation: `B`'s high half is `b` truncated (the tensor "
       "cores read its top 19 bits), so its low half reaches `2^-10 |b|` where a split to nearest leaves `2^-11`. Split "
       f"to nearest in the consumers instead (`rn.patch`, a second call: `rn-specials.txt`, `rn-ab.log`), the row "
-      f"measured {sci(rn_flt)}, but `{sgemm_step}` took {cost(rn_ab, 'base', sgemm_step)} the time of the shipped "
+      f"measured {sci(rn_flt)}, but `{sgemm_step}` took {ratios(rn_ab, 'new', 'base', sgemm_step)} the time of the shipped "
       f"kernel at 4096^3 and 8192^3 ({rn_passes} alternating passes), and with that build's finiteness test taken out "
-      f"still {cost(lambda b, st, n: rn_ab('base', st, n) / rn_ab('nofin', st, n), 'base', sgemm_step)}; on the "
+      f"still {ratios(rn_ab, 'nofin', 'base', sgemm_step)}; on the "
       f"uniform row it measured {sci(rn_uni)} against {sci(uni_ours)}. `sgemm` keeps the truncation: on outputs that one product "
       "dominates its error is up to `2^-21` of it (`Variant::error_bound` holds either way).\n")
 
