@@ -5,7 +5,7 @@
 # pages embed (docs/pictures, from `cargo emulate --pictures`: no GPU, no
 # CUDA), and fails if any page or picture differs: pages, pictures,
 # generators and measurements stay in step. Then checks the docs' relative
-# links (scripts/docs/links.py).
+# links (scripts/docs/links.py) and the run folders' names (scripts/docs/runs.py).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -45,5 +45,8 @@ else
 fi
 # Every relative link of README.md and docs/*.md leads to a file or folder that exists.
 python3 scripts/docs/links.py || status=1
+# Every run folder named anywhere exists (or is named at a commit that has it),
+# and every run folder is named from outside itself.
+python3 scripts/docs/runs.py || status=1
 [[ $status == 0 ]] && echo "docs: every generated page and picture matches its generator and run folder"
 exit "$status"
