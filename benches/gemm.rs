@@ -14,11 +14,14 @@
 //! second per call at 8192^3, and a linear sampling plan would need 55 calls.
 //! Every operand is 64 MiB or more (past the 50 MB L2) at 4096^3.
 //!
-//! A third group, `gemm_shapes`, times the FP32 `sgemm` at shapes off the
-//! 128x256x8 tile: odd sizes around 4096 (the edge tiles take the checked
-//! load path, and `K % 4 != 0` or `N % 4 != 0` takes it for every tile,
-//! since 16-byte loads would be misaligned), a deep and a shallow product,
-//! and 1024^3, which gives 32 blocks for an H100's 132 SMs.
+//! A third group, `gemm_shapes`, times the FP32 `sgemm` at shapes off its
+//! tiles (step 16's 128x128 with `sm_90a`, step 7's 128x256 elsewhere):
+//! odd sizes around 4096 (edge tiles; where `K % 4 != 0` or `N % 4 != 0`
+//! rows are not 16-byte multiples, so step 7 takes its checked load path
+//! for every tile, and step 16, which always copies `A` as its TF32 halves,
+//! also copies `B` padded for its tensor map when `N % 4 != 0`), a deep and
+//! a shallow product, and 1024^3, which gives step 16 64 tiles for an
+//! H100's or H200's 132 SMs (so it splits K) and step 7 32 blocks.
 //! `scripts/gpu/peers gemm-shapes` times PyTorch at the shapes this group
 //! names in its output. Then `gemm_tma_3xtf32_shapes`,
 //! `gemm_direct_3xtf32_shapes` and `gemm_split_a_3xtf32_shapes` time steps

@@ -104,8 +104,8 @@ pub mod shape;
 pub mod softmax;
 /// The untimed time `time_sustained` gives a kernel by default, in ms: a
 /// tensor-core GEMM brings an H200 to its power limit, and its clock from
-/// 1980 MHz down to about 1550, within about 200 ms
-/// (`docs/measurements/2026-11-28-h200-gemm-sustained`).
+/// 1980 MHz down to 1425-1575 within about 0.4 s, its throughput settling
+/// within about 200 ms (`docs/measurements/2026-11-28-h200-gemm-sustained`).
 pub const SUSTAIN_MS: f64 = 500.0;
 
 #[cfg(feature = "cuda")]

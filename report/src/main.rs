@@ -1,5 +1,6 @@
-//! The roofline report, README's first command: measures the GPU's two
-//! roofs, runs every kernel at its standard sizes (each validated first),
+//! The roofline report, README's first command: measures the GPU's roofs
+//! (the copy, the FP32 FMA peak, and the TF32 tensor-core peak where the
+//! module has `sm_90a`), runs every kernel at its standard sizes (each validated first),
 //! prints a table, and writes `report.json` and `roofline.svg`.
 //!
 //!     cargo run --release                          # everything, default sizes

@@ -2,15 +2,15 @@
 # The run docs/gemm.md is generated from, in one device call on the GPU machine
 # (no Rust there): scripts/gpu/build.sh first, here; then
 #   run(command="bash scripts/gpu/gemm.sh", carry=[".gpu"])
-# and, here, with $OUT's files in docs/measurements/<date>-h100-gemm:
-#   python3 scripts/docs/gemm.py docs/measurements/<date>-h100-gemm > docs/gemm.md
+# and, here, with $OUT's files in docs/measurements/<date>-<gpu>-gemm:
+#   python3 scripts/docs/gemm.py docs/measurements/<date>-<gpu>-gemm > docs/gemm.md
 #
 # Writes into $OUT (the device call returns at most eight files):
 #   machine.txt            commit, GPU, driver, toolkit
 #   tests.log              test-gemm: every step against f64 at odd shapes and at 4096^3
-#   ptxas.txt              ptxas -v of the GEMM kernels in the module an H100 loads
+#   ptxas.txt              ptxas -v of the GEMM kernels in the module an H100 or H200 loads
 #   tc.log                 examples/gemm_tensor_cores at 4096^3 and 8192^3 (CUDA-event
-#                          medians of steps 7-11, outputs dumped), then
+#                          medians of steps 7-16, outputs dumped), then
 #                          `scripts/gpu/peers gemm-tc`'s lines: cuBLAS SGEMM and TF32
 #                          through PyTorch, and every dumped output's error against
 #                          the f64 product on the same inputs

@@ -2,14 +2,14 @@
 # The run docs/nested_sin.md is generated from, in one device call on the GPU
 # machine (no Rust there): scripts/gpu/build.sh first, here; then
 #   run(command="bash scripts/gpu/nested_sin.sh", carry=[".gpu"])
-# and, here, with $OUT's eight files in docs/measurements/<date>-h100-nested_sin:
-#   python3 scripts/docs/nested_sin.py docs/measurements/<date>-h100-nested_sin > docs/nested_sin.md
+# and, here, with $OUT's eight files in docs/measurements/<date>-<gpu>-nested_sin:
+#   python3 scripts/docs/nested_sin.py docs/measurements/<date>-<gpu>-nested_sin > docs/nested_sin.md
 #
 # Writes exactly the eight files scripts/docs/nested_sin.py reads (the device
 # call returns at most eight) into $OUT:
 #   tests.log              the machine (commit, date, nvidia-smi, CPU, nvcc), a blank line, then
 #                          test-nested_sin --nocapture: every test, with the ACCURACY lines and ACCURACY_JSON
-#   ptxas.txt              ptxas -v of the sm_90 module, the nested-sin kernels' entries
+#   ptxas.txt              ptxas -v of the sm_90a module, the nested-sin kernels' entries
 #   bench.log              criterion's nested_sin groups (benches/nested_sin.rs)
 #   criterion_medians.json scripts/gpu/criterion_medians.py over criterion's folder
 #   end_to_end.json        example-nested_sin_end_to_end --json (H2D + kernel + D2H vs every CPU core)

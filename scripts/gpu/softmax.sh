@@ -2,8 +2,8 @@
 # The run docs/softmax.md is generated from, in one device call on the GPU
 # machine (no Rust there): scripts/gpu/build.sh first, here; then
 #   run(command="bash scripts/gpu/softmax.sh", carry=[".gpu"])
-# and, here, with $OUT's eight files in docs/measurements/<date>-h100-softmax:
-#   python3 scripts/docs/softmax.py docs/measurements/<date>-h100-softmax > docs/softmax.md
+# and, here, with $OUT's eight files in docs/measurements/<date>-<gpu>-softmax:
+#   python3 scripts/docs/softmax.py docs/measurements/<date>-<gpu>-softmax > docs/softmax.md
 #
 # Writes exactly the eight files scripts/docs/softmax.py reads (the device
 # call returns at most eight) into $OUT:

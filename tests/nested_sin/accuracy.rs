@@ -8,10 +8,10 @@
 //! within 1 ulp of the unfused four launches; `poly` (its own polynomial
 //! for the three inner sines) within 4.5 ulp of f64, the bound
 //! `math::sin3_minimax`'s exhaustive test proves for every input. The 3 is
-//! in eps: libdevice composed four times measures 2.5 eps over 2^24 inputs,
-//! while in ulp it is 4.0, and even a *correctly rounded* sine composed
+//! in eps: libdevice composed four times measures 2.6 eps over 2^24 inputs,
+//! while in ulp it is 3.7, and even a *correctly rounded* sine composed
 //! four times, rounding to f32 in between as four launches must, reaches
-//! 3.2 ulp: an error just under a power of two doubles in ulp. `fast` has
+//! 3.1 ulp (docs/measurements/2026-11-28-h200-nested_sin-bounds/tests.log): an error just under a power of two doubles in ulp. `fast` has
 //! no relative bound; its absolute error is measured.
 
 use crate::common::*;

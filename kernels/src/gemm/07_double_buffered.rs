@@ -22,7 +22,7 @@
 //!
 //! **What it costs:** the staged vectors live in registers across the
 //! compute (`a_vectors + b_vectors` of 16 bytes per thread), and the block
-//! needs twice the shared memory. With ~245 registers per thread, one block
+//! needs twice the shared memory. With ~238 registers per thread, one block
 //! fits per SM, so nothing else hides this block's barrier waits: a single
 //! barrier per tile of 8 `k` (2048 FMAs per warp) keeps that cost small.
 //! Interior blocks (all of them when `M`, `N`, `K` are multiples of the
@@ -52,9 +52,10 @@ pub const GEOMETRY: Geometry =
     Geometry::of(Precision::Fp32, (DB.bm, DB.bn), Dim3::xy(DB.threads(), 1), 2 * DB.shared_floats());
 
 /// Step 7's geometry, chosen by measurement on the H100 among 16 candidates
-/// (docs/gemm.md, "Choosing step 7's geometry"): a 128x256x8 block tile, 8
-/// warps of 64x64, 8x16 outputs per thread (2x4 fragments), lanes 8 x 4.
-/// ptxas gives it ~245 registers, so one 256-thread block runs per SM: 8
+/// (docs/measurements/2026-11-22-h100-gemm-sweep at commit 072ca41, its
+/// `tune.log`, and that commit's docs/gemm.md, "Choosing step 7's
+/// geometry"): a 128x256x8 block tile, 8 warps of 64x64, 8x16 outputs per
+/// thread (2x4 fragments), lanes 8 x 4. ptxas gives it ~238 registers, so one 256-thread block runs per SM: 8
 /// warps, each with 128 independent accumulators, the shape of cuBLAS's
 /// own `sm80_xmma_gemm_f32f32_..._tilesize256x128x8_..._warpsize4x2x1_ffma`.
 pub const DB: WarpTiling = WarpTiling { bm: 128, bn: 256, bk: 8, wm: 64, wn: 64, mi: 2, ni: 4, a_pad: 4 };
