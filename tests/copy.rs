@@ -74,9 +74,38 @@ fn strided_runs_past_the_buffer_are_errors() {
     coalesce::copy::emu::strided(&src, ok, &mut dst, past).unwrap();
     let too_far = Strided { offset: 10, stride: 10, len: 10 }; // last index 100
     assert!(matches!(coalesce::copy::emu::strided(&src, too_far, &mut dst, ok), Err(Error::LengthMismatch { .. })));
-    let overflow = Strided { offset: 0, stride: usize::MAX, len: 3 };
-    assert!(matches!(coalesce::copy::emu::strided(&src, overflow, &mut dst, ok), Err(Error::LengthMismatch { .. })));
-    assert!(matches!(coalesce::copy::emu::launch(&src, &mut dst[1..]), Err(Error::LengthMismatch { .. })));
+    // Runs whose last index is past usize, or is usize::MAX itself.
+    for far in [
+        Strided { offset: 0, stride: usize::MAX, len: 3 },
+        Strided { offset: 0, stride: usize::MAX, len: 2 },
+        Strided { offset: usize::MAX, stride: 1, len: 1 },
+    ] {
+        let e = coalesce::copy::emu::strided(&src, far, &mut dst, Strided { len: far.len, ..ok }).unwrap_err();
+        assert!(matches!(e, Error::LengthMismatch { buffer: "strided source", expected: usize::MAX, .. }), "{e}");
+    }
+    let e = coalesce::copy::emu::launch(&src, &mut dst[1..]).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { expected: 100, actual: 99, .. }), "{e}");
+    assert_eq!(e.to_string(), "copy destination holds 99 elements but a copy of a 100-element source needs 100");
+    // Runs of different lengths: the message names the runs, not the buffers.
+    let e = coalesce::copy::emu::strided(&src, ok, &mut dst, Strided { len: 9, ..ok }).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { buffer: "strided destination", expected: 10, actual: 9, .. }));
+    assert!(e.to_string().contains("the source run Strided { offset: 0, stride: 10, len: 10 } needs 10"), "{e}");
+}
+
+/// A destination run of stride 0 writes one element from every thread, a
+/// race: an error, before anything runs. A source run may repeat one (it is
+/// only read), and a run of one element may have any stride.
+#[test]
+fn a_destination_run_that_repeats_an_element_is_an_error() {
+    let src: Vec<f32> = (0..100).map(|i| i as f32).collect();
+    let mut dst = vec![0.0f32; 100];
+    let repeat = Strided { offset: 3, stride: 0, len: 5 };
+    let e = coalesce::copy::emu::strided(&src, Strided { offset: 0, stride: 1, len: 5 }, &mut dst, repeat).unwrap_err();
+    assert!(matches!(e, Error::OverlappingOutput { kernel: "copy_strided_f32", .. }), "{e}");
+    assert!(dst.iter().all(|&x| x == 0.0), "nothing was written");
+    coalesce::copy::emu::strided(&src, repeat, &mut dst, Strided { offset: 0, stride: 1, len: 5 }).unwrap();
+    assert_eq!(dst[..6], [3.0, 3.0, 3.0, 3.0, 3.0, 0.0]);
+    coalesce::copy::emu::strided(&src, Strided { len: 1, ..repeat }, &mut dst, Strided { len: 1, ..repeat }).unwrap();
 }
 
 /// Copies of nothing launch nothing (an empty report), once the lengths are

@@ -90,10 +90,12 @@ impl Strided {
         let last = (self.len.max(1) - 1).checked_mul(self.stride).and_then(|x| x.checked_add(self.offset));
         match last {
             Some(last) if last < buffer_len => Ok(()),
+            // Past usize (an offset or stride near usize::MAX): more than
+            // any buffer holds.
             _ => Err(Error::LengthMismatch {
                 buffer,
-                shape: format!("{self:?}"),
-                expected: last.map_or(usize::MAX, |l| l + 1),
+                shape: format!("the run {self:?}"),
+                expected: last.map_or(usize::MAX, |l| l.saturating_add(1)),
                 actual: buffer_len,
             }),
         }
@@ -106,20 +108,25 @@ pub(crate) fn plan_strided(src: Strided, src_len: usize, dst: Strided, dst_len: 
     if src.len != dst.len {
         return Err(Error::LengthMismatch {
             buffer: "strided destination",
-            shape: format!("{src:?}"),
+            shape: format!("a run as long as the source run {src:?}"),
             expected: src.len,
             actual: dst.len,
         });
     }
     src.check("strided source", src_len)?;
     dst.check("strided destination", dst_len)?;
+    // A stride of 0 writes one element from every thread: a race. (A source
+    // run may repeat an element: it is only read.)
+    if dst.stride == 0 && dst.len > 1 {
+        return Err(Error::OverlappingOutput { kernel: "copy_strided_f32", run: format!("{dst:?}") });
+    }
     if src.len == 0 {
         return Ok(None);
     }
     let len = u32::try_from(src.len).map_err(|_| Error::ShapeTooLarge {
         rows: src.len,
         cols: 1,
-        why: "a strided copy is limited to u32::MAX elements",
+        why: "a strided copy is limited to u32::MAX elements".into(),
     })?;
     let dims = copy_strided_dims(len);
     GridLimits::CUDA.check("copy_strided_f32", &format_args!("{} elements", src.len), dims)?;

@@ -17,7 +17,7 @@ pub enum Error {
     OutOfMemory { bytes: usize },
 
     /// A buffer's length does not match the shape it is used with.
-    #[error("{buffer} holds {actual} elements but a {shape} matrix needs {expected}")]
+    #[error("{buffer} holds {actual} elements but {shape} needs {expected}")]
     LengthMismatch { buffer: &'static str, shape: String, expected: usize, actual: usize },
 
     /// A size is zero where nothing sensible can be made of it: a
@@ -31,7 +31,7 @@ pub enum Error {
     /// The shape cannot be expressed to this kernel (a dimension past `u32`,
     /// or more elements than memory can address).
     #[error("shape {rows}x{cols} is too large: {why}")]
-    ShapeTooLarge { rows: usize, cols: usize, why: &'static str },
+    ShapeTooLarge { rows: usize, cols: usize, why: std::borrow::Cow<'static, str> },
 
     /// The launch would need a grid past the device's limits.
     #[error("{kernel} on {shape} needs grid {grid:?}, past the device limit {limit:?}")]
@@ -45,6 +45,14 @@ pub enum Error {
     /// launchers only; in-place work has its own entry points).
     #[error("{kernel}: the output overlaps an input in device memory; out-of-place launches need disjoint buffers")]
     Aliased { kernel: &'static str },
+
+    /// An output run that names one element more than once (a stride of 0
+    /// over several elements): its writes would race, and which one lands
+    /// is unspecified.
+    #[error(
+        "{kernel}: the output run {run} writes one element more than once; each output element must be written once"
+    )]
+    OverlappingOutput { kernel: &'static str, run: String },
 
     /// No device has this ordinal.
     #[error("no CUDA device {ordinal}: this machine has {count}")]
@@ -116,7 +124,7 @@ pub(crate) fn same_len(buffer: &'static str, expected: usize, actual: usize) -> 
     if expected == actual {
         Ok(())
     } else {
-        Err(Error::LengthMismatch { buffer, shape: format!("{expected}-element"), expected, actual })
+        Err(Error::LengthMismatch { buffer, shape: format!("a copy of a {expected}-element source"), expected, actual })
     }
 }
 

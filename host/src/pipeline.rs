@@ -53,7 +53,7 @@ impl<'g> Pipeline<'g> {
         if inputs.len() != outputs.len() {
             return Err(Error::LengthMismatch {
                 buffer: "pipeline outputs",
-                shape: format!("{} batches", inputs.len()),
+                shape: format!("a pipeline of {} input batches", inputs.len()),
                 expected: inputs.len(),
                 actual: outputs.len(),
             });
@@ -63,7 +63,7 @@ impl<'g> Pipeline<'g> {
             if inp.len() != in_len || out.len() != out_len {
                 return Err(Error::LengthMismatch {
                     buffer: if inp.len() != in_len { "pipeline input" } else { "pipeline output" },
-                    shape: format!("batch {i}"),
+                    shape: format!("the pipeline's slot (batch {i})"),
                     expected: if inp.len() != in_len { in_len } else { out_len },
                     actual: if inp.len() != in_len { inp.len() } else { out.len() },
                 });

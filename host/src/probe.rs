@@ -9,7 +9,7 @@ pub fn increment(stream: &Stream<'_>, x: &mut DeviceSlice<f32>) -> Result<()> {
     let len = u32::try_from(x.len()).ok().filter(|&n| n > 0).ok_or(Error::ShapeTooLarge {
         rows: x.len(),
         cols: 1,
-        why: "increment takes 1..=u32::MAX elements",
+        why: "increment takes 1..=u32::MAX elements".into(),
     })?;
     let dims = increment_dims(len);
     GridLimits::CUDA.check("probe_increment", &format_args!("{len} elements"), dims)?;
@@ -26,7 +26,7 @@ pub fn fma_peak(stream: &Stream<'_>, out: &mut DeviceBuffer<f32>, blocks: u32, i
     if out.len() as u64 != dims.grid.count() * dims.block.count() {
         return Err(Error::LengthMismatch {
             buffer: "fma_peak output",
-            shape: format!("{blocks} blocks"),
+            shape: format!("a launch of {blocks} blocks"),
             expected: fma_peak_out_len(blocks),
             actual: out.len(),
         });
@@ -63,7 +63,7 @@ pub fn tf32_peak(stream: &Stream<'_>, out: &mut DeviceBuffer<f32>, blocks: u32, 
     if out.len() != tf32_peak_out_len(blocks) {
         return Err(Error::LengthMismatch {
             buffer: "tf32_peak output",
-            shape: format!("{blocks} blocks"),
+            shape: format!("a launch of {blocks} blocks"),
             expected: tf32_peak_out_len(blocks),
             actual: out.len(),
         });

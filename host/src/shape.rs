@@ -30,10 +30,10 @@ impl MatrixShape {
     /// dimensions as `u32`.
     pub(crate) fn fits(rows: usize, cols: usize) -> Result<(u32, u32)> {
         let (Ok(r), Ok(c)) = (u32::try_from(rows), u32::try_from(cols)) else {
-            return Err(Error::ShapeTooLarge { rows, cols, why: "a dimension exceeds u32::MAX" });
+            return Err(Error::ShapeTooLarge { rows, cols, why: "a dimension exceeds u32::MAX".into() });
         };
         if rows.checked_mul(cols).and_then(|n| n.checked_mul(4)).is_none_or(|b| b > isize::MAX as usize) {
-            return Err(Error::ShapeTooLarge { rows, cols, why: "its byte size overflows the address space" });
+            return Err(Error::ShapeTooLarge { rows, cols, why: "its byte size overflows the address space".into() });
         }
         Ok((r, c))
     }
@@ -67,7 +67,12 @@ impl MatrixShape {
     /// Checks that a buffer of `actual` elements holds exactly this matrix.
     pub(crate) fn check_len(self, buffer: &'static str, actual: usize) -> Result<()> {
         if actual != self.len() {
-            return Err(Error::LengthMismatch { buffer, shape: self.to_string(), expected: self.len(), actual });
+            return Err(Error::LengthMismatch {
+                buffer,
+                shape: format!("a {self} matrix"),
+                expected: self.len(),
+                actual,
+            });
         }
         Ok(())
     }

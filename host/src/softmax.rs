@@ -51,31 +51,48 @@ use cust::memory::DeviceSlice;
 fn plan(
     kernel: Kernel, shape: MatrixShape, input_len: usize, output_len: usize, limits: &GridLimits,
 ) -> Result<Option<LaunchDims>> {
-    let dims = kernel.launch_dims(shape.rows_u32(), shape.cols_u32());
-    let dims = plan_matrix(kernel.entry_point(), dims, shape, (input_len, output_len), limits)?;
+    // The buffers first, then the row length: `launch_dims` sizes blocks
+    // and shared memory for rows the kernel holds, and assumes it.
+    shape.check_len("input", input_len)?;
+    shape.check_len("output", output_len)?;
     if shape.cols_u32() > kernel.max_cols() {
-        return Err(Error::ShapeTooLarge { rows: shape.rows(), cols: shape.cols(), why: too_long(kernel.strategy()) });
+        return Err(Error::ShapeTooLarge { rows: shape.rows(), cols: shape.cols(), why: too_long(kernel).into() });
     }
-    Ok(dims)
+    let dims = kernel.launch_dims(shape.rows_u32(), shape.cols_u32());
+    plan_matrix(kernel.entry_point(), dims, shape, (input_len, output_len), limits)
 }
 
-fn too_long(strategy: Strategy) -> &'static str {
-    match strategy {
-        Strategy::WarpPerRow => "a warp per row holds at most 1024 columns (32 floats per lane)",
-        Strategy::BlockPerRow => "a block per row holds at most 32768 columns (1024 threads of 32 floats)",
-        Strategy::Online => "the online strategy takes any row length (its shared-memory stash up to 57344 columns)",
-        Strategy::Cluster => "a cluster per row holds at most 114688 columns (8 blocks of 512 threads of 28 floats)",
-    }
+/// Why `kernel` cannot take a longer row: its limit, and what sets it.
+fn too_long(kernel: Kernel) -> String {
+    use coalesce_kernels::softmax::{MAX_BLOCK_THREADS, WARP};
+    let (floats, max) = (kernel.floats_per_thread(), kernel.max_cols());
+    let by = match kernel.strategy() {
+        Strategy::WarpPerRow => format!("a warp of {WARP} lanes of {floats} floats"),
+        Strategy::BlockPerRow => format!("a block of at most {MAX_BLOCK_THREADS} threads of {floats} floats"),
+        Strategy::Online => "its shared-memory stash; `online` takes any length".to_string(),
+        Strategy::Cluster => format!(
+            "a cluster of {} blocks of at most {} threads of {floats} floats",
+            kernel.cluster(),
+            kernel.geometry().threads
+        ),
+    };
+    format!("softmax {} holds rows of at most {max} columns ({by})", kernel.name())
+}
+
+/// Why no kernel of `strategy` takes a longer row.
+fn too_long_for(strategy: Strategy) -> String {
+    let longest = Kernel::ALL.iter().filter(|k| k.strategy() == strategy).max_by_key(|k| k.max_cols());
+    longest.map_or_else(|| format!("no {} kernel", strategy.name()), |&k| too_long(k))
 }
 
 /// The kernel `strategy` uses for `shape`'s rows (for rows of 0 columns,
 /// the one it uses for 1), or [`Error::ShapeTooLarge`] if they are too long
 /// for it.
 pub fn kernel_for(strategy: Strategy, shape: MatrixShape) -> Result<Kernel> {
-    strategy.kernel(shape.cols_u32().max(1)).ok_or(Error::ShapeTooLarge {
+    strategy.kernel(shape.cols_u32().max(1)).ok_or_else(|| Error::ShapeTooLarge {
         rows: shape.rows(),
         cols: shape.cols(),
-        why: too_long(strategy),
+        why: too_long_for(strategy).into(),
     })
 }
 

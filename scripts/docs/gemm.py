@@ -877,6 +877,10 @@ if specials:
       "halves, with `|hi| <= |x|` there. Sums and products that overflow in FP32 overflow here too, except within "
       "rounding of `FLT_MAX`, where FP32 GEMMs of different summation orders differ as well; in a marked row or "
       "column, an overflow of the finite terms' `alpha * acc + beta * C0` counts as a non-finite `beta * C0`.")
+    w("- **An inf or NaN `alpha`:** every element of `C` is then inf or NaN in FP32, and the fix-up cannot tell `beta * "
+      "C0` from the product's value, which is non-finite everywhere; steps 13, 15 and 16 hand such a product to step 7 "
+      "(the host's plan, `fp32_for`). Split K scales the sum of the runs by `alpha`, not each run, so runs that "
+      "overflow alone but not together give FP32's finite result (`tests/gemm/split_k.rs`).")
     w("- **Subnormals:** step 7 computes them as FP32 FMAs do (no flush to zero). In steps 13 and 16 a TF32 half keeps a "
       "subnormal's bits from `2^-136` up (below `2^-137` it splits into zeros), so an input under `2^-126` carries an "
       "absolute error up to `2^-137`, not a relative one, and a product of halves below `2^-126` may lose bits in the "

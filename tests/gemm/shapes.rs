@@ -60,6 +60,11 @@ fn shape_accessors() {
     assert_eq!(dims(s.c()), (2, 3, 6, false, "2x3".to_owned()));
     assert_eq!(dims(GemmShape::new(0, 3, 5).unwrap().c()), (0, 3, 0, true, "0x3".to_owned()));
     assert_eq!(s.flops(), 48);
+    // 2^64 - 2^43 is the last below u64::MAX; 2^91 (each matrix 2^60
+    // elements) saturates.
+    assert_eq!(GemmShape::new(1 << 21, 1 << 21, (1 << 21) - 1).unwrap().flops(), u64::MAX - (1 << 43) + 1);
+    assert_eq!(GemmShape::new(1 << 21, 1 << 21, 1 << 21).unwrap().flops(), u64::MAX);
+    assert_eq!(GemmShape::new(1 << 30, 1 << 30, 1 << 30).unwrap().flops(), u64::MAX);
     assert_eq!(s.to_string(), "2x3x4");
 }
 

@@ -180,13 +180,26 @@ pub(crate) fn check_fp32_semantics(
 }
 
 /// The three kinds of special inputs on `shape`, with the product (C
-/// poisoned) and an update whose `C0` holds specials too.
+/// poisoned) and an update whose `C0` holds specials too; and the
+/// non-finite inputs under an inf or NaN `alpha`, which makes every
+/// element of `C` inf or NaN (the finite inputs made positive, so that no
+/// dot product lies near 0, where the sign of `alpha * dot` would be the
+/// summation order's).
 pub(crate) fn special_cases(rng: &mut StdRng, dims: (usize, usize, usize)) -> Vec<(&'static str, Case)> {
     let mut out = Vec::new();
     for s in [AlphaBeta::PRODUCT, AlphaBeta::new(1.5, -0.75)] {
         let mut c = Case::new(rng, dims, s);
         with_non_finite(&mut c);
         out.push(("non-finite", c));
+    }
+    for s in [AlphaBeta::new(f32::INFINITY, 1.0), AlphaBeta::new(f32::NEG_INFINITY, 0.5), AlphaBeta::new(f32::NAN, 0.0)]
+    {
+        let mut c = Case::new(rng, dims, s);
+        for x in c.a.iter_mut().chain(c.b.iter_mut()) {
+            *x = x.abs() + 0.125;
+        }
+        with_non_finite(&mut c);
+        out.push(("alpha", c));
     }
     let mut c = Case::new(rng, dims, AlphaBeta::new(1.0, 0.5));
     with_huge(&mut c);

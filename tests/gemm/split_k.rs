@@ -71,6 +71,36 @@ fn split_k_products_match_the_reference_on_the_emulator() {
     }
 }
 
+/// `alpha` scales the sum of the runs, not each run: with `B` all ones and
+/// row 0 of `A` `+1` over the first run (320 of `K`) and `-1` over the
+/// second (280), `alpha * 40` is finite at `alpha = 3e36` where the runs
+/// scaled alone, `alpha * 320` and `alpha * -280`, overflow to `+inf` and
+/// `-inf` and sum to NaN; at `alpha = 1e37` FP32 gives `+inf`.
+#[test]
+fn split_k_scales_the_sum_not_the_runs() {
+    use crate::specials::{check_fp32_semantics, special_reference};
+    use coalesce::gemm::AlphaBeta;
+    let mut rng = rng("emulator gemm split k alpha");
+    let (dims, splits) = SPLIT_SHAPES[0];
+    let (m, n, k) = dims;
+    assert_eq!((splits, run_of(k.div_ceil(32) as u32, 0, splits)), (2, (0, 10)), "runs of 320 and 280");
+    for s in [AlphaBeta::new(3e36, 0.0), AlphaBeta::new(1e37, 0.0), AlphaBeta::new(3e36, 0.5)] {
+        let mut case = Case::new(&mut rng, dims, s);
+        case.b.fill(1.0);
+        for (p, x) in case.a[..k].iter_mut().enumerate() {
+            *x = if p < 320 { 1.0 } else { -1.0 };
+        }
+        let r = special_reference(&case);
+        for v in [Variant::DoubleBuffered, STEPS[0], STEPS[1]] {
+            let mut c = case.c0.clone();
+            gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, s).unwrap();
+            check_fp32_semantics(v, v.name(), &case, &r, &c);
+            let want = s.alpha * 40.0 + if s.beta == 0.0 { 0.0 } else { s.beta * case.c0[0] };
+            assert_eq!(c[0], want, "{} {m}x{n}x{k} {s:?}: C[0][0]", v.name());
+        }
+    }
+}
+
 #[test]
 fn split_k_products_match_the_reference_on_the_gpu() {
     let Some(gpu) = gpu_or_skip("gpu gemm split k") else { return };

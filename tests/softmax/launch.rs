@@ -132,6 +132,23 @@ fn bad_input_is_an_error_on_the_emulator() {
     let longer = MatrixShape::new(1, 32769).unwrap();
     let e = softmax::kernel_for(Strategy::BlockPerRow, longer).unwrap_err();
     assert!(e.to_string().contains("at most 32768 columns"), "{e}");
+
+    // Each kernel's error names its own limit, one column past it and at
+    // the longest row a shape can have (no rows: nothing to allocate), and
+    // no length panics (a stash of 2^30 columns overflows u32 bytes).
+    for k in Kernel::ALL {
+        for cols in [k.max_cols().saturating_add(1), 1 << 30, u32::MAX] {
+            let shape = MatrixShape::new(0, cols as usize).unwrap();
+            match emu::launch(k, &[], &mut [], shape) {
+                Ok(()) => assert!(cols <= k.max_cols(), "{} at {cols} columns", k.name()),
+                Err(e) => {
+                    assert!(matches!(e, Error::ShapeTooLarge { .. }), "{}: {e}", k.name());
+                    let limit = format!("softmax {} holds rows of at most {} columns", k.name(), k.max_cols());
+                    assert!(e.to_string().contains(&limit), "{e}");
+                }
+            }
+        }
+    }
 }
 
 /// A 1024-thread block needs at most 64 registers per thread (65536 per

@@ -36,10 +36,10 @@ pub fn launch_on(
         match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA, sms)? {
             Plan::Nothing => return Ok(()),
             Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
-            Plan::Product(dims) if variant.geometry().tma => {
+            Plan::Product(variant, dims) if variant.geometry().tma => {
                 return tma(variant, (a, b, c), shape, scalars, dims, false).map(|_| ());
             }
-            Plan::Product(dims) => (variant, dims, scalars),
+            Plan::Product(variant, dims) => (variant, dims, scalars),
         };
     let (pa, pb, pc) = (SyncPtr::new(a), SyncPtr::new(b), SyncMutPtr::new(c));
     let p = shape.problem(scalars);
@@ -172,10 +172,10 @@ pub fn launch_checked(
         match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA, EMULATED_SMS)? {
             Plan::Nothing => return Ok(Report::default()),
             Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
-            Plan::Product(dims) if variant.geometry().tma => {
+            Plan::Product(variant, dims) if variant.geometry().tma => {
                 return tma(variant, (a, b, c), shape, scalars, dims, true);
             }
-            Plan::Product(dims) => (variant, dims, scalars),
+            Plan::Product(variant, dims) => (variant, dims, scalars),
         };
     let p = shape.problem(scalars);
     staged(dims, [a, b], c, |ctx, [a, b], c| {

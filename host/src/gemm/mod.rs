@@ -71,7 +71,12 @@ impl OperandShape {
     /// Checks that a buffer of `actual` elements holds exactly this matrix.
     fn check_len(self, buffer: &'static str, actual: usize) -> Result<()> {
         if actual != self.len() {
-            return Err(crate::Error::LengthMismatch { buffer, shape: self.to_string(), expected: self.len(), actual });
+            return Err(crate::Error::LengthMismatch {
+                buffer,
+                shape: format!("a {self} matrix"),
+                expected: self.len(),
+                actual,
+            });
         }
         Ok(())
     }
@@ -114,9 +119,13 @@ impl GemmShape {
     pub fn c(self) -> OperandShape {
         OperandShape { rows: self.m(), cols: self.n() }
     }
-    /// Floating-point operations of the product, `2 m n k` (one FMA = 2).
+    /// Floating-point operations of the product, `2 m n k` (one FMA = 2),
+    /// saturating at `u64::MAX`: three `u32` dimensions can pass it (2^64
+    /// FLOPs is 2^21 on each side, operands of 16 TiB each), which no GPU's
+    /// memory holds.
     pub fn flops(self) -> u64 {
-        2 * self.m() as u64 * self.n() as u64 * self.k() as u64
+        let f = 2 * u128::from(self.m) * u128::from(self.n) * u128::from(self.k);
+        u64::try_from(f).unwrap_or(u64::MAX)
     }
     fn problem(self, s: AlphaBeta) -> Problem {
         Problem { m: self.m, n: self.n, k: self.k, alpha: s.alpha, beta: s.beta }
@@ -167,10 +176,12 @@ pub fn launch(
         Plan::Scale(dims) => unsafe {
             launch::step(stream, Variant::Naive.entry_point(), dims, operands, shape.problem(scale_only(scalars)))
         },
-        Plan::Product(dims) if variant.geometry().tma => launch::tma(stream, variant, dims, (a, b, c), shape, scalars),
+        Plan::Product(variant, dims) if variant.geometry().tma => {
+            launch::tma(stream, variant, dims, (a, b, c), shape, scalars)
+        }
         // SAFETY: the buffers hold m*k, k*n and m*n floats and C overlaps
         // neither A nor B (checked above).
-        Plan::Product(dims) => unsafe {
+        Plan::Product(variant, dims) => unsafe {
             launch::step(stream, variant.entry_point(), dims, operands, shape.problem(scalars))
         },
     }
@@ -185,7 +196,9 @@ pub fn launch(
 /// semantics for any input: inf, NaN and `FLT_MAX` give what an FP32 FMA
 /// GEMM gives (step 16 recomputes the rows and columns of `C` whose
 /// inputs hold an inf or NaN with `gemm_fixup`, see docs/gemm.md, which
-/// also says what subnormals cost). An empty product is BLAS's: nothing for
+/// also says what subnormals cost; with an inf or NaN `alpha`, which makes
+/// every element inf or NaN, step 7 computes the product instead). An
+/// empty product is BLAS's: nothing for
 /// `m = 0` or `n = 0`, `C = beta * C` for `k = 0`. Errors as [`launch`];
 /// step 16 also allocates a workspace on `stream`: the marks, `4 (m + n)`
 /// bytes; the TF32 halves of `A`, `8 m k` bytes, about; a padded copy of

@@ -16,8 +16,28 @@ pub(crate) enum Plan {
     /// epilogue writes `0` where `beta == 0`, without reading `C`). Every
     /// module has step 1, and the TMA steps cannot describe a 0-wide operand.
     Scale(LaunchDims),
-    /// The version itself.
-    Product(LaunchDims),
+    /// The product, by the version asked for, or by step 7 where that
+    /// version cannot give FP32's result ([`fp32_for`]).
+    Product(Variant, LaunchDims),
+}
+
+/// The version that computes `C = alpha * A * B + beta * C` for `variant`:
+/// itself, but for a 3xTF32 TMA step (13, 15, 16) with a non-finite
+/// `alpha`, which step 7 ([`Variant::DoubleBuffered`], FP32 FMAs, in every
+/// module) computes instead. Such a step's fix-up (`gemm_fixup`) rebuilds
+/// the elements of inputs holding an inf or NaN from the product's value
+/// `alpha * acc + beta * C0`, taking it to be non-finite only where
+/// `beta * C0` is; with `alpha` inf or NaN every element is non-finite, so
+/// `beta * C0` is lost (an inf row of `A` would come out NaN where FP32
+/// gives inf). Every element of such a product is inf or NaN, and step 7's
+/// are FP32's.
+pub(crate) fn fp32_for(variant: Variant, scalars: AlphaBeta) -> Variant {
+    let g = variant.geometry();
+    if g.tma && g.precision == Precision::Split3xTf32 && !scalars.alpha.is_finite() {
+        Variant::DoubleBuffered
+    } else {
+        variant
+    }
 }
 
 /// Checks buffer lengths against `shape` and the launch against `limits`;
@@ -40,6 +60,7 @@ pub(crate) fn plan(
         limits.check(Variant::Naive.entry_point(), &shape, dims)?;
         return Ok(Plan::Scale(dims));
     }
+    let variant = fp32_for(variant, scalars);
     let mut dims = variant.launch_dims(m, n);
     // The passes over `K` of a TMA step's tile (tiles of `TMA_BK`).
     let k_tiles = shape.k().div_ceil(coalesce_kernels::gemm::TMA_BK as usize).min(u32::MAX as usize) as u32;
@@ -55,7 +76,7 @@ pub(crate) fn plan(
     if dims.grid.z == 1 && variant.geometry().walks(dims.grid.x.saturating_mul(dims.grid.y), k_tiles, sm_count) {
         dims.grid = coalesce_kernels::Dim3::xy(sm_count.max(1), 1);
     }
-    Ok(Plan::Product(dims))
+    Ok(Plan::Product(variant, dims))
 }
 
 /// The scalars of [`Plan::Scale`]: `alpha = 0`, so that the (empty) product
@@ -289,11 +310,11 @@ impl DirectLayout {
 
     /// Where the product writes, and with which scalars, with the
     /// workspace at `base`: `C` (at `c`) with `scalars`; or, split, the
-    /// partial products with `alpha` applied and `beta = 0`, for
-    /// `gemm_sum_splits` to add up with `beta * C`.
+    /// unscaled partial products ([`AlphaBeta::PRODUCT`]), which
+    /// `gemm_sum_splits` adds up as `alpha * sum + beta * C`.
     pub(crate) fn product_target(&self, base: u64, c: u64, scalars: AlphaBeta) -> (u64, AlphaBeta) {
         match self.parts_at(base) {
-            Some(parts) => (parts, AlphaBeta { beta: 0.0, ..scalars }),
+            Some(parts) => (parts, AlphaBeta::PRODUCT),
             None => (c, scalars),
         }
     }

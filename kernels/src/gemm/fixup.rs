@@ -18,7 +18,10 @@
 //! that value is non-finite exactly where `beta * C0` is (or where the
 //! finite sum itself overflows): there the fix-up adds it (`+inf + -inf` is
 //! NaN, as in FP32), elsewhere `alpha * dot` stands alone. With `beta == 0`
-//! `C` is not read.
+//! `C` is not read. That needs a finite `alpha`: with `alpha` inf or NaN
+//! every product value is non-finite and `beta * C0` cannot be told from
+//! it, so the host runs step 7 for such a product instead
+//! (`coalesce::gemm`'s plan).
 //!
 //! The pass costs nothing measurable when no input is marked: every block
 //! reads one word (`marks[0]`) and exits, no host synchronisation, so the

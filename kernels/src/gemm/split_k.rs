@@ -2,9 +2,13 @@
 //! is 64 tiles of 128 x 128 on 132 SMs), each tile's `K` is cut into
 //! `S` runs and a block computes one run: `S` times the blocks, each a
 //! `1/S` of the depth. Steps 15 and 16 read the block's run from
-//! `blockIdx.z` and write `alpha` times its partial product to slice `z`
-//! of a workspace; this kernel then sums the slices in order into `C`,
-//! with `beta * C`. The
+//! `blockIdx.z` and write its partial product to slice `z` of a
+//! workspace; this kernel then sums the slices in order and writes
+//! `alpha * sum + beta * C`, the epilogue of an unsplit step. `alpha` is
+//! applied once, to the whole sum, as an FP32 GEMM applies it: scaled
+//! slices can overflow where their sum does not (`alpha = 3e36`, slices of
+//! `320` and `-280`: `+inf + -inf` is NaN, where `alpha * 40` is finite).
+//! The
 //! host chooses `S` per shape (`coalesce::gemm`'s plan). Measured in
 //! [`docs/gemm.md`](../../../docs/gemm.md).
 //!
@@ -20,7 +24,7 @@ use crate::{LaunchDims, ThreadCtx};
 /// The sum in the registry (a utility of steps 15 and 16).
 pub const SPLIT_K_STEPS: &[Step] = utilities! {
     op: "gemm";
-    /// the partial products of a split-K launch of step 15 or 16, summed in order into `C` with `beta * C`
+    /// the partial products of a split-K launch of step 15 or 16, summed in order into `C` as `alpha * sum + beta * C`
     sum_splits => "gemm_sum_splits" in "gemm/split_k.rs", geometry "sum_splits_dims(m, n)";
 };
 
@@ -66,10 +70,10 @@ pub const fn sum_splits_dims(m: u32, n: u32) -> LaunchDims {
     LaunchDims::covering(m as u64 * n as u64, 4, SUM_THREADS, i32::MAX as u32)
 }
 
-/// `C = parts[0] + parts[1] + .. + parts[splits - 1] + beta * C`, summed
-/// in that order, elementwise over the `m * n` elements; `C` is not read
-/// where `beta == 0` (BLAS). `parts` holds `splits` slices of `m * n`
-/// floats, `alpha` already applied (`p.alpha` is not used).
+/// `C = alpha * (parts[0] + parts[1] + .. + parts[splits - 1]) + beta * C`,
+/// summed in that order, elementwise over the `m * n` elements; `C` is not
+/// read where `beta == 0` (BLAS). `parts` holds `splits` slices of `m * n`
+/// floats, the unscaled partial products.
 ///
 /// # Thread mapping
 /// Thread `g` of the grid takes 16-byte vector `g` of `C` (and `g + G`, ..
@@ -98,6 +102,7 @@ pub unsafe fn sum_splits<C: ThreadCtx>(ctx: &C, parts: *const f32, c: *mut f32, 
             let F4(v) = unsafe { parts4.load(z * vectors + i) };
             sum = core::array::from_fn(|q| if z == 0 { v[q] } else { sum[q] + v[q] });
         }
+        sum = sum.map(|x| p.alpha * x);
         if p.beta != 0.0 {
             // SAFETY: i < vectors.
             let F4(old) = unsafe { c4.load(i) };
@@ -115,6 +120,7 @@ pub unsafe fn sum_splits<C: ThreadCtx>(ctx: &C, parts: *const f32, c: *mut f32, 
             let v = unsafe { parts.load(z * len + i) };
             sum = if z == 0 { v } else { sum + v };
         }
+        sum *= p.alpha;
         if p.beta != 0.0 {
             // SAFETY: i < len.
             sum += p.beta * unsafe { c.load(i) };

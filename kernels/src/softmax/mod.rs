@@ -417,9 +417,10 @@ pub const fn cluster_shared_bytes(cluster: u32) -> u32 {
     PAIRS_SHARED_BYTES + 8 + 8 * cluster
 }
 
-/// Bytes of the row stash of [`online_stash`]: the row in whole 16-byte groups.
+/// Bytes of the row stash of [`online_stash`]: the row in whole 16-byte
+/// groups (saturating: a row past [`STASH_MAX_COLS`] is refused by the host).
 pub const fn stash_bytes(cols: u32) -> u32 {
-    cols.div_ceil(4) * 16
+    cols.div_ceil(4).saturating_mul(16)
 }
 
 /// Threads for a block that gives each thread `per_thread` elements of a
