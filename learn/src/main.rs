@@ -15,19 +15,35 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: cargo learn [N [--solution] | list | check] [--svg DIR]";
 
 fn main() -> ExitCode {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut svg = PathBuf::from("target/learn");
-    if let Some(i) = args.iter().position(|a| a == "--svg") {
-        match args.get(i + 1) {
-            Some(dir) => svg = PathBuf::from(dir),
-            None => return usage("--svg needs a folder"),
+    let mut svg = None;
+    let mut solution = false;
+    let mut words = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            "--solution" => solution = true,
+            "--svg" => match args.next() {
+                _ if svg.is_some() => return usage("--svg given twice"),
+                Some(dir) if !dir.is_empty() && !dir.starts_with('-') => svg = Some(PathBuf::from(dir)),
+                _ => return usage("--svg needs a folder"),
+            },
+            flag if flag.starts_with('-') && flag.parse::<i64>().is_err() => {
+                return usage(&format!("unknown option {flag:?}"));
+            }
+            _ => words.push(a),
         }
-        args.drain(i..i + 2);
     }
-    let solution = args.iter().any(|a| a == "--solution");
-    args.retain(|a| a != "--solution");
-    match args.as_slice() {
+    let svg = svg.unwrap_or_else(|| PathBuf::from("target/learn"));
+    match words.as_slice() {
+        [] if solution => usage("--solution needs an exercise number"),
         [] => list(),
+        [cmd, ..] if (cmd == "list" || cmd == "check") && (words.len() > 1 || solution) => {
+            usage(&format!("`{cmd}` takes no other argument"))
+        }
         [cmd] if cmd == "list" => list(),
         [cmd] if cmd == "check" => check(),
         [n] => match n.parse::<u32>().ok().and_then(|n| all().iter().find(|e| e.number == n)) {
@@ -68,7 +84,7 @@ fn one(e: &Exercise, which: Which, svg: &Path) -> ExitCode {
     print(&g);
     match write_pictures(e, which, &g, svg) {
         Ok(dir) => println!("  pictures: {}", dir.display()),
-        Err(err) => eprintln!("warning: pictures not written: {err}"),
+        Err(err) => eprintln!("warning: pictures not written under {}: {err}", svg.display()),
     }
     if g.passed() {
         let next = all().iter().find(|n| n.number == e.number + 1);

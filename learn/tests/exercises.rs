@@ -43,3 +43,34 @@ fn the_counters_are_those_each_exercise_teaches() {
     let g = grade(by_number(6), Which::Yours).unwrap();
     assert!(g.run.findings.iter().any(|f| f.contains("no barrier between")), "{:?}", g.run.findings);
 }
+
+/// The command line: help, and a clear error (exit 2) for every word it
+/// does not take, before anything is graded.
+#[test]
+fn the_command_line_refuses_what_it_does_not_take() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_learn")).args(args).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+    };
+    for help in ["--help", "-h"] {
+        let (code, text) = run(&[help]);
+        assert_eq!(code, Some(0), "{help}: {text}");
+        assert!(text.starts_with("usage: cargo learn"), "{help}: {text}");
+    }
+    for (args, says) in [
+        (&["--bogus"][..], "unknown option \"--bogus\""),
+        (&["--solution"], "--solution needs an exercise number"),
+        (&["list", "--solution"], "`list` takes no other argument"),
+        (&["check", "extra"], "`check` takes no other argument"),
+        (&["1", "--svg", "--solution"], "--svg needs a folder"),
+        (&["1", "--svg", ""], "--svg needs a folder"),
+        (&["--svg", "a", "--svg", "b", "1"], "--svg given twice"),
+        (&["0"], "no exercise \"0\""),
+        (&["-1"], "no exercise \"-1\""),
+        (&["1", "2"], "one exercise at a time"),
+    ] {
+        let (code, text) = run(args);
+        assert_eq!(code, Some(2), "{args:?}: {text}");
+        assert!(text.contains(says), "{args:?}: {text}");
+    }
+}

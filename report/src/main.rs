@@ -32,22 +32,23 @@ const OPS: &[&str] = &["transpose", "nested_sin", "softmax", "gemm"];
 #[command(version, about = "Time coalesce's GPU kernels against the measured roofline")]
 struct Args {
     /// Ops to run (comma-separated).
-    #[arg(long, value_delimiter = ',', default_values_t = OPS.iter().map(|s| s.to_string()))]
+    #[arg(long, value_delimiter = ',', default_values_t = OPS.iter().map(|s| s.to_string()), conflicts_with_all = NOT_MEASURED)]
     ops: Vec<String>,
     /// Transpose shapes: ROWSxCOLS, or N for NxN.
-    #[arg(long, value_delimiter = ',', default_value = "8192,16384", value_parser = parse_shape)]
+    #[arg(long, value_delimiter = ',', default_value = "8192,16384", value_parser = parse_shape, conflicts_with_all = NOT_MEASURED)]
     shapes: Vec<(usize, usize)>,
-    /// Timed repetitions per kernel (the median is reported).
-    #[arg(long, default_value_t = 50)]
+    /// Timed repetitions per kernel, at most (the median is reported): slow
+    /// kernels take about a second's worth, and every kernel at least 5.
+    #[arg(long, default_value_t = 50, value_parser = parse_reps, conflicts_with_all = NOT_MEASURED)]
     reps: usize,
     /// Untimed warm-up repetitions per kernel.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, conflicts_with_all = NOT_MEASURED)]
     warmup: usize,
     /// Untimed warm-up time per kernel in ms, whichever of the two is
     /// longer: a GEMM on the tensor cores reaches the GPU's power limit
     /// within about 200 ms, and its clock falls until then, so each kernel
     /// is timed at its sustained clock, as scripts/gpu/peers times PyTorch.
-    #[arg(long, default_value_t = coalesce::SUSTAIN_MS)]
+    #[arg(long, default_value_t = coalesce::SUSTAIN_MS, value_parser = parse_ms, conflicts_with_all = NOT_MEASURED)]
     warmup_ms: f64,
     /// Folder for report.json and roofline.svg.
     #[arg(long, default_value = "report")]
@@ -69,7 +70,7 @@ struct Args {
     counters: Option<(usize, usize)>,
     /// With --counters: also write the counters as JSON to this file (what
     /// the doc generators read).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", requires = "counters", conflicts_with = "pictures")]
     counters_json: Option<PathBuf>,
     /// With --emulate: draw what the counters count, from the emulator's
     /// trace, as SVG files in DIR: one warp's request at every line that
@@ -81,6 +82,27 @@ struct Args {
     /// measuring (for docs; with --peers to add PyTorch).
     #[arg(long)]
     from: Option<PathBuf>,
+}
+
+/// The options that choose what the GPU measures and how: neither the
+/// emulator's fixed small shapes (`--emulate`) nor a report read back
+/// (`--from`) takes them.
+const NOT_MEASURED: [&str; 2] = ["emulate", "from"];
+
+fn parse_reps(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 5 => Ok(n),
+        Ok(n) => Err(format!("{n}: the report times every kernel at least 5 times")),
+        Err(e) => Err(format!("{s:?}: {e}")),
+    }
+}
+
+fn parse_ms(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(ms) if ms.is_finite() && ms >= 0.0 => Ok(ms),
+        Ok(ms) => Err(format!("{ms}: a warm-up is a finite number of ms, 0 or more")),
+        Err(e) => Err(format!("{s:?}: {e}")),
+    }
 }
 
 fn parse_shape(s: &str) -> Result<(usize, usize), String> {
@@ -148,6 +170,7 @@ fn main() -> ExitCode {
         std::fs::read_to_string(path)
             .with_context(|| format!("reading {}", path.display()))
             .and_then(|t| serde_json::from_str::<Report>(&t).context("parsing the report"))
+            .and_then(|r| r.check().map(|()| r).with_context(|| format!("checking {}", path.display())))
     } else if args.emulate {
         report::emulate::run()
     } else {
@@ -251,4 +274,44 @@ fn finish(report: &mut Report, args: &Args) -> Result<()> {
         if report.emulated { String::new() } else { format!(" and {}", svg.display()) }
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Args;
+    use clap::Parser;
+
+    fn parse(line: &str) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("coalesce").chain(line.split_whitespace()))
+    }
+
+    /// What the emulator or a report read back does not use is refused with
+    /// them, and timing values that cannot time are refused.
+    #[test]
+    fn options_that_would_be_ignored_or_cannot_time_are_errors() {
+        for line in [
+            "--emulate --ops gemm",
+            "--emulate --shapes 64",
+            "--emulate --reps 9",
+            "--emulate --warmup 1",
+            "--emulate --warmup-ms 10",
+            "--from r.json --ops gemm",
+            "--from r.json --reps 9",
+            "--reps 0",
+            "--reps 4",
+            "--warmup-ms NaN",
+            "--warmup-ms=-1",
+            "--warmup-ms inf",
+            "--counters-json c.json",
+            "--emulate --counters-json c.json",
+            "--emulate --pictures p --counters-json c.json --counters",
+        ] {
+            assert!(parse(line).is_err(), "{line:?} parsed");
+        }
+        for line in ["", "--emulate", "--emulate --counters --counters-json c.json", "--from r.json", "--reps 5"] {
+            parse(line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+        }
+        let a = parse("--warmup-ms 0 --reps 7 --ops gemm").unwrap();
+        assert_eq!((a.warmup_ms, a.reps, a.ops), (0.0, 7, vec!["gemm".to_string()]));
+    }
 }

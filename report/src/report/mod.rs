@@ -110,6 +110,38 @@ pub struct Row {
     pub peer_key: Option<String>,
 }
 
+impl Report {
+    /// Fails unless every roof is a positive finite figure and every row
+    /// has a positive finite time and finite figures: a report read back
+    /// (`--from`) is drawn on log axes, where a zero time or an infinite
+    /// figure has no place.
+    pub fn check(&self) -> anyhow::Result<()> {
+        let r = &self.roofs;
+        let roofs = [("copy_gb_per_s", Some(r.copy_gb_per_s)), ("fma_tflop_per_s", Some(r.fma_tflop_per_s))]
+            .into_iter()
+            .chain([("tf32_tflop_per_s", r.tf32_tflop_per_s), ("dram_spec_gb_per_s", r.dram_spec_gb_per_s)]);
+        for (name, value) in roofs {
+            if let Some(v) = value {
+                anyhow::ensure!(v.is_finite() && v > 0.0, "roofs.{name} is {v}: a roof is a positive finite figure");
+            }
+        }
+        for row in &self.rows {
+            let what = format!("row {} {} {}", row.op, row.kernel, row.shape);
+            anyhow::ensure!(
+                row.median_ms.is_finite() && row.median_ms > 0.0,
+                "{what}: median_ms is {}: a time is positive and finite",
+                row.median_ms
+            );
+            for (name, v) in
+                [("gb_per_s", row.gb_per_s), ("tflop_per_s", row.tflop_per_s), ("intensity", row.intensity)]
+            {
+                anyhow::ensure!(v.is_finite(), "{what}: {name} is {v}");
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The two measured roofs.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct Roofs {
@@ -379,6 +411,35 @@ mod tests {
             "roofs": {"copy_gb_per_s": 4233.2, "fma_tflop_per_s": 62.5}, "rows": [], "peers_file": null}"#;
         let old: Report = serde_json::from_str(old).unwrap();
         assert_eq!((old.warmup_ms, old.warmup_reps), (None, None));
+    }
+
+    /// A report read back is checked before it is drawn: a zero time or a
+    /// figure past f64 would put a log axis at infinity.
+    #[test]
+    fn a_report_with_a_zero_time_or_an_infinite_roof_is_refused() {
+        let roofs =
+            Roofs { copy_gb_per_s: 3000.0, fma_tflop_per_s: 60.0, tf32_tflop_per_s: None, dram_spec_gb_per_s: None };
+        let mut ok = row(Bound::Memory, 3_000_000_000, 0, 1.0);
+        ok.finish(&roofs);
+        let report = |roofs: Roofs, rows: Vec<Row>| Report {
+            gpu: "G".into(),
+            sm_count: 1,
+            ptx_arch: "sm_90a".into(),
+            emulated: false,
+            warmup_ms: None,
+            warmup_reps: None,
+            roofs,
+            rows,
+            peers_file: None,
+        };
+        report(roofs, vec![ok.clone()]).check().unwrap();
+        let zero = Row { median_ms: 0.0, ..ok.clone() };
+        let e = report(roofs, vec![ok.clone(), zero]).check().unwrap_err();
+        assert!(e.to_string().contains("row t k s: median_ms is 0"), "{e}");
+        let e = report(Roofs { fma_tflop_per_s: f64::INFINITY, ..roofs }, vec![ok.clone()]).check().unwrap_err();
+        assert!(e.to_string().contains("roofs.fma_tflop_per_s is inf"), "{e}");
+        let e = report(Roofs { tf32_tflop_per_s: Some(-1.0), ..roofs }, vec![ok]).check().unwrap_err();
+        assert!(e.to_string().contains("roofs.tf32_tflop_per_s is -1"), "{e}");
     }
 
     /// TF32 GEMM steps against the tensor roof, 3xTF32 ones against a third

@@ -32,6 +32,9 @@ fn drawn(op: &str, kernel: &str, shape: &str) -> bool {
 /// Counts the kernels drawn, the copy and the transposes at `rows x cols`,
 /// and writes their pictures under `dir`; returns the files written.
 pub fn draw(dir: &Path, rows: usize, cols: usize) -> Result<Vec<PathBuf>> {
+    // The folder first: minutes of emulation before a path that cannot be
+    // a folder fails would be wasted.
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut written = Vec::new();
     let mut save = |path: PathBuf, svg: String| -> Result<()> {
         std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;

@@ -34,6 +34,13 @@ pub fn write(report: &Report, path: &Path) -> Result<()> {
     let tc = report.roofs.tf32_tflop_per_s.map(|t| t * 1e3); // G ops/s
     let top = report.rows.iter().map(Row::gops).fold(tc.unwrap_or(peak).max(peak), f64::max);
     let (x0, x1, y0, y1) = (0.03f64, 3000.0f64, 20.0f64, top * 2.0);
+    // A log axis to infinity never ends its ticks (plotters loops).
+    anyhow::ensure!(
+        y1.is_finite() && bw.is_finite() && bw > 0.0 && peak > 0.0,
+        "drawing {}: the axis would reach {y1:e} G operations/s, copy roof {bw:e} GB/s, FMA roof {peak:e}: \
+         a figure past what can be drawn",
+        path.display()
+    );
     let mut chart = ChartBuilder::on(&root)
         .caption(
             format!(
