@@ -117,9 +117,12 @@ impl Report {
     /// figure has no place.
     pub fn check(&self) -> anyhow::Result<()> {
         let r = &self.roofs;
-        let roofs = [("copy_gb_per_s", Some(r.copy_gb_per_s)), ("fma_tflop_per_s", Some(r.fma_tflop_per_s))]
-            .into_iter()
-            .chain([("tf32_tflop_per_s", r.tf32_tflop_per_s), ("dram_spec_gb_per_s", r.dram_spec_gb_per_s)]);
+        let roofs = [
+            ("copy_gb_per_s", Some(r.copy_gb_per_s)),
+            ("fma_tflop_per_s", Some(r.fma_tflop_per_s)),
+            ("tf32_tflop_per_s", r.tf32_tflop_per_s),
+            ("dram_spec_gb_per_s", r.dram_spec_gb_per_s),
+        ];
         for (name, value) in roofs {
             if let Some(v) = value {
                 anyhow::ensure!(v.is_finite() && v > 0.0, "roofs.{name} is {v}: a roof is a positive finite figure");
