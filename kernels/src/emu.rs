@@ -81,6 +81,7 @@ pub mod cost;
 pub mod counters;
 mod ctx;
 mod exec;
+mod fiber;
 mod mbarrier;
 pub mod memory;
 pub mod races;
@@ -90,7 +91,11 @@ pub use checker::{Access, Finding, FindingKind};
 pub use cost::{bank_ways, request_cost};
 pub use counters::{Counters, LaneAccess, Op, SiteCounters, Tally};
 pub use ctx::EmuCtx;
-pub use exec::{MAX_CLUSTER, SyncMutPtr, SyncPtr, launch, launch_checked, launch_cluster, launch_cluster_checked};
+pub use exec::{
+    MAX_CLUSTER, SyncMutPtr, SyncPtr, launch, launch_checked, launch_cluster, launch_cluster_checked, launch_scheduled,
+    workers,
+};
+pub use fiber::Schedule;
 pub use mbarrier::{MBARRIER_MAX, MBARRIER_TIMEOUT, MbarrierProblem};
 pub use memory::{Report, Site};
 pub use tma::{TmaMap, TmaSwizzle, round_tf32};

@@ -190,9 +190,9 @@ impl Memory {
     pub(super) fn find(&self, kind: FindingKind, site: Site, block: Dim3, thread: Dim3) {
         let mut all = self.findings.lock().unwrap_or_else(|e| e.into_inner());
         let key = kind.key();
-        match all.iter_mut().find(|f| f.site == site && f.kind.key() == key) {
-            Some(f) => f.count += 1,
-            None => all.push(Finding { kind, site, block, thread, count: 1 }),
+        match all.iter_mut().find(|(_, f)| f.site == site && f.kind.key() == key) {
+            Some((_, f)) => f.count += 1,
+            None => all.push((self.position(), Finding { kind, site, block, thread, count: 1 })),
         }
     }
 }

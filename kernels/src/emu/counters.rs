@@ -189,8 +189,9 @@ impl Counters {
 }
 
 /// What the counters keep of one (line, op): the widest access, the
-/// tally, and the first request's lanes.
-pub(super) type LineTally = (u32, Tally, Vec<LaneAccess>);
+/// tally, the first request's lanes, and the position in the launch's
+/// order of the cluster they come from.
+pub(super) type LineTally = (u32, Tally, Vec<LaneAccess>, u64);
 
 /// One access as a thread logged it, for the counters.
 #[derive(Clone, Copy)]
@@ -232,8 +233,9 @@ impl Memory {
             warp.sort_unstable_by_key(|&(lane, r)| (r.site, r.op, r.instance, lane));
             for group in warp.chunk_by(|a, b| (a.1.site, a.1.op, a.1.instance) == (b.1.site, b.1.op, b.1.instance)) {
                 let r = group[0].1;
-                let (width, tally, sample) =
-                    tallies.entry((r.site, r.op)).or_insert((r.bytes, Tally::default(), Vec::new()));
+                let position = self.position();
+                let (width, tally, sample, _) =
+                    tallies.entry((r.site, r.op)).or_insert((r.bytes, Tally::default(), Vec::new(), position));
                 *width = (*width).max(r.bytes);
                 let lanes: Vec<(u32, usize, u32)> = group.iter().map(|&(l, r)| (l, r.addr, r.bytes)).collect();
                 if sample.is_empty() {

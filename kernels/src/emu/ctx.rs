@@ -12,6 +12,7 @@
 
 use super::barrier::{Abandoned, Waypoint};
 use super::exec::{Shared, Warp, Warpgroup};
+use super::fiber::Fiber;
 use super::mbarrier::{Caller, Stuck};
 use super::memory::{Request, ThreadMemory, Via};
 use super::wgmma::OperandA;
@@ -34,6 +35,8 @@ pub struct EmuCtx<'a> {
     /// The block's rank in its cluster (0 without clusters).
     pub(super) rank: u32,
     pub(super) block: Dim3,
+    /// What this thread suspends when it waits.
+    pub(super) fiber: &'a Fiber,
 }
 
 impl ThreadCtx for EmuCtx<'_> {
@@ -50,7 +53,7 @@ impl ThreadCtx for EmuCtx<'_> {
         self.shared.dims.grid
     }
     fn sync_threads(&self) {
-        self.pass_barrier(|| self.shared.sync_block(self.rank, self.block));
+        self.pass_barrier(|| self.shared.sync_block(self.rank, self.block, self.fiber));
     }
     fn shared_mem<T>(&self) -> *mut T {
         // SAFETY: only the pointer is taken (this block's region, inside the
@@ -234,7 +237,7 @@ impl ThreadCtx for EmuCtx<'_> {
     }
     fn cluster_arrive_relaxed(&self) {}
     fn cluster_wait(&self) {
-        self.pass_barrier(|| self.shared.sync(Waypoint::Kernel, self.block));
+        self.pass_barrier(|| self.shared.sync(Waypoint::Kernel, self.block, self.fiber));
     }
     #[track_caller]
     unsafe fn st_async_f32x2(&self, rank: u32, dst: u32, value: [f32; 2], bar: u32) {
@@ -394,11 +397,11 @@ impl EmuCtx<'_> {
     }
 
     pub(super) fn group_sync(&self, group: &Warpgroup) {
-        self.shared.meet(&group.barrier, Waypoint::Kernel, self.block);
+        self.shared.meet(&group.barrier, Waypoint::Kernel, self.block, self.fiber);
     }
 
     fn warp_sync(&self, warp: &Warp) {
-        self.shared.meet(&warp.barrier, Waypoint::Kernel, self.block);
+        self.shared.meet(&warp.barrier, Waypoint::Kernel, self.block, self.fiber);
     }
 
     /// What an mbarrier operation needs.
@@ -410,6 +413,7 @@ impl EmuCtx<'_> {
             shared_bytes: self.shared.memory.shared_bytes,
             running: &self.shared.running,
             abort: &self.shared.abort,
+            fiber: self.fiber,
         }
     }
 

@@ -1,35 +1,47 @@
 //! Execution: how a launch runs a kernel on the CPU.
 //!
-//! A launch spawns one OS thread per thread of a block, each with its own
-//! [`EmuCtx`]; together they walk the grid's blocks in order, meeting at
-//! the block's end, where thread 0 tallies the block's requests, resets
-//! its mbarriers and poisons the shared memory for the next block. The
-//! threads share one [`Shared`]: the block's barriers, the slots of warp
-//! shuffles and `wgmma`s, the shared memory, the memory checks, and the
-//! first error, which aborts the launch (every waiting thread unwinds).
+//! The grid's blocks (its clusters, with thread-block clusters) are shared
+//! out among a few OS threads, the launch's workers ([`workers`]): each
+//! takes the next cluster in the launch's order and runs its threads as
+//! fibers ([`super::fiber`]), one per CUDA thread, each with its own
+//! [`EmuCtx`]. A worker keeps one [`Shared`] for all its clusters: the
+//! block's barriers, the slots of warp shuffles and `wgmma`s, the shared
+//! memory, the memory checks, and the first error, which aborts the
+//! cluster (every waiting thread unwinds). When a cluster's threads have
+//! all returned, the worker tallies its requests, resets its mbarriers and
+//! poisons the shared memory for the next one.
+//!
+//! What a launch reports does not depend on which worker ran which
+//! cluster, nor on how many workers there were: each worker's findings and
+//! counters carry the position of the cluster they first came from, and
+//! the launch merges them in that order ([`super::memory::Partial`]). Of
+//! several failing clusters, the error is the first one's in the launch's
+//! order: a worker skips the clusters after a failure, and runs those
+//! before it.
 //!
 //! A launch with thread-block clusters ([`launch_cluster`]) runs the blocks
-//! of one cluster at once: one OS thread per thread of every block of the
-//! cluster, each block with its own shared memory (one region each, side by
-//! side) and its own `sync_threads` barrier, and the cluster's barrier over
-//! all of them. Inside the emulator a shared address is the cluster's: the
+//! of one cluster at once: the fibers of every block of the cluster, each
+//! block with its own shared memory (one region each, side by side) and
+//! its own `sync_threads` barrier, and the cluster's barrier over all of
+//! them. Inside the emulator a shared address is the cluster's: the
 //! block's rank times the region's size, plus the address the kernel sees
 //! (which, as on the GPU, is its own block's), so mbarriers, bulk copies and
 //! the race checks tell the blocks' shared memories apart.
 //!
 //! Kernel bodies take raw pointers; [`SyncPtr`] and [`SyncMutPtr`] let a
-//! launch closure share them with the threads.
+//! launch closure share them with the workers.
 
 use super::barrier::{Abandoned, Barrier, Unmet, Waypoint};
+use super::fiber::{self, Fiber, Mix, Schedule, Stacks};
 use super::mbarrier::Mbarriers;
-use super::memory::{Memory, Report, ThreadMemory};
-use super::{EMU_STACK_BYTES, EmuCtx, EmuError, MAX_THREADS_PER_BLOCK, SHARED_POISON, WARP_SIZE, WARPGROUP_SIZE};
+use super::memory::{Memory, Partial, Report, ThreadMemory};
+use super::{EmuCtx, EmuError, MAX_THREADS_PER_BLOCK, SHARED_POISON, WARP_SIZE, WARPGROUP_SIZE};
 use crate::{Dim3, LaunchDims};
 use std::boxed::Box;
 use std::cell::UnsafeCell;
 use std::string::String;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::vec::Vec;
 
 /// Values in flight during one warp shuffle.
@@ -50,7 +62,8 @@ pub(super) struct Warpgroup {
     pub(super) barrier: Barrier,
 }
 
-/// The state all threads of one launch share.
+/// The state the threads of one cluster (one block, without clusters)
+/// share, kept by a worker from one cluster to the next.
 pub(super) struct Shared {
     pub(super) dims: LaunchDims,
     /// Blocks per cluster (1: no clusters), consecutive in `x`.
@@ -78,28 +91,63 @@ pub(super) struct Shared {
     pub(super) running: AtomicU32,
 }
 
-// SAFETY: `smem` is only written through raw pointers by kernel code (whose
-// correctness is what is being tested) and re-poisoned by thread 0 between two
-// block barriers, when no other thread touches it.
-unsafe impl Sync for Shared {}
-
 impl Shared {
+    fn new(dims: LaunchDims, cluster: u32, counting: bool) -> Shared {
+        let block_threads = dims.block.count() as u32;
+        let threads = block_threads * cluster;
+        let warps = (0..threads.div_ceil(WARP_SIZE))
+            .map(|w| {
+                let lanes = (threads - w * WARP_SIZE).min(WARP_SIZE);
+                Warp { lanes, slots: Mutex::new([0; WARP_SIZE as usize]), barrier: Barrier::new(lanes) }
+            })
+            .collect();
+        let warpgroups = (0..threads.div_ceil(WARPGROUP_SIZE))
+            .map(|w| {
+                let threads = (threads - w * WARPGROUP_SIZE).min(WARPGROUP_SIZE);
+                Warpgroup {
+                    threads,
+                    slots: Mutex::new(std::vec![(0, 0, 0); threads as usize]),
+                    fragments: Mutex::new(std::vec![[0; 4]; threads as usize]),
+                    barrier: Barrier::new(threads),
+                }
+            })
+            .collect();
+        let words = (dims.shared_bytes as usize).div_ceil(16);
+        let cta_stride = 16 * words;
+        // The checks see the cluster's shared memory as one: the last block's
+        // region ends at its shared_bytes.
+        let shared_bytes = (cluster as usize - 1) * cta_stride + dims.shared_bytes as usize;
+        Shared {
+            dims,
+            cluster,
+            cta_stride,
+            block_barrier: Barrier::new(threads),
+            cta_barriers: if cluster > 1 {
+                (0..cluster).map(|_| Barrier::new(block_threads)).collect()
+            } else {
+                Vec::new()
+            },
+            warps,
+            warpgroups,
+            smem: UnsafeCell::new(std::vec![u128::from_ne_bytes([SHARED_POISON; 16]); words * cluster as usize]),
+            abort: AtomicBool::new(false),
+            error: Mutex::new(None),
+            memory: Memory::new(counting, dims.block, threads, shared_bytes as u32),
+            mbarriers: Mbarriers::new(),
+            running: AtomicU32::new(threads),
+        }
+    }
+
+    /// Threads of a cluster (of a block, without clusters).
+    fn threads(&self) -> u32 {
+        self.dims.block.count() as u32 * self.cluster
+    }
+
     pub(super) fn fail(&self, error: EmuError) {
         let mut slot = self.error.lock().unwrap_or_else(|e| e.into_inner());
         slot.get_or_insert(error);
         drop(slot);
         self.abort.store(true, Ordering::Release);
-        self.block_barrier.wake_all();
-        for b in &self.cta_barriers {
-            b.wake_all();
-        }
-        for w in &self.warps {
-            w.barrier.wake_all();
-        }
-        for w in &self.warpgroups {
-            w.barrier.wake_all();
-        }
-        self.mbarriers.wake_all();
     }
 
     /// Fails the launch with `error` and unwinds this thread.
@@ -111,8 +159,8 @@ impl Shared {
     /// Waits at `barrier` (the block's, a warp's or a warpgroup's); when it
     /// can never complete, fails the launch: divergence, or a deadlock,
     /// which names a thread's mbarrier wait if there is one.
-    pub(super) fn meet(&self, barrier: &Barrier, site: Waypoint, block: Dim3) {
-        match barrier.wait(site, &self.abort, &self.running) {
+    pub(super) fn meet(&self, barrier: &Barrier, site: Waypoint, block: Dim3, fiber: &Fiber) {
+        match barrier.wait(site, &self.abort, &self.running, fiber) {
             Ok(()) => {}
             Err(Unmet::Diverged) => self.abandon(EmuError::DivergentBarrier { block }),
             Err(Unmet::Deadlock) => self.abandon(
@@ -123,15 +171,15 @@ impl Shared {
 
     /// Waits at the barrier of every thread of the cluster (of the block,
     /// without clusters).
-    pub(super) fn sync(&self, site: Waypoint, block: Dim3) {
-        self.meet(&self.block_barrier, site, block);
+    pub(super) fn sync(&self, site: Waypoint, block: Dim3, fiber: &Fiber) {
+        self.meet(&self.block_barrier, site, block, fiber);
     }
 
     /// `sync_threads` of the block of rank `rank` in its cluster.
-    pub(super) fn sync_block(&self, rank: u32, block: Dim3) {
+    pub(super) fn sync_block(&self, rank: u32, block: Dim3, fiber: &Fiber) {
         match self.cta_barriers.get(rank as usize) {
-            Some(b) => self.meet(b, Waypoint::Kernel, block),
-            None => self.sync(Waypoint::Kernel, block),
+            Some(b) => self.meet(b, Waypoint::Kernel, block, fiber),
+            None => self.sync(Waypoint::Kernel, block, fiber),
         }
     }
 }
@@ -156,7 +204,9 @@ pub(super) fn unlinear(i: u64, d: Dim3) -> Dim3 {
 /// [`EmuError::Checker`].
 ///
 /// `kernel` is called once per (block, thread) with that thread's context.
-/// Blocks run one after another; a block's threads run concurrently.
+/// Blocks run on a few OS threads at once, and a block's threads take turns
+/// between their synchronisation points, in the order of
+/// [`Schedule::from_env`] ([`launch_scheduled`] names one).
 ///
 /// Global memory is whatever the closure captures: kernel bodies take raw
 /// pointers, so wrap them in [`SyncPtr`] / [`SyncMutPtr`] to share them.
@@ -177,7 +227,7 @@ pub fn launch_cluster<F>(dims: LaunchDims, cluster: u32, kernel: F) -> Result<()
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
-    let report = run(dims, cluster, false, kernel)?;
+    let report = run(dims, cluster, false, Schedule::from_env(), kernel)?;
     if report.findings.is_empty() { Ok(()) } else { Err(EmuError::Checker(report.findings)) }
 }
 
@@ -197,7 +247,7 @@ pub fn launch_checked<F>(dims: LaunchDims, kernel: F) -> Result<Report, EmuError
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
-    run(dims, 1, true, kernel)
+    run(dims, 1, true, Schedule::from_env(), kernel)
 }
 
 /// [`launch_checked`] in clusters, as [`launch_cluster`].
@@ -205,10 +255,64 @@ pub fn launch_cluster_checked<F>(dims: LaunchDims, cluster: u32, kernel: F) -> R
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
-    run(dims, cluster, true, kernel)
+    run(dims, cluster, true, Schedule::from_env(), kernel)
 }
 
-fn run<F>(dims: LaunchDims, cluster: u32, counting: bool, kernel: F) -> Result<Report, EmuError>
+/// [`launch_cluster_checked`] in the order `schedule` gives: another seed
+/// runs the blocks, and the threads between their synchronisation points,
+/// in another order, and so shows what depends on that order (a race
+/// between blocks, say).
+pub fn launch_scheduled<F>(dims: LaunchDims, cluster: u32, schedule: Schedule, kernel: F) -> Result<Report, EmuError>
+where
+    F: Fn(&EmuCtx<'_>) + Sync,
+{
+    run(dims, cluster, true, schedule, kernel)
+}
+
+/// How many OS threads a launch of `clusters` clusters runs on: one a core
+/// ([`std::thread::available_parallelism`]), or the number in the
+/// environment variable `COALESCE_EMU_WORKERS`; never more than there are
+/// clusters.
+pub fn workers(clusters: u64) -> usize {
+    static WORKERS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let n = *WORKERS.get_or_init(|| {
+        std::env::var("COALESCE_EMU_WORKERS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|&n: &usize| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    });
+    n.min(clusters.try_into().unwrap_or(usize::MAX)).max(1)
+}
+
+/// The launch's state that its workers share: the order of the clusters,
+/// the next one to take, and the first failure.
+struct Plan {
+    /// Cluster indices in the order they run; empty for the grid's order.
+    order: Vec<u64>,
+    clusters: u64,
+    next: AtomicU64,
+    /// The position of the earliest failing cluster (`u64::MAX`: none), and
+    /// its error.
+    failed: AtomicU64,
+    error: Mutex<Option<(u64, EmuError)>>,
+}
+
+impl Plan {
+    fn cluster_at(&self, position: u64) -> u64 {
+        if self.order.is_empty() { position } else { self.order[position as usize] }
+    }
+
+    fn fail(&self, position: u64, error: EmuError) {
+        let mut slot = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.as_ref().is_none_or(|(p, _)| position < *p) {
+            *slot = Some((position, error));
+            self.failed.store(position, Ordering::SeqCst);
+        }
+    }
+}
+
+fn run<F>(dims: LaunchDims, cluster: u32, counting: bool, schedule: Schedule, kernel: F) -> Result<Report, EmuError>
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
@@ -226,96 +330,105 @@ where
     {
         return Err(EmuError::InvalidCluster { cluster, grid: dims.grid, block: dims.block });
     }
-    let block_threads = block_threads as u32;
-    let threads = block_threads * cluster;
-    let warps = (0..threads.div_ceil(WARP_SIZE))
-        .map(|w| {
-            let lanes = (threads - w * WARP_SIZE).min(WARP_SIZE);
-            Warp { lanes, slots: Mutex::new([0; WARP_SIZE as usize]), barrier: Barrier::new(lanes) }
-        })
-        .collect();
-    let warpgroups = (0..threads.div_ceil(WARPGROUP_SIZE))
-        .map(|w| {
-            let threads = (threads - w * WARPGROUP_SIZE).min(WARPGROUP_SIZE);
-            Warpgroup {
-                threads,
-                slots: Mutex::new(std::vec![(0, 0, 0); threads as usize]),
-                fragments: Mutex::new(std::vec![[0; 4]; threads as usize]),
-                barrier: Barrier::new(threads),
-            }
-        })
-        .collect();
-    let words = (dims.shared_bytes as usize).div_ceil(16);
-    let cta_stride = 16 * words;
-    // The checks see the cluster's shared memory as one: the last block's
-    // region ends at its shared_bytes.
-    let shared_bytes = (cluster as usize - 1) * cta_stride + dims.shared_bytes as usize;
-    let shared = Shared {
-        dims,
-        cluster,
-        cta_stride,
-        block_barrier: Barrier::new(threads),
-        cta_barriers: if cluster > 1 {
-            (0..cluster).map(|_| Barrier::new(block_threads)).collect()
-        } else {
-            Vec::new()
-        },
-        warps,
-        warpgroups,
-        smem: UnsafeCell::new(std::vec![u128::from_ne_bytes([SHARED_POISON; 16]); words * cluster as usize]),
-        abort: AtomicBool::new(false),
-        error: Mutex::new(None),
-        memory: Memory::new(counting, dims.block, threads, shared_bytes as u32),
-        mbarriers: Mbarriers::new(),
-        running: AtomicU32::new(threads),
-    };
-    std::thread::scope(|scope| {
-        for linear in 0..threads {
-            let shared = &shared;
-            let kernel = &kernel;
-            std::thread::Builder::new()
-                .stack_size(EMU_STACK_BYTES)
-                .spawn_scoped(scope, move || run_thread(shared, kernel, linear))
-                .expect("the emulator could not spawn a thread");
+    let clusters = dims.grid.count() / cluster as u64;
+    let order = match schedule {
+        Schedule::InOrder => Vec::new(),
+        Schedule::Seeded(seed) => {
+            let mut order: Vec<u64> = (0..clusters).collect();
+            Mix::new(seed).shuffle(&mut order);
+            order
         }
-    });
-    match shared.error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        Some(e) => Err(e),
-        None => Ok(shared.memory.report()),
+    };
+    let plan =
+        Plan { order, clusters, next: AtomicU64::new(0), failed: AtomicU64::new(u64::MAX), error: Mutex::new(None) };
+    let work = || worker(&plan, dims, cluster, counting, schedule, &kernel);
+    let workers = workers(clusters);
+    let parts: Vec<Partial> = if workers == 1 {
+        std::vec![work()]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    std::thread::Builder::new()
+                        .spawn_scoped(scope, work)
+                        .expect("the emulator could not start a worker thread")
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+        })
+    };
+    match plan.error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some((_, e)) => Err(e),
+        None => Ok(Partial::merge(parts)),
     }
 }
 
-fn run_thread<F: Fn(&EmuCtx<'_>) + Sync>(shared: &Shared, kernel: &F, linear: u32) {
+/// One worker: takes clusters in the launch's order until none is left
+/// (or only ones after a failure), runs each, and returns what its
+/// clusters found and counted.
+fn worker<F>(plan: &Plan, dims: LaunchDims, cluster: u32, counting: bool, schedule: Schedule, kernel: &F) -> Partial
+where
+    F: Fn(&EmuCtx<'_>) + Sync,
+{
+    let shared = Shared::new(dims, cluster, counting);
+    let threads = shared.threads();
+    let locals: Vec<ThreadMemory> = (0..threads).map(|_| ThreadMemory::default()).collect();
+    let mut stacks = Stacks::new();
+    loop {
+        let position = plan.next.fetch_add(1, Ordering::Relaxed);
+        if position >= plan.clusters || position > plan.failed.load(Ordering::SeqCst) {
+            break;
+        }
+        let c = plan.cluster_at(position);
+        // Each cluster's interleaving comes from the seed and the cluster,
+        // so that it does not depend on which worker runs it.
+        let mut mix = match schedule {
+            Schedule::InOrder => None,
+            Schedule::Seeded(seed) => Some(Mix::new(seed ^ c.wrapping_mul(0x2545_f491_4f6c_dd1d))),
+        };
+        shared.memory.set_position(position);
+        let body = |linear: u32, fiber: &Fiber| run_thread(&shared, kernel, &locals[linear as usize], c, linear, fiber);
+        fiber::run(&mut stacks, threads, mix.as_mut(), &body);
+        if let Some(e) = shared.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            plan.fail(position, e);
+            break;
+        }
+        // Every thread is done with this cluster's shared memory: count the
+        // cluster's requests, forget its mbarriers, poison the memory.
+        for (linear, local) in locals.iter().enumerate() {
+            shared.memory.end_block(linear as u32, local);
+        }
+        shared.memory.tally_block();
+        shared.mbarriers.reset();
+        // SAFETY: no fiber of this worker is alive.
+        unsafe { (*shared.smem.get()).fill(u128::from_ne_bytes([SHARED_POISON; 16])) };
+    }
+    shared.memory.partial()
+}
+
+/// The thread of linear index `linear` in cluster `c`: its block of the
+/// cluster, then its part of the kernel, then the block's end, where every
+/// thread of the cluster meets (so that one that returned early while
+/// others wait at a `sync_threads` is a divergence).
+fn run_thread<F: Fn(&EmuCtx<'_>) + Sync>(
+    shared: &Shared, kernel: &F, local: &ThreadMemory, c: u64, linear: u32, fiber: &Fiber,
+) {
+    if shared.abort.load(Ordering::Acquire) {
+        return;
+    }
     let block_threads = shared.dims.block.count();
     let (rank, thread) =
         ((linear as u64 / block_threads) as u32, unlinear(linear as u64 % block_threads, shared.dims.block));
-    let local = ThreadMemory::default();
-    let mut current = Dim3::new(0, 0, 0);
+    let block = unlinear(c * shared.cluster as u64 + rank as u64, shared.dims.grid);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let cluster = shared.cluster as u64;
-        for c in 0..shared.dims.grid.count() / cluster {
-            let block = unlinear(c * cluster + rank as u64, shared.dims.grid);
-            current = block;
-            local.start_block();
-            kernel(&EmuCtx { shared, local: &local, thread, linear, rank, block });
-            shared.memory.end_block(linear, &local);
-            // Everyone is done with this block's shared memory; thread 0
-            // counts the block's requests and poisons the memory for the
-            // next block while the others wait.
-            shared.sync(Waypoint::BlockEnd, block);
-            if linear == 0 {
-                shared.memory.tally_block();
-                shared.mbarriers.reset();
-                // SAFETY: all other threads are parked at the next barrier.
-                unsafe { (*shared.smem.get()).fill(u128::from_ne_bytes([SHARED_POISON; 16])) };
-            }
-            shared.sync(Waypoint::BlockEnd, block);
-        }
+        local.start_block();
+        kernel(&EmuCtx { shared, local, thread, linear, rank, block, fiber });
+        shared.sync(Waypoint::BlockEnd, block, fiber);
     }));
     if let Err(payload) = outcome
         && !payload.is::<Abandoned>()
     {
-        shared.fail(EmuError::Panicked { block: current, thread, message: panic_message(&*payload) });
+        shared.fail(EmuError::Panicked { block, thread, message: panic_message(&*payload) });
     }
 }
 

@@ -25,11 +25,12 @@
 
 use super::EmuError;
 use super::exec::unlinear;
+use super::fiber::Fiber;
 use super::memory::Request;
 use super::races::Event;
 use crate::Dim3;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use std::vec::Vec;
 
@@ -127,7 +128,6 @@ impl Registry {
 /// The mbarriers of the block running, and what the waits need.
 pub(super) struct Mbarriers {
     state: Mutex<Registry>,
-    cv: Condvar,
 }
 
 /// What an mbarrier operation needs of the thread and the launch.
@@ -138,6 +138,8 @@ pub(super) struct Caller<'a> {
     /// Threads of the launch not blocked (see the module docs).
     pub running: &'a AtomicU32,
     pub abort: &'a AtomicBool,
+    /// What a wait suspends.
+    pub fiber: &'a Fiber,
 }
 
 impl Caller<'_> {
@@ -155,7 +157,7 @@ pub(super) enum Stuck {
 
 impl Mbarriers {
     pub(super) fn new() -> Mbarriers {
-        Mbarriers { state: Mutex::new(Registry::default()), cv: Condvar::new() }
+        Mbarriers { state: Mutex::new(Registry::default()) }
     }
 
     fn lock(&self) -> MutexGuard<'_, Registry> {
@@ -165,12 +167,6 @@ impl Mbarriers {
     /// Forgets the block's barriers (between blocks, every thread parked).
     pub(super) fn reset(&self) {
         *self.lock() = Registry::default();
-    }
-
-    /// Wakes every waiter, to see the launch abandoned.
-    pub(super) fn wake_all(&self) {
-        let _guard = self.lock();
-        self.cv.notify_all();
     }
 
     /// The error of a launch in which every thread is blocked: the first
@@ -278,7 +274,6 @@ impl Mbarriers {
         let before = reg.waiting.len();
         reg.waiting.retain(|w| w.index != i);
         c.running.fetch_add((before - reg.waiting.len()) as u32, Ordering::SeqCst);
-        self.cv.notify_all();
     }
 
     /// `mbarrier.try_wait.parity` until it succeeds: returns once the phase
@@ -306,10 +301,15 @@ impl Mbarriers {
             return Err(Stuck::Failed(EmuError::MbarrierDeadlock { block: c.block, thread, bar, parity }));
         }
         let (mut seen, mut since) = (reg.bars[i].progress, Instant::now());
+        // No lock across a suspension: the fibers that run meanwhile share
+        // this OS thread.
+        drop(reg);
         loop {
+            c.fiber.suspend(());
             if c.abort.load(Ordering::Acquire) {
                 return Err(Stuck::Abandoned);
             }
+            let reg = self.lock();
             let b = &reg.bars[i];
             if b.phase > target {
                 c.request.local.acquire(&b.completed[(target & 1) as usize]);
@@ -321,7 +321,6 @@ impl Mbarriers {
                 let (thread, seconds) = (c.request.thread, MBARRIER_TIMEOUT.as_secs());
                 return Err(Stuck::Failed(EmuError::MbarrierTimeout { block: c.block, thread, bar, parity, seconds }));
             }
-            reg = self.cv.wait_timeout(reg, Duration::from_secs(1)).unwrap_or_else(|e| e.into_inner()).0;
         }
     }
 }

@@ -20,7 +20,8 @@ use core::cell::{Cell, RefCell};
 use core::panic::Location;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::vec::Vec;
 
 /// The source location of a `load` or `store` on a view.
@@ -93,10 +94,14 @@ pub(super) struct Memory {
     /// `sync_threads`, joined: by the parity of the epoch the barrier ends,
     /// tagged with that epoch ([`Memory::before_sync`]).
     pub(super) sync_join: Mutex<[(u32, Vec<u32>); 2]>,
-    pub(super) findings: Mutex<Vec<Finding>>,
+    /// The findings, each with the position (in the launch's order) of
+    /// the cluster of its first occurrence.
+    pub(super) findings: Mutex<Vec<(u64, Finding)>>,
     /// This block's records, one list per thread (counting only).
     pub(super) logs: Vec<Mutex<Vec<Record>>>,
     pub(super) tallies: Mutex<HashMap<(u32, Op), LineTally>>,
+    /// The position in the launch's order of the cluster running.
+    pub(super) position: AtomicU64,
 }
 
 impl Memory {
@@ -114,31 +119,84 @@ impl Memory {
             findings: Mutex::new(Vec::new()),
             logs: (0..if counting { threads } else { 0 }).map(|_| Mutex::new(Vec::new())).collect(),
             tallies: Mutex::new(HashMap::new()),
+            position: AtomicU64::new(0),
         }
+    }
+
+    /// The cluster at `position` in the launch's order runs next.
+    pub(super) fn set_position(&self, position: u64) {
+        self.position.store(position, Relaxed);
+    }
+
+    pub(super) fn position(&self) -> u64 {
+        self.position.load(Relaxed)
     }
 
     pub(super) fn site(&self, id: u32) -> Site {
         self.sites.lock().unwrap_or_else(|e| e.into_inner())[id as usize]
     }
 
-    /// The launch's report.
-    pub(super) fn report(self) -> Report {
+    /// What this worker's clusters found and counted, for [`Partial::merge`].
+    pub(super) fn partial(self) -> Partial {
         let sites = self.sites.into_inner().unwrap_or_else(|e| e.into_inner());
         let tallies = self.tallies.into_inner().unwrap_or_else(|e| e.into_inner());
-        let mut counters: Vec<SiteCounters> = tallies
+        let counters = tallies
             .into_iter()
-            .map(|((site, op), (width, tally, sample))| SiteCounters {
-                site: sites[site as usize],
-                op,
-                width,
-                tally,
-                sample,
+            .map(|((site, op), (width, tally, sample, position))| {
+                (position, SiteCounters { site: sites[site as usize], op, width, tally, sample })
             })
             .collect();
+        Partial { counters, findings: self.findings.into_inner().unwrap_or_else(|e| e.into_inner()) }
+    }
+}
+
+/// What one worker's clusters found and counted: each line's counters with
+/// the position of the cluster its sample comes from, each finding with
+/// that of its first occurrence.
+pub(super) struct Partial {
+    counters: Vec<(u64, SiteCounters)>,
+    findings: Vec<(u64, Finding)>,
+}
+
+impl Partial {
+    /// The launch's report from its workers': counters summed line by
+    /// line, findings folded by kind and line as [`Memory::find`] folds
+    /// them, and what comes from one occurrence (a line's sample, a
+    /// finding's block, thread and details) from the earliest cluster in
+    /// the launch's order. The same as one worker running every cluster.
+    pub(super) fn merge(parts: Vec<Partial>) -> Report {
+        let mut counters: Vec<(u64, SiteCounters)> = Vec::new();
+        let mut findings: Vec<(u64, Finding)> = Vec::new();
+        for part in parts {
+            for (position, c) in part.counters {
+                match counters.iter_mut().find(|(_, s)| (s.site, s.op) == (c.site, c.op)) {
+                    Some((p, s)) => {
+                        s.tally.add(&c.tally);
+                        s.width = s.width.max(c.width);
+                        if position < *p {
+                            (*p, s.sample) = (position, c.sample);
+                        }
+                    }
+                    None => counters.push((position, c)),
+                }
+            }
+            for (position, f) in part.findings {
+                match findings.iter_mut().find(|(_, g)| g.site == f.site && g.kind.key() == f.kind.key()) {
+                    Some((p, g)) => {
+                        let count = g.count + f.count;
+                        if position < *p {
+                            (*p, *g) = (position, f);
+                        }
+                        g.count = count;
+                    }
+                    None => findings.push((position, f)),
+                }
+            }
+        }
+        let mut counters: Vec<SiteCounters> = counters.into_iter().map(|(_, c)| c).collect();
         counters.sort_by_key(|c| (c.site, c.op));
-        let mut findings = self.findings.into_inner().unwrap_or_else(|e| e.into_inner());
-        findings.sort_by_key(|f| (f.site, f.kind.key().0));
-        Report { counters: Counters { sites: counters }, findings }
+        findings.sort_by_key(|(position, f)| (f.site, f.kind.key().0, *position));
+        Report { counters: Counters { sites: counters }, findings: findings.into_iter().map(|(_, f)| f).collect() }
     }
 }
 

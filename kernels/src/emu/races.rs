@@ -45,9 +45,9 @@
 use super::checker::{Access, FindingKind};
 use super::exec::unlinear;
 use super::memory::{Memory, Request, ThreadMemory};
+use core::cell::{Cell, RefCell};
 use core::panic::Location;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::Ordering::Relaxed;
 use std::vec::Vec;
 
 /// One access to a shared word, as the race checks remember it.
@@ -68,15 +68,60 @@ pub(super) struct Event {
     pub thread: u32,
 }
 
+/// Reads of one word at one line, epoch and clock, by the threads
+/// `read.thread`, `read.thread + stride`, ... up to `last`: the threads of
+/// a warpgroup that read one `wgmma` operand in turn (every fourth lane,
+/// say) are one run.
+#[derive(Clone, Copy)]
+struct Run {
+    read: Event,
+    last: u32,
+    stride: u32,
+}
+
+impl Run {
+    fn of(read: Event) -> Run {
+        Run { read, last: read.thread, stride: 0 }
+    }
+
+    /// Whether `e`, a read by one thread, is one of this run's.
+    fn covers(&self, e: &Event) -> bool {
+        let r = &self.read;
+        (r.site, r.epoch, r.clock) == (e.site, e.epoch, e.clock)
+            && (r.thread..=self.last).contains(&e.thread)
+            && (self.stride == 0 || (e.thread - r.thread).is_multiple_of(self.stride))
+    }
+
+    /// Adds `e`, a read by a later thread, if it continues the run.
+    fn extend(&mut self, e: &Event) -> bool {
+        let r = &self.read;
+        if (r.site, r.epoch, r.clock) != (e.site, e.epoch, e.clock) || e.thread <= self.last {
+            return false;
+        }
+        let step = e.thread - self.last;
+        if self.stride == 0 || self.stride == step {
+            (self.stride, self.last) = (step, e.thread);
+            return true;
+        }
+        false
+    }
+
+    /// Each thread's read in the run.
+    fn reads(&self) -> impl Iterator<Item = Event> + '_ {
+        let step = self.stride.max(1) as usize;
+        (self.read.thread..=self.last).step_by(step).map(|t| Event { agent: t, thread: t, ..self.read })
+    }
+}
+
 /// The race checks' record of one 4-byte word of shared memory.
 #[derive(Default)]
 struct Word {
     /// The last write (epoch 0: none in this launch).
     write: Event,
-    /// The reads since that write, all of one epoch: one per thread (its
-    /// latest), or, in a block without mbarriers, the first read and
-    /// `many` once a second thread reads too.
-    reads: Vec<Event>,
+    /// The reads since that write, all of one epoch: in a block with
+    /// mbarriers every thread's (in runs), or, in a block without, the
+    /// first read and `many` once a second thread reads too.
+    reads: Vec<Run>,
     many: bool,
     /// The epoch of the `mbarrier_init` whose barrier these bytes hold (0:
     /// none), so that accesses to them are found.
@@ -84,17 +129,18 @@ struct Word {
 }
 
 /// A word's record, and a summary of it that the reads of a block without
-/// mbarriers check without taking the lock (most reads change nothing:
-/// a word read by many threads, as `wgmma` operands are, is marked so at
-/// the second reader). Both stamps are written under the lock.
+/// mbarriers check without borrowing the record (most reads change
+/// nothing: a word read by many threads, as `wgmma` operands are, is
+/// marked so at the second reader). A worker's fibers share one OS thread,
+/// so cells serve.
 #[derive(Default)]
 pub(super) struct Shadow {
     /// `epoch << 32 | agent` of the last write.
-    write: AtomicU64,
+    write: Cell<u64>,
     /// `epoch << 32 | thread` of the reads since, or `| MANY` for several
     /// threads, or kept ones ([`Word::reads`] of a block with mbarriers).
-    reads: AtomicU64,
-    word: Mutex<Word>,
+    reads: Cell<u64>,
+    word: RefCell<Word>,
 }
 
 /// The reads stamp of several threads.
@@ -113,9 +159,28 @@ fn join(into: &mut Vec<u32>, from: &[u32]) {
     into.iter_mut().zip(from).for_each(|(a, &b)| *a = (*a).max(b));
 }
 
+/// `reads` folded to the latest read of each thread, in runs again: a
+/// write must follow each thread's latest read, and so its earlier ones
+/// too (a thread's clock only grows, and its later reads come later in the
+/// list).
+fn latest_per_thread(reads: &mut Vec<Run>) {
+    let mut latest: std::collections::BTreeMap<u32, Event> = std::collections::BTreeMap::new();
+    for run in reads.iter() {
+        for e in run.reads() {
+            latest.insert(e.thread, e);
+        }
+    }
+    reads.clear();
+    for e in latest.into_values() {
+        if !reads.last_mut().is_some_and(|run| run.extend(&e)) {
+            reads.push(Run::of(e));
+        }
+    }
+}
+
 impl Memory {
-    fn word(&self, i: usize) -> std::sync::MutexGuard<'_, Word> {
-        self.words[i].word.lock().unwrap_or_else(|e| e.into_inner())
+    fn word(&self, i: usize) -> core::cell::RefMut<'_, Word> {
+        self.words[i].word.borrow_mut()
     }
 
     /// The threads' knowledge of mbarrier phases, before a `sync_threads`:
@@ -124,7 +189,7 @@ impl Memory {
     /// thread has read it since (it had to reach the barrier in between).
     pub(super) fn before_sync(&self, local: &ThreadMemory) {
         let epoch = local.epoch.get();
-        if self.mbarrier_block.load(SeqCst) != local.block_start.get() {
+        if self.mbarrier_block.load(Relaxed) != local.block_start.get() {
             return;
         }
         let mut join_ = self.sync_join.lock().unwrap_or_else(|e| e.into_inner());
@@ -141,7 +206,7 @@ impl Memory {
     /// need no entry: the epochs order them.
     pub(super) fn after_sync(&self, local: &ThreadMemory) {
         let ended = local.epoch.get() - 1;
-        if self.mbarrier_block.load(SeqCst) != local.block_start.get() {
+        if self.mbarrier_block.load(Relaxed) != local.block_start.get() {
             return;
         }
         let join_ = self.sync_join.lock().unwrap_or_else(|e| e.into_inner());
@@ -159,7 +224,7 @@ impl Memory {
     /// Marks the 8 bytes at `byte` as an mbarrier's, initialised in
     /// `epoch` of the block that started in `block_start`.
     pub(super) fn mark_mbarrier(&self, byte: usize, epoch: u32, block_start: u32) {
-        self.mbarrier_block.store(block_start, SeqCst);
+        self.mbarrier_block.store(block_start, Relaxed);
         for w in byte / 4..(byte + 8) / 4 {
             self.word(w).mbarrier = epoch;
         }
@@ -253,7 +318,7 @@ impl Request<'_> {
     fn record(&self, loc: &'static Location<'static>, me: Event, access: Access, byte: usize, bytes: usize) {
         let (mem, store) = (self.memory, access != Access::Read);
         let start = self.local.block_start.get();
-        let keep_all = mem.mbarrier_block.load(SeqCst) == start;
+        let keep_all = mem.mbarrier_block.load(Relaxed) == start;
         let threads = mem.threads;
         let written = |e: &Event| if e.agent < threads { Access::Write } else { Access::Copy };
         // The first problem: a word that holds an mbarrier, one never
@@ -271,7 +336,7 @@ impl Request<'_> {
                 // A read that its word already shows, of a write ordered
                 // before it by an epoch or made by this thread: nothing to
                 // record, nothing to report.
-                let (r, w) = (shadow.reads.load(SeqCst), shadow.write.load(SeqCst));
+                let (r, w) = (shadow.reads.get(), shadow.write.get());
                 let (w_epoch, w_agent) = ((w >> 32) as u32, w as u32);
                 if r >> 32 == me.epoch as u64
                     && (r as u32 as u64 == MANY || r as u32 == me.thread)
@@ -282,7 +347,7 @@ impl Request<'_> {
                     continue;
                 }
             }
-            let mut w = shadow.word.lock().unwrap_or_else(|e| e.into_inner());
+            let mut w = shadow.word.borrow_mut();
             let found = if w.mbarrier >= start {
                 Some(Problem::Mbarrier(i))
             } else if store {
@@ -291,9 +356,12 @@ impl Request<'_> {
                 } else if w.many {
                     // Several threads' reads of a block without mbarriers:
                     // ordered only by an epoch.
-                    (w.reads[0].epoch == me.epoch).then(|| Problem::Race(i, Access::Read, w.reads[0], true))
+                    (w.reads[0].read.epoch == me.epoch).then(|| Problem::Race(i, Access::Read, w.reads[0].read, true))
                 } else {
-                    w.reads.iter().find(|r| !self.ordered(r)).map(|r| Problem::Race(i, Access::Read, *r, false))
+                    w.reads
+                        .iter()
+                        .find_map(|run| run.reads().find(|r| !self.ordered(r)))
+                        .map(|r| Problem::Race(i, Access::Read, r, false))
                 };
                 // What comes later and is ordered after this write is after
                 // the reads too; what is not, races with this write.
@@ -302,19 +370,23 @@ impl Request<'_> {
                 w.many = false;
                 found
             } else {
-                if w.reads.first().is_some_and(|r| r.epoch != me.epoch) {
+                if w.reads.first().is_some_and(|r| r.read.epoch != me.epoch) {
                     w.reads.clear();
                     w.many = false;
                 }
                 if keep_all {
-                    // The latest read is the one a write must follow.
-                    match w.reads.iter_mut().find(|r| r.thread == me.thread) {
-                        Some(r) => *r = me,
-                        None => w.reads.push(me),
+                    // Every thread's reads are kept, in runs; a write must
+                    // follow all of them. The list is folded to one read a
+                    // thread when it outgrows the threads.
+                    if !w.reads.last_mut().is_some_and(|run| run.covers(&me) || run.extend(&me)) {
+                        w.reads.push(Run::of(me));
+                    }
+                    if w.reads.len() > 2 * threads as usize {
+                        latest_per_thread(&mut w.reads);
                     }
                 } else if w.reads.is_empty() {
-                    w.reads.push(me);
-                } else if w.reads[0].thread != me.thread {
+                    w.reads.push(Run::of(me));
+                } else if w.reads[0].read.thread != me.thread {
                     w.many = true;
                 }
                 if w.write.epoch < start {
@@ -325,13 +397,14 @@ impl Request<'_> {
                     None
                 }
             };
-            shadow.write.store(stamp(w.write.epoch, w.write.agent as u64), SeqCst);
-            let reads = match (w.reads.first(), w.many || w.reads.len() > 1) {
+            shadow.write.set(stamp(w.write.epoch, w.write.agent as u64));
+            let several = w.many || w.reads.len() > 1 || w.reads.first().is_some_and(|r| r.stride > 0);
+            let reads = match (w.reads.first(), several) {
                 (None, _) => 0,
-                (Some(r), false) => stamp(r.epoch, r.thread as u64),
-                (Some(r), true) => stamp(r.epoch, MANY),
+                (Some(r), false) => stamp(r.read.epoch, r.read.thread as u64),
+                (Some(r), true) => stamp(r.read.epoch, MANY),
             };
-            shadow.reads.store(reads, SeqCst);
+            shadow.reads.set(reads);
             drop(w);
             if problem.is_none() {
                 problem = found;
