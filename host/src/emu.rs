@@ -4,8 +4,8 @@
 //! has the same two launchers, `launch` and `launch_checked`, with the GPU
 //! launcher's arguments less the stream, on host slices. They run the same
 //! checks and the same kernel bodies; they need no GPU and no CUDA (this
-//! module builds without the `cuda` feature). Slow (one OS thread per CUDA
-//! thread): small shapes.
+//! module builds without the `cuda` feature). Slower than the GPU by orders of
+//! magnitude (every access is checked and counted): small shapes.
 //!
 //! Every launch runs under the emulator's checker (bounds, alignment,
 //! shared-memory races, reads of unwritten shared memory); a launch with
@@ -34,8 +34,8 @@ use crate::{MatrixShape, Result};
 use coalesce_kernels::LaunchDims;
 use coalesce_kernels::emu::{self, EmuCtx, SyncMutPtr, SyncPtr};
 pub use coalesce_kernels::emu::{
-    Access, Counters, EmuError, Finding, FindingKind, LaneAccess, Op, Report, Site, SiteCounters, Tally, bank_ways,
-    request_cost,
+    Access, Counters, EmuError, Finding, FindingKind, LaneAccess, Op, Report, Schedule, Site, SiteCounters, Tally,
+    bank_ways, request_cost,
 };
 
 /// Host floats aligned as `cuMemAlloc`'s device buffers are (256 bytes):

@@ -200,7 +200,7 @@ strategy_launchers! {
 
 /// The softmax launchers on the CPU emulator: the same checks (grids against
 /// [`GridLimits::CUDA`]), the same kernel bodies, host slices instead of
-/// device buffers. Slow (one OS thread per CUDA thread): keep shapes small.
+/// device buffers. Every access is checked: keep shapes small.
 ///
 /// Every launch runs under the emulator's checker;
 /// [`launch_checked`](emu::launch_checked) also returns its memory counters

@@ -8,8 +8,8 @@
 //!   one PTX instruction, inlined away, and the `extern "gpu-kernel"` entry
 //!   points in each op's files become the PTX module's `.entry` kernels.
 //! - Built for the host, the context is [`emu`]'s emulator: a block's threads
-//!   run as real OS threads with a real barrier and per-block shared memory, so
-//!   the very same body is tested on machines without a GPU.
+//!   run as fibers on a few OS threads, with a real barrier and per-block
+//!   shared memory, so the very same body is tested on machines without a GPU.
 //!
 //! Kernels read and write memory through the typed views of [`mem`]
 //! (`ctx.global(ptr, len)`, `ctx.shared::<f32>(len)`): one `ld`/`st` each on

@@ -38,10 +38,6 @@ fn barrier_orders_shared_memory_writes_before_reads() {
     emu::launch(d, |ctx| {
         let s = ctx.shared_mem::<u32>();
         let (t, b) = (ctx.thread_idx().x, ctx.block_idx().x);
-        // Give the scheduler every chance to reorder the threads.
-        if t % 7 == 0 {
-            std::thread::yield_now();
-        }
         // SAFETY: t < threads, and shared memory holds `threads` u32.
         unsafe { *s.add(t as usize) = b * 1000 + t };
         ctx.sync_threads();

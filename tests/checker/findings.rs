@@ -14,7 +14,7 @@ use coalesce::transpose::Variant;
 
 /// Step 3 (32x32 tile, 32x8 threads, `n` a multiple of 32) with its barrier
 /// left out.
-unsafe fn tiled_without_barrier<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, n: u32) {
+pub(crate) unsafe fn tiled_without_barrier<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, n: u32) {
     let tile = ctx.shared::<f32>(32 * 32usize);
     let (input, output) = (ctx.global(input, (n, n)), ctx.global_mut(output, (n, n)));
     let (t, b, n) = (ctx.thread_idx(), ctx.block_idx(), n as usize);

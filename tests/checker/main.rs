@@ -15,12 +15,15 @@
 //!   of 8- and 16-byte shared accesses and their broadcasts.
 //! - `wgmma.rs`: a `wgmma` that reads its operands before the barrier after
 //!   their stores (a race), or reads a row nobody stored (unwritten).
+//! - `schedule.rs`: a launch reports the same on every run, and a seed
+//!   reorders a racy kernel's threads but not a correct kernel's results.
 
 #[path = "../common/mod.rs"]
 mod common;
 mod banks;
 mod findings;
 mod ladder;
+mod schedule;
 mod wgmma;
 
 use coalesce::emu::{Finding, Report};

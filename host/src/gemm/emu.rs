@@ -1,5 +1,5 @@
 //! The GEMM launchers on the CPU emulator: same checks, same kernel bodies,
-//! host slices. Slow (one OS thread per CUDA thread): small shapes only.
+//! host slices. Every access is checked: small shapes only.
 
 use super::plan::{Plan, plan, scale_only};
 use super::{AlphaBeta, GemmShape, Variant};

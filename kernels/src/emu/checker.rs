@@ -24,39 +24,17 @@
 //!
 //! The first three are checked where every access starts
 //! ([`super::memory`]), the others by the shared-memory checks of
-//! [`super::races`].
+//! [`super::races`]; [`Findings`] keeps what a worker found.
 //!
 //! Findings with the same kind and lines are folded into one, with a count
 //! and the first occurrence's block, thread and address. An access reports
 //! at most one finding, and every word it touches remembers it.
 
-use super::memory::{Memory, Site};
+use super::types::{Access, Site};
 use crate::Dim3;
 use crate::mem::Space;
 use std::string::String;
-
-/// A load or a store, as a finding names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Access {
-    Read,
-    Write,
-    /// The write of a bulk copy (TMA) that the thread issued.
-    Copy,
-}
-
-impl Access {
-    pub(super) fn of(store: bool) -> Access {
-        if store { Access::Write } else { Access::Read }
-    }
-
-    fn verb(self) -> &'static str {
-        match self {
-            Access::Read => "reads",
-            Access::Write => "writes",
-            Access::Copy => "copies to",
-        }
-    }
-}
+use std::vec::Vec;
 
 /// What the checker found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -184,15 +162,30 @@ pub(super) fn list(findings: &[Finding]) -> String {
     s
 }
 
-impl Memory {
+/// The findings of one worker's clusters, folded, each with the index of
+/// the cluster of its first occurrence: the lowest index where a finding
+/// recurs ([`Findings::find`]).
+#[derive(Default)]
+pub(super) struct Findings(Vec<(u64, Finding)>);
+
+impl Findings {
     /// Records a finding of `kind` at `site`, folded into an equal one
-    /// (same kind, access and lines) if the launch has one.
-    pub(super) fn find(&self, kind: FindingKind, site: Site, block: Dim3, thread: Dim3) {
-        let mut all = self.findings.lock().unwrap_or_else(|e| e.into_inner());
+    /// (same kind, access and lines) if there is one.
+    /// A cluster of lower index replaces the occurrence kept (a seeded
+    /// schedule runs clusters out of order).
+    pub(super) fn find(&mut self, cluster: u64, kind: FindingKind, site: Site, block: Dim3, thread: Dim3) {
         let key = kind.key();
-        match all.iter_mut().find(|(_, f)| f.site == site && f.kind.key() == key) {
+        match self.0.iter_mut().find(|(_, f)| f.site == site && f.kind.key() == key) {
+            Some((c, f)) if cluster < *c => {
+                let count = f.count + 1;
+                (*c, *f) = (cluster, Finding { kind, site, block, thread, count });
+            }
             Some((_, f)) => f.count += 1,
-            None => all.push((self.position(), Finding { kind, site, block, thread, count: 1 })),
+            None => self.0.push((cluster, Finding { kind, site, block, thread, count: 1 })),
         }
+    }
+
+    pub(super) fn into_vec(self) -> Vec<(u64, Finding)> {
+        self.0
     }
 }

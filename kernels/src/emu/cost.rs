@@ -32,7 +32,7 @@
 //! (NVIDIA developer forums, "bank_conflicts metric vs wavefronts for shared
 //! memory LDS.128", where `ncu` counts 4 wavefronts and 0 conflicts).
 
-use super::counters::{LaneAccess, Op};
+use super::types::{LaneAccess, Op};
 use crate::mem::Space;
 use std::vec::Vec;
 

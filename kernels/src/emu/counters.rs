@@ -8,7 +8,7 @@
 //! groups the logs into requests and tallies each line: requests, accesses,
 //! the bytes the lanes asked for, and the transactions that [`super::cost`]
 //! charges a request (32-byte sectors in global memory, wavefronts in
-//! shared memory) against their ideal. The two sides of a `cp.async`
+//! shared memory) against their ideal ([`Tallies`] keeps a worker's). The two sides of a `cp.async`
 //! ([`crate::Shared::copy_async_16`]) count apart, as [`Op::CopyAsyncLoad`]
 //! (sectors) and [`Op::CopyAsyncStore`] (wavefronts), since `ncu` counts
 //! `LDGSTS` apart from shared stores. Each line also keeps its first
@@ -29,72 +29,11 @@
 //! load/store unit; nor are bulk copies (TMA) and mbarrier operations.
 
 use super::cost;
-use super::memory::{Memory, Site, ThreadMemory};
+use super::types::Site;
+pub use super::types::{LaneAccess, Op};
 use crate::mem::Space;
+use std::collections::HashMap;
 use std::vec::Vec;
-
-/// What an access does, and to which memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
-    GlobalLoad,
-    GlobalStore,
-    SharedLoad,
-    SharedStore,
-    /// The global side of a `cp.async` (`LDGSTS`): read without a register.
-    CopyAsyncLoad,
-    /// Its shared side: written without a register.
-    CopyAsyncStore,
-}
-
-impl Op {
-    /// Every op, in the order tables list them.
-    pub const ALL: [Op; 6] =
-        [Op::GlobalLoad, Op::GlobalStore, Op::SharedLoad, Op::SharedStore, Op::CopyAsyncLoad, Op::CopyAsyncStore];
-
-    /// `copy_async`: the access is one side of a `cp.async`, which `ncu`
-    /// counts apart from loads and stores (`op_ldgsts`).
-    pub(super) fn new(space: Space, store: bool, copy_async: bool) -> Op {
-        match (space, store, copy_async) {
-            (Space::Global, false, false) => Op::GlobalLoad,
-            (Space::Global, true, _) => Op::GlobalStore,
-            (Space::Shared, false, _) => Op::SharedLoad,
-            (Space::Shared, true, false) => Op::SharedStore,
-            (Space::Global, false, true) => Op::CopyAsyncLoad,
-            (Space::Shared, true, true) => Op::CopyAsyncStore,
-        }
-    }
-
-    pub fn space(self) -> Space {
-        match self {
-            Op::GlobalLoad | Op::GlobalStore | Op::CopyAsyncLoad => Space::Global,
-            Op::SharedLoad | Op::SharedStore | Op::CopyAsyncStore => Space::Shared,
-        }
-    }
-
-    pub fn is_store(self) -> bool {
-        matches!(self, Op::GlobalStore | Op::SharedStore | Op::CopyAsyncStore)
-    }
-
-    /// `global ld`, `shared st`, ...
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::GlobalLoad => "global ld",
-            Op::CopyAsyncLoad => "cp.async ld",
-            Op::CopyAsyncStore => "cp.async st",
-            Op::GlobalStore => "global st",
-            Op::SharedLoad => "shared ld",
-            Op::SharedStore => "shared st",
-        }
-    }
-
-    /// What a request costs in this memory: `sectors` or `wavefronts`.
-    pub fn unit(self) -> &'static str {
-        match self.space() {
-            Space::Global => "sectors",
-            Space::Shared => "wavefronts",
-        }
-    }
-}
 
 /// Counts of one [`Op`] at one line, or summed over lines.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -155,19 +94,6 @@ pub struct SiteCounters {
     pub sample: Vec<LaneAccess>,
 }
 
-/// One lane's part of a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaneAccess {
-    /// The lane, 0-31.
-    pub lane: u32,
-    /// Global memory: the byte offset from the start of the first 32-byte
-    /// sector the request touches, so that the sectors are `addr / 32` and
-    /// nothing depends on where the host put the buffer. Shared memory: the
-    /// byte offset in the block's shared memory (bank `addr / 4 % 32`).
-    pub addr: u64,
-    pub bytes: u32,
-}
-
 /// The counters of one launch, one entry per (line, op), in source order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
@@ -189,8 +115,8 @@ impl Counters {
 }
 
 /// What the counters keep of one (line, op): the widest access, the
-/// tally, the first request's lanes, and the position in the launch's
-/// order of the cluster they come from.
+/// tally, the first request's lanes, and the index of the cluster they
+/// come from.
 pub(super) type LineTally = (u32, Tally, Vec<LaneAccess>, u64);
 
 /// One access as a thread logged it, for the counters.
@@ -204,40 +130,46 @@ pub(super) struct Record {
     pub(super) addr: usize,
 }
 
-impl Memory {
-    /// Hands this block's records of thread `linear` over for counting.
-    pub(super) fn end_block(&self, linear: u32, local: &ThreadMemory) {
-        if self.counting {
-            let records = core::mem::take(&mut *local.records.borrow_mut());
-            *self.logs[linear as usize].lock().unwrap_or_else(|e| e.into_inner()) = records;
-        }
-        local.sites.borrow_mut().iter_mut().for_each(|s| s.2 = 0);
+/// A worker's counters: the records each thread of the running cluster
+/// logged, and per (line id, op) what its requests cost so far.
+pub(super) struct Tallies {
+    logs: Vec<Vec<Record>>,
+    lines: HashMap<(u32, Op), LineTally>,
+}
+
+impl Tallies {
+    /// The counters of clusters of `threads` threads.
+    pub(super) fn new(threads: u32) -> Tallies {
+        Tallies { logs: (0..threads).map(|_| Vec::new()).collect(), lines: HashMap::new() }
     }
 
-    /// Counts the block's requests (one thread calls this, between two
-    /// barriers, after every thread's [`Memory::end_block`]).
-    pub(super) fn tally_block(&self) {
-        if !self.counting {
-            return;
-        }
-        let mut tallies = self.tallies.lock().unwrap_or_else(|e| e.into_inner());
+    /// Thread `linear`'s records of the cluster that ended.
+    pub(super) fn hand_over(&mut self, linear: u32, records: Vec<Record>) {
+        self.logs[linear as usize] = records;
+    }
+
+    /// Counts the requests of cluster `cluster` (after every thread's
+    /// [`Tallies::hand_over`]). A line keeps the sample of the lowest
+    /// cluster that ran it.
+    pub(super) fn tally_block(&mut self, cluster: u64) {
         let mut warp = Vec::new();
-        for lanes in self.logs.chunks(super::WARP_SIZE as usize) {
+        for lanes in self.logs.chunks_mut(super::WARP_SIZE as usize) {
             warp.clear();
-            for (lane, log) in lanes.iter().enumerate() {
-                let log = core::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()));
-                warp.extend(log.into_iter().map(|r| (lane as u32, r)));
+            for (lane, log) in lanes.iter_mut().enumerate() {
+                warp.extend(log.drain(..).map(|r| (lane as u32, r)));
             }
             // A line may access both memories (a helper called with a
             // global and a shared view): the op keeps their requests apart.
             warp.sort_unstable_by_key(|&(lane, r)| (r.site, r.op, r.instance, lane));
             for group in warp.chunk_by(|a, b| (a.1.site, a.1.op, a.1.instance) == (b.1.site, b.1.op, b.1.instance)) {
                 let r = group[0].1;
-                let position = self.position();
-                let (width, tally, sample, _) =
-                    tallies.entry((r.site, r.op)).or_insert((r.bytes, Tally::default(), Vec::new(), position));
+                let (width, tally, sample, from) =
+                    self.lines.entry((r.site, r.op)).or_insert((r.bytes, Tally::default(), Vec::new(), cluster));
                 *width = (*width).max(r.bytes);
                 let lanes: Vec<(u32, usize, u32)> = group.iter().map(|&(l, r)| (l, r.addr, r.bytes)).collect();
+                if cluster < *from {
+                    (*from, *sample) = (cluster, Vec::new());
+                }
                 if sample.is_empty() {
                     let base = match r.op.space() {
                         Space::Global => lanes.iter().map(|l| l.1).min().unwrap_or(0) / 32 * 32,
@@ -256,5 +188,16 @@ impl Memory {
                 });
             }
         }
+    }
+
+    /// Every line's counters, `sites` naming the line ids, each with the
+    /// index of the cluster its sample comes from.
+    pub(super) fn into_counters(self, sites: &[Site]) -> Vec<(u64, SiteCounters)> {
+        self.lines
+            .into_iter()
+            .map(|((site, op), (width, tally, sample, cluster))| {
+                (cluster, SiteCounters { site: sites[site as usize], op, width, tally, sample })
+            })
+            .collect()
     }
 }

@@ -11,12 +11,16 @@
 //! copies that landed at issue) does nothing.
 
 use super::barrier::{Abandoned, Waypoint};
-use super::exec::{Shared, Warp, Warpgroup};
+use super::block::{Shared, Warp};
+use super::checker::FindingKind;
+use super::error::EmuError;
 use super::fiber::Fiber;
 use super::mbarrier::{Caller, Stuck};
-use super::memory::{Request, ThreadMemory, Via};
-use super::wgmma::OperandA;
-use super::{Access, EmuError, FindingKind, TmaMap, WARP_SIZE};
+use super::memory::{Request, ThreadMemory};
+use super::tma::TmaMap;
+use super::types::Via;
+use super::types::{Access, WARP_SIZE};
+use super::wgmma::{Issuer, OperandA, wgmma_tf32};
 use crate::mem::Space;
 use crate::vector::F4;
 use crate::{Dim3, ThreadCtx};
@@ -132,11 +136,11 @@ impl ThreadCtx for EmuCtx<'_> {
     fn wgmma_wait_rs<const N: u32>(&self, _d: &mut [f32; 128], _a: &[f32; 4]) {}
     #[track_caller]
     unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64) {
-        self.wgmma_tf32(d, OperandA::Shared(a), b, true);
+        self.wgmma(Location::caller(), d, OperandA::Shared(a), b, true);
     }
     #[track_caller]
     unsafe fn wgmma_m64n256k8_tf32_rs(&self, d: &mut [f32; 128], a: [f32; 4], b: u64) {
-        self.wgmma_tf32(d, OperandA::Registers(a), b, true);
+        self.wgmma(Location::caller(), d, OperandA::Registers(a), b, true);
     }
     fn mbarrier_init(&self, bar: u32, count: u32) {
         self.mbarrier_result(self.shared.mbarriers.init(&self.caller(), self.in_cluster(bar), count));
@@ -172,7 +176,7 @@ impl ThreadCtx for EmuCtx<'_> {
     fn wgmma_wait_n128_rs<const N: u32>(&self, _d: &mut [f32; 64], _a: &[f32; 32]) {}
     #[track_caller]
     unsafe fn wgmma_m64n128k8_tf32_rs(&self, d: &mut [f32; 64], a: [f32; 4], b: u64, accumulate: bool) {
-        self.wgmma_tf32(d, OperandA::Registers(a), b, accumulate);
+        self.wgmma(Location::caller(), d, OperandA::Registers(a), b, accumulate);
     }
     #[track_caller]
     unsafe fn mem_bulk_load(&self, dst: u32, (src, len, j): (*const f32, usize, usize), bytes: u32, bar: u32) {
@@ -210,7 +214,7 @@ impl ThreadCtx for EmuCtx<'_> {
     fn bulk_wait_all(&self) {}
     #[track_caller]
     unsafe fn wgmma_m64n128k8_tf32(&self, d: &mut [f32; 64], a: u64, b: u64, accumulate: bool) {
-        self.wgmma_tf32(d, OperandA::Shared(a), b, accumulate);
+        self.wgmma(Location::caller(), d, OperandA::Shared(a), b, accumulate);
     }
     fn cluster_ctarank(&self) -> u32 {
         self.rank
@@ -363,16 +367,14 @@ impl EmuCtx<'_> {
         }
     }
 
-    /// The shared memory of the whole cluster (of the block, without
-    /// clusters): block `r`'s region starts `r * cta_stride` bytes in.
+    /// The shared memory of the whole cluster ([`Shared::cluster_smem`]).
     pub(super) fn cluster_smem(&self) -> *mut u8 {
-        // SAFETY: only the pointer is taken; see `Shared`'s Sync note.
-        unsafe { (*self.shared.smem.get()).as_mut_ptr().cast() }
+        self.shared.cluster_smem()
     }
 
     /// Where block `rank`'s region starts in the cluster's shared memory.
     fn region(&self, rank: u32) -> u32 {
-        rank * self.shared.cta_stride as u32
+        self.shared.region(rank)
     }
 
     /// Where this block's region starts in the cluster's shared memory.
@@ -384,10 +386,11 @@ impl EmuCtx<'_> {
     /// cluster's): the epochs and mbarrier knowledge of the race checks
     /// around it.
     fn pass_barrier(&self, meet: impl FnOnce()) {
-        self.shared.memory.before_sync(self.local);
+        let (races, clock) = (&self.shared.memory.races, &self.local.clock);
+        races.before_sync(clock);
         meet();
-        self.local.barrier();
-        self.shared.memory.after_sync(self.local);
+        clock.barrier();
+        races.after_sync(clock);
     }
 
     /// This block's shared address `addr` as the cluster's (the emulator's
@@ -396,8 +399,12 @@ impl EmuCtx<'_> {
         self.cta_offset() + addr
     }
 
-    pub(super) fn group_sync(&self, group: &Warpgroup) {
-        self.shared.meet(&group.barrier, Waypoint::Kernel, self.block, self.fiber);
+    /// A `wgmma` of this thread's at `loc` ([`wgmma_tf32`]).
+    fn wgmma<const R: usize>(
+        &self, loc: &'static Location<'static>, d: &mut [f32; R], a: OperandA, b: u64, accumulate: bool,
+    ) {
+        let (shared, linear, rank, block, fiber) = (self.shared, self.linear, self.rank, self.block, self.fiber);
+        wgmma_tf32(&Issuer { shared, request: self.request(), linear, rank, block, fiber, loc }, d, a, b, accumulate);
     }
 
     fn warp_sync(&self, warp: &Warp) {

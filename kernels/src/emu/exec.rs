@@ -12,12 +12,13 @@
 //! poisons the shared memory for the next one.
 //!
 //! What a launch reports does not depend on which worker ran which
-//! cluster, nor on how many workers there were: each worker's findings and
-//! counters carry the position of the cluster they first came from, and
-//! the launch merges them in that order ([`super::memory::Partial`]). Of
-//! several failing clusters, the error is the first one's in the launch's
-//! order: a worker skips the clusters after a failure, and runs those
-//! before it.
+//! cluster, nor on how many workers there were, nor on the order of the
+//! clusters: each worker's findings and counters carry the index of the
+//! cluster they first came from, and the launch merges them keeping the
+//! lowest ([`super::memory::Partial`]), so a line's sample and a finding's
+//! block are those of the grid's first cluster that has them. Of several
+//! failing clusters, the error is the first one's in the launch's order: a
+//! worker skips the clusters after a failure, and runs those before it.
 //!
 //! A launch with thread-block clusters ([`launch_cluster`]) runs the blocks
 //! of one cluster at once: the fibers of every block of the cluster, each
@@ -31,158 +32,19 @@
 //! Kernel bodies take raw pointers; [`SyncPtr`] and [`SyncMutPtr`] let a
 //! launch closure share them with the workers.
 
-use super::barrier::{Abandoned, Barrier, Unmet, Waypoint};
+use super::barrier::{Abandoned, Waypoint};
+use super::block::Shared;
+use super::ctx::EmuCtx;
+use super::error::EmuError;
 use super::fiber::{self, Fiber, Mix, Schedule, Stacks};
-use super::mbarrier::Mbarriers;
-use super::memory::{Memory, Partial, Report, ThreadMemory};
-use super::{EmuCtx, EmuError, MAX_THREADS_PER_BLOCK, SHARED_POISON, WARP_SIZE, WARPGROUP_SIZE};
-use crate::{Dim3, LaunchDims};
-use std::boxed::Box;
-use std::cell::UnsafeCell;
+use super::memory::{Partial, Report, ThreadMemory};
+use super::types::unlinear;
+use super::types::{MAX_CLUSTER, MAX_THREADS_PER_BLOCK, SHARED_POISON, WARP_SIZE};
+use crate::LaunchDims;
 use std::string::String;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::vec::Vec;
-
-/// Values in flight during one warp shuffle.
-pub(super) struct Warp {
-    pub(super) lanes: u32,
-    pub(super) slots: Mutex<[u32; WARP_SIZE as usize]>,
-    pub(super) barrier: Barrier,
-}
-
-/// The operands each thread of a warpgroup gave its `wgmma`: the two
-/// descriptors and the scale-d flag.
-pub(super) struct Warpgroup {
-    pub(super) threads: u32,
-    pub(super) slots: Mutex<Vec<(u64, u64, u64)>>,
-    /// Each thread's `A` fragment of a `wgmma` that reads `A` from
-    /// registers, as its bits.
-    pub(super) fragments: Mutex<Vec<[u32; 4]>>,
-    pub(super) barrier: Barrier,
-}
-
-/// The state the threads of one cluster (one block, without clusters)
-/// share, kept by a worker from one cluster to the next.
-pub(super) struct Shared {
-    pub(super) dims: LaunchDims,
-    /// Blocks per cluster (1: no clusters), consecutive in `x`.
-    pub(super) cluster: u32,
-    /// Bytes between two blocks' regions of `smem`: the dynamic shared
-    /// memory rounded up to 16.
-    pub(super) cta_stride: usize,
-    /// Every thread of the cluster (of the block, without clusters): the
-    /// block's end, and `cluster_wait`.
-    block_barrier: Barrier,
-    /// One per block of a cluster (`sync_threads`); empty without clusters,
-    /// where `block_barrier` serves.
-    cta_barriers: Vec<Barrier>,
-    pub(super) warps: Vec<Warp>,
-    pub(super) warpgroups: Vec<Warpgroup>,
-    /// The dynamic shared memory of this block (of each block of the
-    /// cluster, one region after the other), in u128 words: 16-byte aligned.
-    pub(super) smem: UnsafeCell<Vec<u128>>,
-    pub(super) abort: AtomicBool,
-    error: Mutex<Option<EmuError>>,
-    pub(super) memory: Memory,
-    pub(super) mbarriers: Mbarriers,
-    /// The threads that are not blocked in a wait or at a barrier: when the
-    /// last of them blocks, the launch is deadlocked.
-    pub(super) running: AtomicU32,
-}
-
-impl Shared {
-    fn new(dims: LaunchDims, cluster: u32, counting: bool) -> Shared {
-        let block_threads = dims.block.count() as u32;
-        let threads = block_threads * cluster;
-        let warps = (0..threads.div_ceil(WARP_SIZE))
-            .map(|w| {
-                let lanes = (threads - w * WARP_SIZE).min(WARP_SIZE);
-                Warp { lanes, slots: Mutex::new([0; WARP_SIZE as usize]), barrier: Barrier::new(lanes) }
-            })
-            .collect();
-        let warpgroups = (0..threads.div_ceil(WARPGROUP_SIZE))
-            .map(|w| {
-                let threads = (threads - w * WARPGROUP_SIZE).min(WARPGROUP_SIZE);
-                Warpgroup {
-                    threads,
-                    slots: Mutex::new(std::vec![(0, 0, 0); threads as usize]),
-                    fragments: Mutex::new(std::vec![[0; 4]; threads as usize]),
-                    barrier: Barrier::new(threads),
-                }
-            })
-            .collect();
-        let words = (dims.shared_bytes as usize).div_ceil(16);
-        let cta_stride = 16 * words;
-        // The checks see the cluster's shared memory as one: the last block's
-        // region ends at its shared_bytes.
-        let shared_bytes = (cluster as usize - 1) * cta_stride + dims.shared_bytes as usize;
-        Shared {
-            dims,
-            cluster,
-            cta_stride,
-            block_barrier: Barrier::new(threads),
-            cta_barriers: if cluster > 1 {
-                (0..cluster).map(|_| Barrier::new(block_threads)).collect()
-            } else {
-                Vec::new()
-            },
-            warps,
-            warpgroups,
-            smem: UnsafeCell::new(std::vec![u128::from_ne_bytes([SHARED_POISON; 16]); words * cluster as usize]),
-            abort: AtomicBool::new(false),
-            error: Mutex::new(None),
-            memory: Memory::new(counting, dims.block, threads, shared_bytes as u32),
-            mbarriers: Mbarriers::new(),
-            running: AtomicU32::new(threads),
-        }
-    }
-
-    /// Threads of a cluster (of a block, without clusters).
-    fn threads(&self) -> u32 {
-        self.dims.block.count() as u32 * self.cluster
-    }
-
-    pub(super) fn fail(&self, error: EmuError) {
-        let mut slot = self.error.lock().unwrap_or_else(|e| e.into_inner());
-        slot.get_or_insert(error);
-        drop(slot);
-        self.abort.store(true, Ordering::Release);
-    }
-
-    /// Fails the launch with `error` and unwinds this thread.
-    pub(super) fn abandon(&self, error: EmuError) -> ! {
-        self.fail(error);
-        std::panic::resume_unwind(Box::new(Abandoned))
-    }
-
-    /// Waits at `barrier` (the block's, a warp's or a warpgroup's); when it
-    /// can never complete, fails the launch: divergence, or a deadlock,
-    /// which names a thread's mbarrier wait if there is one.
-    pub(super) fn meet(&self, barrier: &Barrier, site: Waypoint, block: Dim3, fiber: &Fiber) {
-        match barrier.wait(site, &self.abort, &self.running, fiber) {
-            Ok(()) => {}
-            Err(Unmet::Diverged) => self.abandon(EmuError::DivergentBarrier { block }),
-            Err(Unmet::Deadlock) => self.abandon(
-                self.mbarriers.deadlock(block, self.dims.block).unwrap_or(EmuError::DivergentBarrier { block }),
-            ),
-        }
-    }
-
-    /// Waits at the barrier of every thread of the cluster (of the block,
-    /// without clusters).
-    pub(super) fn sync(&self, site: Waypoint, block: Dim3, fiber: &Fiber) {
-        self.meet(&self.block_barrier, site, block, fiber);
-    }
-
-    /// `sync_threads` of the block of rank `rank` in its cluster.
-    pub(super) fn sync_block(&self, rank: u32, block: Dim3, fiber: &Fiber) {
-        match self.cta_barriers.get(rank as usize) {
-            Some(b) => self.meet(b, Waypoint::Kernel, block, fiber),
-            None => self.sync(Waypoint::Kernel, block, fiber),
-        }
-    }
-}
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
@@ -192,11 +54,6 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     } else {
         String::from("(non-string panic payload)")
     }
-}
-
-pub(super) fn unlinear(i: u64, d: Dim3) -> Dim3 {
-    let (x, y) = (d.x as u64, d.y as u64);
-    Dim3::new((i % x) as u32, ((i / x) % y) as u32, (i / (x * y)) as u32)
 }
 
 /// Runs `kernel` for every thread of the launch `dims`, on the CPU, under
@@ -230,10 +87,6 @@ where
     let report = run(dims, cluster, false, Schedule::from_env(), kernel)?;
     if report.findings.is_empty() { Ok(()) } else { Err(EmuError::Checker(report.findings)) }
 }
-
-/// The most blocks a cluster may have: 16, the non-portable size Hopper
-/// allows (8 is the portable one).
-pub const MAX_CLUSTER: u32 = 16;
 
 /// [`launch`], counting as well ([`super::counters`]): returns the memory
 /// counters of every line that accesses memory through a view, and the
@@ -386,10 +239,10 @@ where
             Schedule::InOrder => None,
             Schedule::Seeded(seed) => Some(Mix::new(seed ^ c.wrapping_mul(0x2545_f491_4f6c_dd1d))),
         };
-        shared.memory.set_position(position);
+        shared.memory.set_cluster(c);
         let body = |linear: u32, fiber: &Fiber| run_thread(&shared, kernel, &locals[linear as usize], c, linear, fiber);
         fiber::run(&mut stacks, threads, mix.as_mut(), &body);
-        if let Some(e) = shared.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(e) = shared.take_error() {
             plan.fail(position, e);
             break;
         }
@@ -421,7 +274,7 @@ fn run_thread<F: Fn(&EmuCtx<'_>) + Sync>(
         ((linear as u64 / block_threads) as u32, unlinear(linear as u64 % block_threads, shared.dims.block));
     let block = unlinear(c * shared.cluster as u64 + rank as u64, shared.dims.grid);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        local.start_block();
+        local.clock.start_block();
         kernel(&EmuCtx { shared, local, thread, linear, rank, block, fiber });
         shared.sync(Waypoint::BlockEnd, block, fiber);
     }));

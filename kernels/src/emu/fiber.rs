@@ -13,7 +13,7 @@
 //! Stacks are reused: each is an mmap of [`EMU_STACK_BYTES`] of which only
 //! touched pages are real, kept in a pool between launches.
 
-use super::EMU_STACK_BYTES;
+use super::types::EMU_STACK_BYTES;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::sync::Mutex;

@@ -23,66 +23,23 @@
 //! end included); the thread whose blocking makes that count zero knows
 //! that nobody is left to arrive.
 
-use super::EmuError;
-use super::exec::unlinear;
+use super::error::EmuError;
 use super::fiber::Fiber;
 use super::memory::Request;
 use super::races::Event;
+use super::types::unlinear;
+use super::types::{MBARRIER_MAX, MbarrierProblem};
 use crate::Dim3;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use std::vec::Vec;
 
-/// The most arrivals a phase may expect, and the largest tx-count either
-/// way: `mbarrier.init` takes a count in `1..2^20`, and the tx-count is kept
-/// in `-(2^20 - 1)..=2^20 - 1`.
-pub const MBARRIER_MAX: u32 = (1 << 20) - 1;
-
 /// How long a wait may see its barrier make no progress (no arrival, no
 /// transaction) before it fails the launch ([`EmuError::MbarrierTimeout`]):
 /// a backstop for the hangs that the blocked-thread count does not see (a
 /// thread spinning in the kernel), generous enough for a slow debug build.
 pub const MBARRIER_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// What is wrong with an mbarrier operation ([`EmuError::Mbarrier`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MbarrierProblem {
-    /// The address is not 8-byte aligned.
-    Misaligned,
-    /// The barrier's 8 bytes end past the launch's shared memory.
-    PastSharedMemory { shared_bytes: u32 },
-    /// `mbarrier_init` with a count outside `1..=MBARRIER_MAX`.
-    BadCount(u32),
-    /// No thread of this block initialised a barrier there.
-    Uninitialised,
-    /// Used by a thread that nothing orders after the barrier's init (a
-    /// `sync_threads` after the init belongs in between).
-    InitNotOrdered,
-    /// An arrival on a phase that has had all its arrivals (and waits for
-    /// transaction bytes).
-    TooManyArrivals,
-    /// The tx-count left `-MBARRIER_MAX..=MBARRIER_MAX`.
-    TxCountOverflow,
-}
-
-impl core::fmt::Display for MbarrierProblem {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            MbarrierProblem::Misaligned => write!(f, "not 8-byte aligned"),
-            MbarrierProblem::PastSharedMemory { shared_bytes } => {
-                write!(f, "its 8 bytes end past the launch's {shared_bytes} bytes of shared memory")
-            }
-            MbarrierProblem::BadCount(c) => write!(f, "initialised with count {c} (must be 1..={MBARRIER_MAX})"),
-            MbarrierProblem::Uninitialised => write!(f, "never initialised in this block"),
-            MbarrierProblem::InitNotOrdered => {
-                write!(f, "used by a thread that nothing orders after its init (a sync_threads belongs in between)")
-            }
-            MbarrierProblem::TooManyArrivals => write!(f, "arrival on a phase that had all its arrivals"),
-            MbarrierProblem::TxCountOverflow => write!(f, "transaction count out of range (±{MBARRIER_MAX} bytes)"),
-        }
-    }
-}
 
 /// One barrier of the block.
 struct Mbar {
@@ -202,7 +159,7 @@ impl Mbarriers {
         }
         let r = &c.request;
         let init = r.event(0);
-        r.memory.mark_mbarrier(bar as usize, r.local.epoch(), r.local.block_start());
+        r.memory.races.mark_mbarrier(bar as usize, r.local.clock.epoch(), r.local.clock.block_start());
         self.lock().bars.push(Mbar {
             addr: bar,
             count,
@@ -227,7 +184,7 @@ impl Mbarriers {
             return Err(c.error(bar, MbarrierProblem::TooManyArrivals));
         }
         add_tx(b, tx as i64).map_err(|p| c.error(bar, p))?;
-        c.request.local.release(c.request.linear, &mut b.release);
+        c.request.local.clock.release(c.request.linear, &mut b.release);
         b.pending -= 1;
         b.progress += 1;
         self.complete_if_done(&mut reg, c, i);
@@ -289,7 +246,7 @@ impl Mbarriers {
         let b = &reg.bars[i];
         if b.phase & 1 != parity {
             if b.phase > 0 {
-                c.request.local.acquire(&b.completed[((b.phase - 1) & 1) as usize]);
+                c.request.local.clock.acquire(&b.completed[((b.phase - 1) & 1) as usize]);
             }
             return Ok(());
         }
@@ -312,7 +269,7 @@ impl Mbarriers {
             let reg = self.lock();
             let b = &reg.bars[i];
             if b.phase > target {
-                c.request.local.acquire(&b.completed[(target & 1) as usize]);
+                c.request.local.clock.acquire(&b.completed[(target & 1) as usize]);
                 return Ok(());
             }
             if b.progress != seen {

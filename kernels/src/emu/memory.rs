@@ -1,6 +1,8 @@
 //! What the emulator sees of every access a kernel makes through a view
-//! ([`crate::mem`]): the state it keeps for a launch and for each thread,
-//! and the path each access takes.
+//! ([`crate::mem`]): the state a worker keeps for its clusters and for each
+//! thread, composed of the checker's findings ([`super::checker`]), the
+//! counters ([`super::counters`]) and the race checks ([`super::races`]),
+//! and the path each access takes through them ([`Request`]).
 //!
 //! Every load and store through a view, and each side of a `cp.async`, is
 //! one access, keyed by its [`Site`] (the source line that made it). It is
@@ -9,46 +11,17 @@
 //! a shared access then goes through the race checks of [`super::races`];
 //! and when the launch counts, the access is logged for
 //! [`super::counters`]. A launch's findings and counters come back as one
-//! [`Report`].
+//! [`Report`], merged from its workers' ([`Partial`]).
 
-use super::checker::{Access, Finding, FindingKind};
-use super::counters::{Counters, LineTally, Op, Record, SiteCounters};
-use super::races::Shadow;
+use super::checker::{Finding, FindingKind, Findings};
+use super::counters::{Counters, Op, Record, SiteCounters, Tallies};
+use super::races::{Clock, Event, Problem, Races};
+use super::types::{Access, Site, Via, unlinear};
 use crate::Dim3;
 use crate::mem::Space;
 use core::cell::{Cell, RefCell};
 use core::panic::Location;
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::vec::Vec;
-
-/// The source location of a `load` or `store` on a view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Site {
-    /// As the compiler names it (`kernels/src/transpose/03_tiled.rs`).
-    pub file: &'static str,
-    pub line: u32,
-    pub column: u32,
-}
-
-impl Site {
-    fn of(loc: &'static Location<'static>) -> Site {
-        Site { file: loc.file(), line: loc.line(), column: loc.column() }
-    }
-
-    /// The file name without its folders (`03_tiled.rs`).
-    pub fn file_name(&self) -> &'static str {
-        self.file.rsplit(['/', '\\']).next().unwrap_or(self.file)
-    }
-}
-
-impl core::fmt::Display for Site {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}:{}:{}", self.file, self.line, self.column)
-    }
-}
 
 /// The findings and counters of one emulated launch.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -77,82 +50,89 @@ impl Report {
     }
 }
 
-/// What every thread of a launch shares about memory.
+/// What a worker's threads share about memory, from one cluster to the next.
 pub(super) struct Memory {
     pub(super) counting: bool,
     pub(super) block: Dim3,
-    /// Threads per block: the first agents of every vector clock.
+    /// Threads per cluster: the first agents of every vector clock.
     pub(super) threads: u32,
     pub(super) shared_bytes: u32,
-    pub(super) sites: Mutex<Vec<Site>>,
-    pub(super) words: Vec<Shadow>,
-    /// The block-start epoch of the last block that initialised an
-    /// mbarrier: in that block reads are kept per thread, since a phase
-    /// may order them before a later write by another thread.
-    pub(super) mbarrier_block: AtomicU32,
-    /// The knowledge of mbarrier phases that the threads bring to a
-    /// `sync_threads`, joined: by the parity of the epoch the barrier ends,
-    /// tagged with that epoch ([`Memory::before_sync`]).
-    pub(super) sync_join: Mutex<[(u32, Vec<u32>); 2]>,
-    /// The findings, each with the position (in the launch's order) of
-    /// the cluster of its first occurrence.
-    pub(super) findings: Mutex<Vec<(u64, Finding)>>,
-    /// This block's records, one list per thread (counting only).
-    pub(super) logs: Vec<Mutex<Vec<Record>>>,
-    pub(super) tallies: Mutex<HashMap<(u32, Op), LineTally>>,
-    /// The position in the launch's order of the cluster running.
-    pub(super) position: AtomicU64,
+    /// The lines seen, by id.
+    sites: RefCell<Vec<Site>>,
+    findings: RefCell<Findings>,
+    /// Counting only.
+    tallies: RefCell<Tallies>,
+    pub(super) races: Races,
+    /// The index of the cluster running.
+    cluster: Cell<u64>,
 }
 
 impl Memory {
     pub(super) fn new(counting: bool, block: Dim3, threads: u32, shared_bytes: u32) -> Memory {
-        let words = (shared_bytes as usize).div_ceil(4);
         Memory {
             counting,
             block,
             threads,
             shared_bytes,
-            sites: Mutex::new(Vec::new()),
-            words: (0..words).map(|_| Shadow::default()).collect(),
-            mbarrier_block: AtomicU32::new(0),
-            sync_join: Mutex::new([(0, Vec::new()), (0, Vec::new())]),
-            findings: Mutex::new(Vec::new()),
-            logs: (0..if counting { threads } else { 0 }).map(|_| Mutex::new(Vec::new())).collect(),
-            tallies: Mutex::new(HashMap::new()),
-            position: AtomicU64::new(0),
+            sites: RefCell::new(Vec::new()),
+            findings: RefCell::new(Findings::default()),
+            tallies: RefCell::new(Tallies::new(if counting { threads } else { 0 })),
+            races: Races::new(threads, shared_bytes),
+            cluster: Cell::new(0),
         }
     }
 
-    /// The cluster at `position` in the launch's order runs next.
-    pub(super) fn set_position(&self, position: u64) {
-        self.position.store(position, Relaxed);
+    /// Cluster `c` of the grid runs next.
+    pub(super) fn set_cluster(&self, c: u64) {
+        self.cluster.set(c);
     }
 
-    pub(super) fn position(&self) -> u64 {
-        self.position.load(Relaxed)
+    fn site(&self, id: u32) -> Site {
+        self.sites.borrow()[id as usize]
     }
 
-    pub(super) fn site(&self, id: u32) -> Site {
-        self.sites.lock().unwrap_or_else(|e| e.into_inner())[id as usize]
+    /// The id of `site`, given on its first sighting.
+    fn site_of(&self, site: Site) -> u32 {
+        let mut all = self.sites.borrow_mut();
+        let id = all.iter().position(|s| *s == site).unwrap_or_else(|| {
+            all.push(site);
+            all.len() - 1
+        });
+        id as u32
+    }
+
+    pub(super) fn find(&self, kind: FindingKind, site: Site, block: Dim3, thread: Dim3) {
+        self.findings.borrow_mut().find(self.cluster.get(), kind, site, block, thread);
+    }
+
+    /// Thread `linear`'s part of the cluster that ended: its records, for
+    /// counting, and its lines' executions, back to zero.
+    pub(super) fn end_block(&self, linear: u32, local: &ThreadMemory) {
+        if self.counting {
+            let records = core::mem::take(&mut *local.records.borrow_mut());
+            self.tallies.borrow_mut().hand_over(linear, records);
+        }
+        local.sites.borrow_mut().iter_mut().for_each(|s| s.2 = 0);
+    }
+
+    /// Counts the cluster's requests, after every thread's [`Memory::end_block`].
+    pub(super) fn tally_block(&self) {
+        if self.counting {
+            self.tallies.borrow_mut().tally_block(self.cluster.get());
+        }
     }
 
     /// What this worker's clusters found and counted, for [`Partial::merge`].
     pub(super) fn partial(self) -> Partial {
-        let sites = self.sites.into_inner().unwrap_or_else(|e| e.into_inner());
-        let tallies = self.tallies.into_inner().unwrap_or_else(|e| e.into_inner());
-        let counters = tallies
-            .into_iter()
-            .map(|((site, op), (width, tally, sample, position))| {
-                (position, SiteCounters { site: sites[site as usize], op, width, tally, sample })
-            })
-            .collect();
-        Partial { counters, findings: self.findings.into_inner().unwrap_or_else(|e| e.into_inner()) }
+        let sites = self.sites.into_inner();
+        let counters = self.tallies.into_inner().into_counters(&sites);
+        Partial { counters, findings: self.findings.into_inner().into_vec() }
     }
 }
 
 /// What one worker's clusters found and counted: each line's counters with
-/// the position of the cluster its sample comes from, each finding with
-/// that of its first occurrence.
+/// the index of the cluster its sample comes from, each finding with that
+/// of its first occurrence.
 pub(super) struct Partial {
     counters: Vec<(u64, SiteCounters)>,
     findings: Vec<(u64, Finding)>,
@@ -162,97 +142,54 @@ impl Partial {
     /// The launch's report from its workers': counters summed line by
     /// line, findings folded by kind and line as [`Memory::find`] folds
     /// them, and what comes from one occurrence (a line's sample, a
-    /// finding's block, thread and details) from the earliest cluster in
-    /// the launch's order. The same as one worker running every cluster.
+    /// finding's block, thread and details) from the grid's lowest cluster
+    /// that has it: the same as one worker running every cluster in order,
+    /// whatever the order and the workers were.
     pub(super) fn merge(parts: Vec<Partial>) -> Report {
         let mut counters: Vec<(u64, SiteCounters)> = Vec::new();
         let mut findings: Vec<(u64, Finding)> = Vec::new();
         for part in parts {
-            for (position, c) in part.counters {
+            for (cluster, c) in part.counters {
                 match counters.iter_mut().find(|(_, s)| (s.site, s.op) == (c.site, c.op)) {
                     Some((p, s)) => {
                         s.tally.add(&c.tally);
                         s.width = s.width.max(c.width);
-                        if position < *p {
-                            (*p, s.sample) = (position, c.sample);
+                        if cluster < *p {
+                            (*p, s.sample) = (cluster, c.sample);
                         }
                     }
-                    None => counters.push((position, c)),
+                    None => counters.push((cluster, c)),
                 }
             }
-            for (position, f) in part.findings {
+            for (cluster, f) in part.findings {
                 match findings.iter_mut().find(|(_, g)| g.site == f.site && g.kind.key() == f.kind.key()) {
                     Some((p, g)) => {
                         let count = g.count + f.count;
-                        if position < *p {
-                            (*p, *g) = (position, f);
+                        if cluster < *p {
+                            (*p, *g) = (cluster, f);
                         }
                         g.count = count;
                     }
-                    None => findings.push((position, f)),
+                    None => findings.push((cluster, f)),
                 }
             }
         }
         let mut counters: Vec<SiteCounters> = counters.into_iter().map(|(_, c)| c).collect();
         counters.sort_by_key(|c| (c.site, c.op));
-        findings.sort_by_key(|(position, f)| (f.site, f.kind.key().0, *position));
+        findings.sort_by_key(|(cluster, f)| (f.site, f.kind.key().0, *cluster));
         Report { counters: Counters { sites: counters }, findings: findings.into_iter().map(|(_, f)| f).collect() }
     }
 }
 
-/// What one emulated thread keeps about its own accesses, across blocks.
+/// What one emulated thread keeps about its own accesses, across the
+/// clusters its worker runs.
 #[derive(Default)]
 pub(super) struct ThreadMemory {
-    /// The lines seen: location, launch-wide id, executions in this block.
+    /// The lines seen: location, id, executions in this block.
     pub(super) sites: RefCell<Vec<(&'static Location<'static>, u32, u32)>>,
     pub(super) records: RefCell<Vec<Record>>,
-    /// Barriers passed in this launch, plus one per block started.
-    pub(super) epoch: Cell<u32>,
-    /// The epoch this block started in.
-    pub(super) block_start: Cell<u32>,
-    /// This thread's clock: it ticks after each release (an mbarrier
-    /// arrival) and at each barrier, so what a thread released once never
-    /// covers what it does later.
-    pub(super) clock: Cell<u32>,
-    /// What this thread has acquired through mbarrier phases (a vector
-    /// clock, [`Memory`]'s agents): the clocks of other threads, and per
-    /// barrier the phases completed (which orders the copies they counted).
-    pub(super) vc: RefCell<Vec<u32>>,
-}
-
-impl ThreadMemory {
-    /// A new block starts: a new epoch that no earlier write shares, and
-    /// nothing known of this block's mbarriers.
-    pub(super) fn start_block(&self) {
-        self.barrier();
-        self.block_start.set(self.epoch.get());
-        self.vc.borrow_mut().clear();
-    }
-
-    /// The thread passed a barrier.
-    pub(super) fn barrier(&self) {
-        self.epoch.set(self.epoch.get() + 1);
-        self.clock.set(self.clock.get() + 1);
-    }
-
-    pub(super) fn epoch(&self) -> u32 {
-        self.epoch.get()
-    }
-
-    pub(super) fn block_start(&self) -> u32 {
-        self.block_start.get()
-    }
-}
-
-/// What makes an access: the counters log the load/store unit's requests
-/// (`ld`, `st`, and both sides of a `cp.async`, which `ncu` counts as
-/// `ldgsts`); a bulk copy (`cp.async.bulk`) is the copy engine's, which
-/// `ncu`'s request and sector counters do not see: checked, not counted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Via {
-    Lsu,
-    CopyAsync,
-    Bulk,
+    /// Its side of the race checks.
+    pub(super) clock: Clock,
 }
 
 /// One access through a view, as the emulated thread makes it.
@@ -267,28 +204,16 @@ pub(super) struct Request<'a> {
 }
 
 impl Request<'_> {
-    /// The launch-wide id of `loc`'s line, and how many times this thread
-    /// executed it before in this block (counted only when `count`).
+    /// The id of `loc`'s line, and how many times this thread executed it
+    /// before in this block (counted only when `count`).
     pub(super) fn site_id(&self, loc: &'static Location<'static>, count: bool) -> (u32, u32) {
         let mut sites = self.local.sites.borrow_mut();
         let found =
             sites.iter().position(|s| core::ptr::eq(s.0, loc)).or_else(|| sites.iter().position(|s| *s.0 == *loc));
-        let i = match found {
-            Some(i) => i,
-            None => {
-                let site = Site::of(loc);
-                let mut all = self.memory.sites.lock().unwrap_or_else(|e| e.into_inner());
-                let id = match all.iter().position(|s| *s == site) {
-                    Some(id) => id,
-                    None => {
-                        all.push(site);
-                        all.len() - 1
-                    }
-                };
-                sites.push((loc, id as u32, 0));
-                sites.len() - 1
-            }
-        };
+        let i = found.unwrap_or_else(|| {
+            sites.push((loc, self.memory.site_of(Site::of(loc)), 0));
+            sites.len() - 1
+        });
         let s = &mut sites[i];
         s.2 += count as u32;
         (s.1, s.2.wrapping_sub(1))
@@ -296,6 +221,56 @@ impl Request<'_> {
 
     pub(super) fn find(&self, kind: FindingKind, loc: &'static Location<'static>) {
         self.memory.find(kind, Site::of(loc), self.block, self.thread);
+    }
+
+    /// This thread's access now, at the line of id `site`.
+    pub(super) fn event(&self, site: u32) -> Event {
+        self.local.clock.event(self.linear, site)
+    }
+
+    /// Whether `e` happens before what this thread does now ([`Clock::ordered`]).
+    pub(super) fn ordered(&self, e: &Event) -> bool {
+        self.local.clock.ordered(self.memory.threads, self.linear, e)
+    }
+
+    /// The checks of a read of shared memory that no load instruction of
+    /// this thread makes (a `wgmma` operand, which the tensor cores read):
+    /// races and unwritten words, at `loc`; not counted.
+    pub(super) fn operand_read(&self, loc: &'static Location<'static>, byte: usize, bytes: usize) {
+        let (site, _) = self.site_id(loc, false);
+        self.shadow(loc, self.event(site), Access::Read, byte, bytes);
+    }
+
+    /// The checks of the shared bytes `byte..byte + bytes` that a bulk copy
+    /// (TMA) this thread issues writes at `loc`: the copy is ordered after
+    /// what this thread knows when it issues it, and its writes are ordered
+    /// before an access only by a completed phase `phase` of the barrier
+    /// whose agent is `agent` ([`Clock::ordered`]). Not counted.
+    pub(super) fn copy_write(
+        &self, loc: &'static Location<'static>, byte: usize, bytes: usize, agent: u32, phase: u32,
+    ) {
+        let (site, _) = self.site_id(loc, false);
+        let me = Event { agent, clock: phase, ..self.event(site) };
+        self.shadow(loc, me, Access::Copy, byte, bytes);
+    }
+
+    /// The race checks of the access `me` of the shared bytes
+    /// `byte..byte + bytes` ([`Races::check`]), and its finding, at `loc`.
+    fn shadow(&self, loc: &'static Location<'static>, me: Event, access: Access, byte: usize, bytes: usize) {
+        let mem = self.memory;
+        let kind = match mem.races.check(&self.local.clock, me, access, byte, bytes) {
+            None => return,
+            Some(Problem::Mbarrier { byte }) => FindingKind::MbarrierBytes { byte, access },
+            Some(Problem::Unwritten { byte }) => FindingKind::UnwrittenShared { byte },
+            Some(Problem::Race { byte, other_access, other, several }) => FindingKind::SharedRace {
+                byte,
+                access,
+                other_access,
+                other_thread: (!several).then(|| unlinear(other.thread as u64, mem.block)),
+                other_site: mem.site(other.site),
+            },
+        };
+        self.find(kind, loc);
     }
 
     /// Checks (and, when counting, logs) an access of `bytes` bytes aligned
@@ -331,7 +306,7 @@ impl Request<'_> {
                     return None;
                 }
                 let site = self.site_id(loc, counting);
-                self.shadow(loc, site.0, store, byte, bytes);
+                self.shadow(loc, self.event(site.0), access, byte, bytes);
                 (byte, Some(site))
             }
         };

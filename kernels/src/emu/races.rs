@@ -42,12 +42,8 @@
 //! of the stage. A bulk copy is not a load/store-unit request: it is not
 //! counted, and neither are the mbarrier operations.
 
-use super::checker::{Access, FindingKind};
-use super::exec::unlinear;
-use super::memory::{Memory, Request, ThreadMemory};
+use super::types::Access;
 use core::cell::{Cell, RefCell};
-use core::panic::Location;
-use std::sync::atomic::Ordering::Relaxed;
 use std::vec::Vec;
 
 /// One access to a shared word, as the race checks remember it.
@@ -178,60 +174,63 @@ fn latest_per_thread(reads: &mut Vec<Run>) {
     }
 }
 
-impl Memory {
-    fn word(&self, i: usize) -> core::cell::RefMut<'_, Word> {
-        self.words[i].word.borrow_mut()
-    }
-
-    /// The threads' knowledge of mbarrier phases, before a `sync_threads`:
-    /// each thread adds its own to the join of the epoch it is ending. The
-    /// slot of that epoch's parity was last used two barriers ago, and every
-    /// thread has read it since (it had to reach the barrier in between).
-    pub(super) fn before_sync(&self, local: &ThreadMemory) {
-        let epoch = local.epoch.get();
-        if self.mbarrier_block.load(Relaxed) != local.block_start.get() {
-            return;
-        }
-        let mut join_ = self.sync_join.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = &mut join_[epoch as usize % 2];
-        if slot.0 != epoch {
-            *slot = (epoch, Vec::new());
-        }
-        let vc = local.vc.borrow();
-        join(&mut slot.1, vc.get(self.threads as usize..).unwrap_or(&[]));
-    }
-
-    /// After the `sync_threads` ([`Memory::before_sync`]): every thread
-    /// knows the phases any of them had acquired. Threads' own accesses
-    /// need no entry: the epochs order them.
-    pub(super) fn after_sync(&self, local: &ThreadMemory) {
-        let ended = local.epoch.get() - 1;
-        if self.mbarrier_block.load(Relaxed) != local.block_start.get() {
-            return;
-        }
-        let join_ = self.sync_join.lock().unwrap_or_else(|e| e.into_inner());
-        let (tag, bars) = &join_[ended as usize % 2];
-        if *tag == ended {
-            let mut vc = local.vc.borrow_mut();
-            let threads = self.threads as usize;
-            if vc.len() < threads + bars.len() {
-                vc.resize(threads + bars.len(), 0);
-            }
-            vc[threads..].iter_mut().zip(bars).for_each(|(a, &b)| *a = (*a).max(b));
-        }
-    }
-
-    /// Marks the 8 bytes at `byte` as an mbarrier's, initialised in
-    /// `epoch` of the block that started in `block_start`.
-    pub(super) fn mark_mbarrier(&self, byte: usize, epoch: u32, block_start: u32) {
-        self.mbarrier_block.store(block_start, Relaxed);
-        for w in byte / 4..(byte + 8) / 4 {
-            self.word(w).mbarrier = epoch;
-        }
-    }
+/// The first problem an access has, at the word at `byte`: it holds an
+/// mbarrier, it was never written in this block, or another access
+/// conflicts with it (the other side, and whether it stands for several
+/// threads' reads).
+pub(super) enum Problem {
+    Mbarrier { byte: usize },
+    Unwritten { byte: usize },
+    Race { byte: usize, other_access: Access, other: Event, several: bool },
 }
 
-impl ThreadMemory {
+/// One thread's side of the race checks, across the blocks it runs: its
+/// epochs, its clock, and what it acquired.
+#[derive(Default)]
+pub(super) struct Clock {
+    /// Barriers passed in this launch, plus one per block started.
+    epoch: Cell<u32>,
+    /// The epoch this block started in.
+    block_start: Cell<u32>,
+    /// This thread's clock: it ticks after each release (an mbarrier
+    /// arrival) and at each barrier, so what a thread released once never
+    /// covers what it does later.
+    clock: Cell<u32>,
+    /// What this thread has acquired through mbarrier phases (a vector
+    /// clock, [`Races`]' agents): the clocks of other threads, and per
+    /// barrier the phases completed (which orders the copies they counted).
+    vc: RefCell<Vec<u32>>,
+}
+
+impl Clock {
+    /// A new block starts: a new epoch that no earlier write shares, and
+    /// nothing known of this block's mbarriers.
+    pub(super) fn start_block(&self) {
+        self.barrier();
+        self.block_start.set(self.epoch.get());
+        self.vc.borrow_mut().clear();
+    }
+
+    /// The thread passed a barrier.
+    pub(super) fn barrier(&self) {
+        self.epoch.set(self.epoch.get() + 1);
+        self.clock.set(self.clock.get() + 1);
+    }
+
+    pub(super) fn epoch(&self) -> u32 {
+        self.epoch.get()
+    }
+
+    pub(super) fn block_start(&self) -> u32 {
+        self.block_start.get()
+    }
+
+    /// This thread's (of linear index `linear`) access now, at the line of id `site`.
+    pub(super) fn event(&self, linear: u32, site: u32) -> Event {
+        let (epoch, clock) = (self.epoch.get(), self.clock.get());
+        Event { epoch, agent: linear, clock, site, thread: linear }
+    }
+
     /// An mbarrier arrival of thread `linear`: what this thread knows, and
     /// its own accesses so far, join `phase` (the barrier's release); its
     /// clock then ticks.
@@ -249,89 +248,124 @@ impl ThreadMemory {
     pub(super) fn acquire(&self, phase: &[u32]) {
         join(&mut self.vc.borrow_mut(), phase);
     }
-}
 
-impl Request<'_> {
-    /// The checks of a read of shared memory that no load instruction of
-    /// this thread makes (a `wgmma` operand, which the tensor cores read):
-    /// races and unwritten words, at `loc`; not counted.
-    pub(super) fn operand_read(&self, loc: &'static Location<'static>, byte: usize, bytes: usize) {
-        let (site, _) = self.site_id(loc, false);
-        self.shadow(loc, site, false, byte, bytes);
-    }
-
-    /// The checks of the shared bytes `byte..byte + bytes` that a bulk copy
-    /// (TMA) this thread issues writes at `loc`: the copy is ordered after
-    /// what this thread knows when it issues it, and its writes are ordered
-    /// before an access only by a completed phase `phase` of the barrier
-    /// whose agent is `agent` ([`Request::ordered`]). Not counted.
-    pub(super) fn copy_write(
-        &self, loc: &'static Location<'static>, byte: usize, bytes: usize, agent: u32, phase: u32,
-    ) {
-        let (site, _) = self.site_id(loc, false);
-        let me = Event { agent, clock: phase, ..self.event(site) };
-        self.record(loc, me, Access::Copy, byte, bytes);
-    }
-
-    /// This thread's access now, at the line of id `site`.
-    pub(super) fn event(&self, site: u32) -> Event {
-        let (epoch, clock) = (self.local.epoch.get(), self.local.clock.get());
-        Event { epoch, agent: self.linear, clock, site, thread: self.linear }
-    }
-
-    /// Whether `e` happens before what this thread does now: it is of an
-    /// earlier block, or it is a thread's access and this thread made it,
-    /// or a `sync_threads` lies between (an earlier epoch), or an mbarrier
-    /// phase this thread acquired released it (its clock is known). A copy
-    /// is ordered only by a completed phase of its barrier, which this
-    /// thread acquired or another did before a `sync_threads`: the barrier
-    /// alone does not wait for copies in flight.
-    pub(super) fn ordered(&self, e: &Event) -> bool {
-        if e.epoch < self.local.block_start.get() {
+    /// Whether `e` happens before what thread `linear` (with this clock)
+    /// does now, in clusters of `threads` threads: it is of an earlier
+    /// block, or it is a thread's access and this thread made it, or a
+    /// `sync_threads` lies between (an earlier epoch), or an mbarrier phase
+    /// this thread acquired released it (its clock is known). A copy is
+    /// ordered only by a completed phase of its barrier, which this thread
+    /// acquired or another did before a `sync_threads`: the barrier alone
+    /// does not wait for copies in flight.
+    pub(super) fn ordered(&self, threads: u32, linear: u32, e: &Event) -> bool {
+        if e.epoch < self.block_start.get() {
             return true;
         }
-        let thread = e.agent < self.memory.threads;
-        if thread && (e.agent == self.linear || e.epoch < self.local.epoch.get()) {
+        let thread = e.agent < threads;
+        if thread && (e.agent == linear || e.epoch < self.epoch.get()) {
             return true;
         }
-        let known = self.local.vc.borrow().get(e.agent as usize).copied().unwrap_or(0);
+        let known = self.vc.borrow().get(e.agent as usize).copied().unwrap_or(0);
         if thread { known >= e.clock } else { known > e.clock }
     }
+}
 
-    /// The race and unwritten-read checks of a shared access of `bytes`
-    /// bytes at byte `byte`: at most one finding per access.
-    pub(super) fn shadow(&self, loc: &'static Location<'static>, site: u32, store: bool, byte: usize, bytes: usize) {
-        self.record(loc, self.event(site), Access::of(store), byte, bytes);
+/// A worker's race checks: one [`Shadow`] a word of the cluster's shared
+/// memory, and what orders accesses beyond the epochs.
+pub(super) struct Races {
+    /// Threads per cluster: the first agents of every vector clock.
+    threads: u32,
+    words: Vec<Shadow>,
+    /// The block-start epoch of the last block that initialised an
+    /// mbarrier: in that block reads are kept per thread, since a phase
+    /// may order them before a later write by another thread.
+    mbarrier_block: Cell<u32>,
+    /// The knowledge of mbarrier phases that the threads bring to a
+    /// `sync_threads`, joined: by the parity of the epoch the barrier ends,
+    /// tagged with that epoch ([`Races::before_sync`]).
+    sync_join: RefCell<[(u32, Vec<u32>); 2]>,
+}
+
+impl Races {
+    /// The checks of `shared_bytes` of shared memory, for clusters of
+    /// `threads` threads.
+    pub(super) fn new(threads: u32, shared_bytes: u32) -> Races {
+        Races {
+            threads,
+            words: (0..(shared_bytes as usize).div_ceil(4)).map(|_| Shadow::default()).collect(),
+            mbarrier_block: Cell::new(0),
+            sync_join: RefCell::new([(0, Vec::new()), (0, Vec::new())]),
+        }
+    }
+
+    /// The threads' knowledge of mbarrier phases, before a `sync_threads`:
+    /// each thread adds its own to the join of the epoch it is ending. The
+    /// slot of that epoch's parity was last used two barriers ago, and every
+    /// thread has read it since (it had to reach the barrier in between).
+    pub(super) fn before_sync(&self, clock: &Clock) {
+        let epoch = clock.epoch.get();
+        if self.mbarrier_block.get() != clock.block_start.get() {
+            return;
+        }
+        let mut join_ = self.sync_join.borrow_mut();
+        let slot = &mut join_[epoch as usize % 2];
+        if slot.0 != epoch {
+            *slot = (epoch, Vec::new());
+        }
+        let vc = clock.vc.borrow();
+        join(&mut slot.1, vc.get(self.threads as usize..).unwrap_or(&[]));
+    }
+
+    /// After the `sync_threads` ([`Races::before_sync`]): every thread
+    /// knows the phases any of them had acquired. Threads' own accesses
+    /// need no entry: the epochs order them.
+    pub(super) fn after_sync(&self, clock: &Clock) {
+        let ended = clock.epoch.get() - 1;
+        if self.mbarrier_block.get() != clock.block_start.get() {
+            return;
+        }
+        let join_ = self.sync_join.borrow();
+        let (tag, bars) = &join_[ended as usize % 2];
+        if *tag == ended {
+            let mut vc = clock.vc.borrow_mut();
+            let threads = self.threads as usize;
+            if vc.len() < threads + bars.len() {
+                vc.resize(threads + bars.len(), 0);
+            }
+            vc[threads..].iter_mut().zip(bars).for_each(|(a, &b)| *a = (*a).max(b));
+        }
+    }
+
+    /// Marks the 8 bytes at `byte` as an mbarrier's, initialised in
+    /// `epoch` of the block that started in `block_start`.
+    pub(super) fn mark_mbarrier(&self, byte: usize, epoch: u32, block_start: u32) {
+        self.mbarrier_block.set(block_start);
+        for w in byte / 4..(byte + 8) / 4 {
+            self.words[w].word.borrow_mut().mbarrier = epoch;
+        }
     }
 
     /// The checks of the access `me` (`access`: a read, a write, or a bulk
     /// copy's write) of the shared bytes `byte..byte + bytes`: every word
-    /// remembers it, and the first problem is reported, at `loc`.
+    /// remembers it, and the first problem is returned.
     ///
     /// A write is checked against the word's last write and the reads
-    /// since, a read against the last write; what [`Request::ordered`]
+    /// since, a read against the last write; what [`Clock::ordered`]
     /// does not order before the access is a race. A word keeps one read
     /// per thread (its latest), of the current epoch only: a later epoch's
     /// access is ordered after all of them. In a block without mbarriers
     /// only epochs order accesses, so the reads of a second thread fold
     /// into "several threads", which a write of the same epoch races with.
-    fn record(&self, loc: &'static Location<'static>, me: Event, access: Access, byte: usize, bytes: usize) {
-        let (mem, store) = (self.memory, access != Access::Read);
-        let start = self.local.block_start.get();
-        let keep_all = mem.mbarrier_block.load(Relaxed) == start;
-        let threads = mem.threads;
+    pub(super) fn check(&self, clock: &Clock, me: Event, access: Access, byte: usize, bytes: usize) -> Option<Problem> {
+        let store = access != Access::Read;
+        let start = clock.block_start.get();
+        let keep_all = self.mbarrier_block.get() == start;
+        let threads = self.threads;
+        let ordered = |e: &Event| clock.ordered(threads, me.thread, e);
         let written = |e: &Event| if e.agent < threads { Access::Write } else { Access::Copy };
-        // The first problem: a word that holds an mbarrier, one never
-        // written, or a conflicting access (the other side and whether it
-        // stands for several threads' reads).
-        enum Problem {
-            Mbarrier(usize),
-            Unwritten(usize),
-            Race(usize, Access, Event, bool),
-        }
         let mut problem = None;
         for i in byte / 4..=(byte + bytes.max(1) - 1) / 4 {
-            let shadow = &mem.words[i];
+            let shadow = &self.words[i];
             if !store && !keep_all {
                 // A read that its word already shows, of a write ordered
                 // before it by an epoch or made by this thread: nothing to
@@ -349,19 +383,26 @@ impl Request<'_> {
             }
             let mut w = shadow.word.borrow_mut();
             let found = if w.mbarrier >= start {
-                Some(Problem::Mbarrier(i))
+                Some(Problem::Mbarrier { byte: 4 * i })
             } else if store {
-                let found = if !self.ordered(&w.write) {
-                    Some(Problem::Race(i, written(&w.write), w.write, false))
+                let found = if !ordered(&w.write) {
+                    Some(Problem::Race { byte: 4 * i, other_access: written(&w.write), other: w.write, several: false })
                 } else if w.many {
                     // Several threads' reads of a block without mbarriers:
                     // ordered only by an epoch.
-                    (w.reads[0].read.epoch == me.epoch).then(|| Problem::Race(i, Access::Read, w.reads[0].read, true))
+                    (w.reads[0].read.epoch == me.epoch).then(|| Problem::Race {
+                        byte: 4 * i,
+                        other_access: Access::Read,
+                        other: w.reads[0].read,
+                        several: true,
+                    })
                 } else {
-                    w.reads
-                        .iter()
-                        .find_map(|run| run.reads().find(|r| !self.ordered(r)))
-                        .map(|r| Problem::Race(i, Access::Read, r, false))
+                    w.reads.iter().find_map(|run| run.reads().find(|r| !ordered(r))).map(|r| Problem::Race {
+                        byte: 4 * i,
+                        other_access: Access::Read,
+                        other: r,
+                        several: false,
+                    })
                 };
                 // What comes later and is ordered after this write is after
                 // the reads too; what is not, races with this write.
@@ -390,9 +431,9 @@ impl Request<'_> {
                     w.many = true;
                 }
                 if w.write.epoch < start {
-                    Some(Problem::Unwritten(i))
-                } else if !self.ordered(&w.write) {
-                    Some(Problem::Race(i, written(&w.write), w.write, false))
+                    Some(Problem::Unwritten { byte: 4 * i })
+                } else if !ordered(&w.write) {
+                    Some(Problem::Race { byte: 4 * i, other_access: written(&w.write), other: w.write, several: false })
                 } else {
                     None
                 }
@@ -410,18 +451,6 @@ impl Request<'_> {
                 problem = found;
             }
         }
-        let kind = match problem {
-            None => return,
-            Some(Problem::Mbarrier(i)) => FindingKind::MbarrierBytes { byte: i * 4, access },
-            Some(Problem::Unwritten(i)) => FindingKind::UnwrittenShared { byte: i * 4 },
-            Some(Problem::Race(i, other_access, other, several)) => FindingKind::SharedRace {
-                byte: i * 4,
-                access,
-                other_access,
-                other_thread: (!several).then(|| unlinear(other.thread as u64, mem.block)),
-                other_site: mem.site(other.site),
-            },
-        };
-        self.find(kind, loc);
+        problem
     }
 }

@@ -9,8 +9,13 @@
 //! rounds toward zero, as the hardware truncates its sums
 //! ([`round_toward_zero`]), so a long sum drifts here as on the GPU.
 
-use super::barrier::Abandoned;
-use super::{EmuCtx, EmuError, WARPGROUP_SIZE};
+use super::barrier::{Abandoned, Waypoint};
+use super::block::Shared;
+use super::error::EmuError;
+use super::fiber::Fiber;
+use super::memory::Request;
+use super::types::WARPGROUP_SIZE;
+use crate::Dim3;
 use core::panic::Location;
 use std::boxed::Box;
 use std::vec::Vec;
@@ -72,90 +77,109 @@ pub(super) enum OperandA {
 /// are reserved, zero).
 const A_IN_REGISTERS: u64 = u64::MAX;
 
-impl EmuCtx<'_> {
-    /// One TF32 `wgmma` of shape `m64nNk8`, `N = 2 R`, for this thread's `R`
-    /// accumulators: the warpgroup meets, checks that every thread names
-    /// the same operands (descriptors and scale-d), and each thread
-    /// computes its fragment (layout
-    /// in [`ThreadCtx::wgmma_m64n256k8_tf32`]) from shared memory and, for
-    /// `A` in registers, from the fragments its warp's threads hold.
-    ///
-    /// Each output is `RZ(D + sum of the 8 products)`: the products of TF32
-    /// values are exact in f64, and so is their sum with `D` unless their
-    /// magnitudes lie more than about `2^29` apart; the result is rounded
-    /// to f32 toward zero. The tensor cores do not round their f32 sum to
-    /// nearest, they truncate it, so the error of each step leans toward
-    /// zero, by up to an ulp of the running sum, and a sum over all of `K`
-    /// in one accumulator drifts in proportion to `K`. This models that
-    /// bias (not the hardware's exact bits): a kernel that leaves the drift
-    /// in shows it here, as on the GPU.
-    #[track_caller]
-    pub(super) fn wgmma_tf32<const R: usize>(&self, d: &mut [f32; R], a: OperandA, b: u64, accumulate: bool) {
-        let index = self.linear / WARPGROUP_SIZE;
-        let group = &self.shared.warpgroups[index as usize];
-        if group.threads != WARPGROUP_SIZE {
-            self.shared.fail(EmuError::PartialWarpgroup { block: self.block, threads: group.threads });
-            std::panic::resume_unwind(Box::new(Abandoned));
+/// The thread that issues a `wgmma`, as [`wgmma_tf32`] needs it.
+pub(super) struct Issuer<'a> {
+    pub shared: &'a Shared,
+    /// Its checked accesses.
+    pub request: Request<'a>,
+    /// Its index in the cluster, and its block's rank there.
+    pub linear: u32,
+    pub rank: u32,
+    pub block: Dim3,
+    pub fiber: &'a Fiber,
+    /// The `wgmma`'s line.
+    pub loc: &'static Location<'static>,
+}
+
+impl Issuer<'_> {
+    fn group_sync(&self, group: &super::block::Warpgroup) {
+        self.shared.meet(&group.barrier, Waypoint::Kernel, self.block, self.fiber);
+    }
+}
+
+/// One TF32 `wgmma` of shape `m64nNk8`, `N = 2 R`, for this thread's `R`
+/// accumulators: the warpgroup meets, checks that every thread names
+/// the same operands (descriptors and scale-d), and each thread
+/// computes its fragment (layout
+/// in [`ThreadCtx::wgmma_m64n256k8_tf32`]) from shared memory and, for
+/// `A` in registers, from the fragments its warp's threads hold.
+///
+/// Each output is `RZ(D + sum of the 8 products)`: the products of TF32
+/// values are exact in f64, and so is their sum with `D` unless their
+/// magnitudes lie more than about `2^29` apart; the result is rounded
+/// to f32 toward zero. The tensor cores do not round their f32 sum to
+/// nearest, they truncate it, so the error of each step leans toward
+/// zero, by up to an ulp of the running sum, and a sum over all of `K`
+/// in one accumulator drifts in proportion to `K`. This models that
+/// bias (not the hardware's exact bits): a kernel that leaves the drift
+/// in shows it here, as on the GPU.
+pub(super) fn wgmma_tf32<const R: usize>(me: &Issuer<'_>, d: &mut [f32; R], a: OperandA, b: u64, accumulate: bool) {
+    let index = me.linear / WARPGROUP_SIZE;
+    let group = &me.shared.warpgroups[index as usize];
+    if group.threads != WARPGROUP_SIZE {
+        me.shared.fail(EmuError::PartialWarpgroup { block: me.block, threads: group.threads });
+        std::panic::resume_unwind(Box::new(Abandoned));
+    }
+    let t = (me.linear % WARPGROUP_SIZE) as usize;
+    let a_slot = match a {
+        OperandA::Shared(desc) => desc,
+        OperandA::Registers(fragment) => {
+            group.fragments.lock().unwrap_or_else(|e| e.into_inner())[t] = fragment.map(f32::to_bits);
+            A_IN_REGISTERS
         }
-        let t = (self.linear % WARPGROUP_SIZE) as usize;
-        let a_slot = match a {
-            OperandA::Shared(desc) => desc,
-            OperandA::Registers(fragment) => {
-                group.fragments.lock().unwrap_or_else(|e| e.into_inner())[t] = fragment.map(f32::to_bits);
-                A_IN_REGISTERS
-            }
-        };
-        let operands = (a_slot, b, accumulate as u64);
-        group.slots.lock().unwrap_or_else(|e| e.into_inner())[t] = operands;
-        self.group_sync(group);
-        let same = group.slots.lock().unwrap_or_else(|e| e.into_inner()).iter().all(|&s| s == operands);
-        let (warp, lane) = (t / 32, t % 32);
-        // This thread's two rows of an `A` in registers, gathered while every
-        // fragment is published: row `16 w + g + 8 h` has its `k` in lane
-        // `4 g + k % 4` of warp `w`, register `h + 2 (k / 4)`.
-        let registers = matches!(a, OperandA::Registers(_)).then(|| {
-            let fragments = group.fragments.lock().unwrap_or_else(|e| e.into_inner());
-            let row = |h: usize| -> [f64; 8] {
-                core::array::from_fn(|k| {
-                    let bits = fragments[32 * warp + 4 * (lane / 4) + k % 4][h + 2 * (k / 4)];
-                    f32::from_bits(bits & TF32_MASK) as f64
-                })
-            };
-            [row(0), row(1)]
-        });
-        self.group_sync(group); // nobody overwrites a slot before all have read
-        if !same {
-            self.shared.fail(EmuError::DivergentWgmma { block: self.block, warpgroup: index });
-            std::panic::resume_unwind(Box::new(Abandoned));
-        }
-        // This block's region of the shared memory, alive for the whole launch.
-        let (smem, region) = (crate::ThreadCtx::shared_mem::<u8>(self).cast_const(), self.cta_offset() as usize);
-        let bytes = self.shared.cta_stride;
-        let (loc, request) = (Location::caller(), self.request());
-        // The 8 TF32 values of `k` that row `row` of an operand holds, each
-        // word read through the checker (races with the staging stores,
-        // unwritten words) at the `wgmma`'s line, not counted: the operands
-        // bypass the load/store unit.
-        let operand = |desc: u64, row: usize| -> [f64; 8] {
+    };
+    let operands = (a_slot, b, accumulate as u64);
+    group.slots.lock().unwrap_or_else(|e| e.into_inner())[t] = operands;
+    me.group_sync(group);
+    let same = group.slots.lock().unwrap_or_else(|e| e.into_inner()).iter().all(|&s| s == operands);
+    let (warp, lane) = (t / 32, t % 32);
+    // This thread's two rows of an `A` in registers, gathered while every
+    // fragment is published: row `16 w + g + 8 h` has its `k` in lane
+    // `4 g + k % 4` of warp `w`, register `h + 2 (k / 4)`.
+    let registers = matches!(a, OperandA::Registers(_)).then(|| {
+        let fragments = group.fragments.lock().unwrap_or_else(|e| e.into_inner());
+        let row = |h: usize| -> [f64; 8] {
             core::array::from_fn(|k| {
-                let at = descriptor_address(desc, row, 4 * k);
-                assert!(at + 4 <= bytes, "wgmma: operand at shared byte {at}, past the {bytes} bytes of the block");
-                request.operand_read(loc, region + at, 4);
-                // SAFETY: inside the shared memory (checked); any bits are an f32.
-                let bits = unsafe { smem.add(at).cast::<u32>().read_unaligned() };
+                let bits = fragments[32 * warp + 4 * (lane / 4) + k % 4][h + 2 * (k / 4)];
                 f32::from_bits(bits & TF32_MASK) as f64
             })
         };
-        // This thread's rows of A (two) and columns of B (R / 2), read once each.
-        let rows: [[f64; 8]; 2] = match (a, registers) {
-            (OperandA::Shared(desc), _) => core::array::from_fn(|h| operand(desc, 16 * warp + lane / 4 + 8 * h)),
-            (OperandA::Registers(_), rows) => rows.expect("gathered above for A in registers"),
-        };
-        let cols: Vec<[f64; 8]> = (0..R / 2).map(|j| operand(b, 8 * (j / 2) + 2 * (lane % 4) + j % 2)).collect();
-        for (i, acc) in d.iter_mut().enumerate() {
-            let (x, y) = (&rows[(i / 2) % 2], &cols[2 * (i / 4) + i % 2]);
-            let start = if accumulate { *acc as f64 } else { 0.0 };
-            *acc = round_toward_zero((0..8).fold(start, |s, k| s + x[k] * y[k]));
-        }
+        [row(0), row(1)]
+    });
+    me.group_sync(group); // nobody overwrites a slot before all have read
+    if !same {
+        me.shared.fail(EmuError::DivergentWgmma { block: me.block, warpgroup: index });
+        std::panic::resume_unwind(Box::new(Abandoned));
+    }
+    // This block's region of the shared memory, alive for the whole launch.
+    let region = me.shared.region(me.rank) as usize;
+    // SAFETY: only the pointer is taken, inside the cluster's memory.
+    let smem = unsafe { me.shared.cluster_smem().add(region).cast_const() };
+    let bytes = me.shared.cta_stride;
+    let (loc, request) = (me.loc, &me.request);
+    // The 8 TF32 values of `k` that row `row` of an operand holds, each
+    // word read through the checker (races with the staging stores,
+    // unwritten words) at the `wgmma`'s line, not counted: the operands
+    // bypass the load/store unit.
+    let operand = |desc: u64, row: usize| -> [f64; 8] {
+        core::array::from_fn(|k| {
+            let at = descriptor_address(desc, row, 4 * k);
+            assert!(at + 4 <= bytes, "wgmma: operand at shared byte {at}, past the {bytes} bytes of the block");
+            request.operand_read(loc, region + at, 4);
+            // SAFETY: inside the shared memory (checked); any bits are an f32.
+            let bits = unsafe { smem.add(at).cast::<u32>().read_unaligned() };
+            f32::from_bits(bits & TF32_MASK) as f64
+        })
+    };
+    // This thread's rows of A (two) and columns of B (R / 2), read once each.
+    let rows: [[f64; 8]; 2] = match (a, registers) {
+        (OperandA::Shared(desc), _) => core::array::from_fn(|h| operand(desc, 16 * warp + lane / 4 + 8 * h)),
+        (OperandA::Registers(_), rows) => rows.expect("gathered above for A in registers"),
+    };
+    let cols: Vec<[f64; 8]> = (0..R / 2).map(|j| operand(b, 8 * (j / 2) + 2 * (lane % 4) + j % 2)).collect();
+    for (i, acc) in d.iter_mut().enumerate() {
+        let (x, y) = (&rows[(i / 2) % 2], &cols[2 * (i / 4) + i % 2]);
+        let start = if accumulate { *acc as f64 } else { 0.0 };
+        *acc = round_toward_zero((0..8).fold(start, |s, k| s + x[k] * y[k]));
     }
 }
