@@ -13,8 +13,9 @@
 //!   barrier a tile, no arithmetic;
 //! - `softmax/warp32`: step 1 with 32 floats a lane: warp shuffles between
 //!   the accesses;
-//! - `gemm/blocktile_2d`: step 4's register tile: 64 FMAs a thread between
-//!   its shared loads, two barriers a slice of `K`.
+//! - `gemm/blocktile_2d`: step 4's register tile at 256^3 (four blocks of
+//!   128 x 128, so that every core has one): 64 FMAs a thread between its
+//!   shared loads, two barriers a slice of `K`.
 
 use coalesce::emu::{Op, Report};
 use coalesce::gemm::{self, AlphaBeta, GemmShape};
@@ -56,7 +57,7 @@ fn emulator(c: &mut Criterion) {
         softmax::emu::launch_checked(softmax::Kernel::Warp32, &input, &mut output, shape).unwrap()
     });
 
-    let shape = GemmShape::new(128, 128, 128).unwrap();
+    let shape = GemmShape::new(256, 256, 256).unwrap();
     let (a, b) = (inputs(shape.a().len()), inputs(shape.b().len()));
     let mut out = vec![0.0; shape.c().len()];
     bench(c, "gemm", "blocktile_2d", || {

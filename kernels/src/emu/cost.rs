@@ -52,27 +52,54 @@ pub(super) fn charge(space: Space, lanes: &[(u32, usize, u32)]) -> (u64, u64) {
     }
 }
 
+/// `f` of a scratch slice of `n` default values: on the stack for the sizes
+/// of one warp's request (the counters charge millions of them), on the
+/// heap beyond.
+fn scratch<T: Copy + Default, R>(n: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
+    const STACK: usize = 256;
+    if n <= STACK {
+        let mut buf = [T::default(); STACK];
+        f(&mut buf[..n])
+    } else {
+        f(&mut std::vec![T::default(); n])
+    }
+}
+
+/// How many distinct values `items` holds (sorted in place).
+fn distinct(items: &mut [usize]) -> usize {
+    items.sort_unstable();
+    items.iter().enumerate().filter(|&(i, v)| i == 0 || items[i - 1] != *v).count()
+}
+
+/// The first and last of the `size`-byte units that `bytes` bytes at `a` touch.
+fn span(a: usize, bytes: u32, size: usize) -> core::ops::RangeInclusive<usize> {
+    a / size..=(a + bytes.max(1) as usize - 1) / size
+}
+
 /// The 32-byte sectors that the lanes' `(lane, address, bytes)` touch.
 fn sectors(lanes: &[(u32, usize, u32)]) -> u64 {
-    let mut s: Vec<usize> = lanes.iter().flat_map(|&(_, a, n)| a / 32..=(a + n.max(1) as usize - 1) / 32).collect();
-    s.sort_unstable();
-    s.dedup();
-    s.len() as u64
+    let n = lanes.iter().map(|&(_, a, b)| span(a, b, 32).count()).sum();
+    scratch(n, |s| {
+        lanes.iter().flat_map(|&(_, a, b)| span(a, b, 32)).zip(s.iter_mut()).for_each(|(v, slot)| *slot = v);
+        distinct(s) as u64
+    })
 }
 
 /// The sectors of the lanes' distinct bytes, packed into aligned sectors.
 fn ideal_sectors(lanes: &[(u32, usize, u32)]) -> u64 {
-    let mut ranges: Vec<(usize, usize)> = lanes.iter().map(|&(_, a, n)| (a, a + n as usize)).collect();
-    ranges.sort_unstable();
-    let (mut distinct, mut end) = (0usize, 0usize);
-    for (a, b) in ranges {
-        let a = a.max(end);
-        if b > a {
-            distinct += b - a;
-            end = b;
+    scratch(lanes.len(), |ranges: &mut [(usize, usize)]| {
+        lanes.iter().zip(ranges.iter_mut()).for_each(|(&(_, a, n), r)| *r = (a, a + n as usize));
+        ranges.sort_unstable();
+        let (mut distinct, mut end) = (0usize, 0usize);
+        for &(a, b) in ranges.iter() {
+            let a = a.max(end);
+            if b > a {
+                distinct += b - a;
+                end = b;
+            }
         }
-    }
-    distinct.div_ceil(32) as u64
+        distinct.div_ceil(32) as u64
+    })
 }
 
 /// Wavefronts and the ideal of one shared-memory request (see the module
@@ -90,18 +117,26 @@ fn wavefronts(lanes: &[(u32, usize, u32)]) -> (u64, u64) {
 fn phases(lanes: &[(u32, usize, u32)]) -> (u32, Vec<[u32; 32]>) {
     let width = lanes.iter().map(|l| l.2).max().unwrap_or(4).max(4);
     let per_phase = (32 / width.div_ceil(4)).max(8);
-    let mut words: Vec<usize> = Vec::new();
     let ways = (0..32 / per_phase)
         .map(|phase| {
-            words.clear();
-            for &(_, a, n) in lanes.iter().filter(|l| l.0 / per_phase == phase) {
-                words.extend(a / 4..=(a + n.max(1) as usize - 1) / 4);
-            }
-            words.sort_unstable();
-            words.dedup();
-            let mut per_bank = [0u32; 32];
-            words.iter().for_each(|w| per_bank[w % 32] += 1);
-            per_bank
+            let mine = || lanes.iter().filter(move |l| l.0 / per_phase == phase);
+            let n = mine().map(|&(_, a, b)| span(a, b, 4).count()).sum();
+            scratch(n, |words| {
+                mine().flat_map(|&(_, a, b)| span(a, b, 4)).zip(words.iter_mut()).for_each(|(w, slot)| *slot = w);
+                let n = distinct(words);
+                let mut per_bank = [0u32; 32];
+                // `distinct` sorted the words and counted them; walk the
+                // distinct ones.
+                let mut last = None;
+                for &w in words.iter() {
+                    if last != Some(w) {
+                        per_bank[w % 32] += 1;
+                        last = Some(w);
+                    }
+                }
+                debug_assert_eq!(per_bank.iter().sum::<u32>() as usize, n);
+                per_bank
+            })
         })
         .collect();
     (per_phase, ways)

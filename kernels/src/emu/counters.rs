@@ -32,7 +32,6 @@ use super::cost;
 use super::types::Site;
 pub use super::types::{LaneAccess, Op};
 use crate::mem::Space;
-use std::collections::HashMap;
 use std::vec::Vec;
 
 /// Counts of one [`Op`] at one line, or summed over lines.
@@ -134,60 +133,60 @@ pub(super) struct Record {
 /// logged, and per (line id, op) what its requests cost so far.
 pub(super) struct Tallies {
     logs: Vec<Vec<Record>>,
-    lines: HashMap<(u32, Op), LineTally>,
+    /// By line id and op (`id * 6 + op`).
+    lines: Vec<Option<LineTally>>,
+    /// Room for the records of a warp whose lanes diverged.
+    warp: Vec<(u32, Record)>,
 }
 
 impl Tallies {
     /// The counters of clusters of `threads` threads.
     pub(super) fn new(threads: u32) -> Tallies {
-        Tallies { logs: (0..threads).map(|_| Vec::new()).collect(), lines: HashMap::new() }
+        Tallies { logs: (0..threads).map(|_| Vec::new()).collect(), lines: Vec::new(), warp: Vec::new() }
     }
 
-    /// Thread `linear`'s records of the cluster that ended.
-    pub(super) fn hand_over(&mut self, linear: u32, records: Vec<Record>) {
-        self.logs[linear as usize] = records;
+    /// Thread `linear`'s records of the cluster that ended, swapped for the
+    /// emptied list of the cluster before (its room kept for the next).
+    pub(super) fn hand_over(&mut self, linear: u32, records: &mut Vec<Record>) {
+        core::mem::swap(&mut self.logs[linear as usize], records);
+        records.clear();
     }
 
     /// Counts the requests of cluster `cluster` (after every thread's
     /// [`Tallies::hand_over`]). A line keeps the sample of the lowest
     /// cluster that ran it.
     pub(super) fn tally_block(&mut self, cluster: u64) {
-        let mut warp = Vec::new();
-        for lanes in self.logs.chunks_mut(super::WARP_SIZE as usize) {
-            warp.clear();
-            for (lane, log) in lanes.iter_mut().enumerate() {
-                warp.extend(log.drain(..).map(|r| (lane as u32, r)));
-            }
+        let (mut warp, mut lanes) = (core::mem::take(&mut self.warp), Vec::new());
+        for w in 0..self.logs.len().div_ceil(super::WARP_SIZE as usize) {
+            let at = w * super::WARP_SIZE as usize;
+            let logs = &self.logs[at..(at + super::WARP_SIZE as usize).min(self.logs.len())];
             // A line may access both memories (a helper called with a
             // global and a shared view): the op keeps their requests apart.
-            warp.sort_unstable_by_key(|&(lane, r)| (r.site, r.op, r.instance, lane));
-            for group in warp.chunk_by(|a, b| (a.1.site, a.1.op, a.1.instance) == (b.1.site, b.1.op, b.1.instance)) {
-                let r = group[0].1;
-                let (width, tally, sample, from) =
-                    self.lines.entry((r.site, r.op)).or_insert((r.bytes, Tally::default(), Vec::new(), cluster));
-                *width = (*width).max(r.bytes);
-                let lanes: Vec<(u32, usize, u32)> = group.iter().map(|&(l, r)| (l, r.addr, r.bytes)).collect();
-                if cluster < *from {
-                    (*from, *sample) = (cluster, Vec::new());
+            let key = |r: &Record| (r.site, r.op, r.instance);
+            let first = &logs[0];
+            if logs.iter().all(|l| l.len() == first.len() && l.iter().zip(first).all(|(a, b)| key(a) == key(b))) {
+                // Every lane made the same accesses in the same order (no
+                // divergence): the i-th access of each lane is one request.
+                for (i, &r) in first.iter().enumerate() {
+                    lanes.clear();
+                    lanes.extend(logs.iter().enumerate().map(|(lane, log)| (lane as u32, log[i].addr, log[i].bytes)));
+                    count(&mut self.lines, cluster, r, &lanes);
                 }
-                if sample.is_empty() {
-                    let base = match r.op.space() {
-                        Space::Global => lanes.iter().map(|l| l.1).min().unwrap_or(0) / 32 * 32,
-                        Space::Shared => 0,
-                    };
-                    let at = |a: usize| (a - base) as u64;
-                    sample.extend(lanes.iter().map(|&(lane, a, bytes)| LaneAccess { lane, addr: at(a), bytes }));
+            } else {
+                warp.clear();
+                for (lane, log) in logs.iter().enumerate() {
+                    warp.extend(log.iter().map(|&r| (lane as u32, r)));
                 }
-                let (transactions, ideal) = cost::charge(r.op.space(), &lanes);
-                tally.add(&Tally {
-                    requests: 1,
-                    accesses: lanes.len() as u64,
-                    bytes: lanes.iter().map(|l| l.2 as u64).sum(),
-                    transactions,
-                    ideal,
-                });
+                warp.sort_unstable_by_key(|&(lane, r)| (r.site, r.op, r.instance, lane));
+                for group in warp.chunk_by(|a, b| key(&a.1) == key(&b.1)) {
+                    lanes.clear();
+                    lanes.extend(group.iter().map(|&(l, r)| (l, r.addr, r.bytes)));
+                    count(&mut self.lines, cluster, group[0].1, &lanes);
+                }
             }
         }
+        self.logs.iter_mut().for_each(Vec::clear);
+        self.warp = warp;
     }
 
     /// Every line's counters, `sites` naming the line ids, each with the
@@ -195,9 +194,43 @@ impl Tallies {
     pub(super) fn into_counters(self, sites: &[Site]) -> Vec<(u64, SiteCounters)> {
         self.lines
             .into_iter()
-            .map(|((site, op), (width, tally, sample, cluster))| {
-                (cluster, SiteCounters { site: sites[site as usize], op, width, tally, sample })
+            .enumerate()
+            .filter_map(|(slot, line)| {
+                let (site, op) = (sites[slot / Op::ALL.len()], Op::ALL[slot % Op::ALL.len()]);
+                line.map(|(width, tally, sample, cluster)| (cluster, SiteCounters { site, op, width, tally, sample }))
             })
             .collect()
     }
+}
+
+/// One request of cluster `cluster`: `r`'s line and op, made by the
+/// lanes' `(lane, address, bytes)`.
+fn count(lines: &mut Vec<Option<LineTally>>, cluster: u64, r: Record, lanes: &[(u32, usize, u32)]) {
+    let op = Op::ALL.iter().position(|&o| o == r.op).unwrap_or(0);
+    let slot = r.site as usize * Op::ALL.len() + op;
+    if lines.len() <= slot {
+        lines.resize_with(slot + 1, || None);
+    }
+    let (width, tally, sample, from) =
+        lines[slot].get_or_insert_with(|| (r.bytes, Tally::default(), Vec::new(), cluster));
+    *width = (*width).max(r.bytes);
+    if cluster < *from {
+        (*from, *sample) = (cluster, Vec::new());
+    }
+    if sample.is_empty() {
+        let base = match r.op.space() {
+            Space::Global => lanes.iter().map(|l| l.1).min().unwrap_or(0) / 32 * 32,
+            Space::Shared => 0,
+        };
+        let at = |a: usize| (a - base) as u64;
+        sample.extend(lanes.iter().map(|&(lane, a, bytes)| LaneAccess { lane, addr: at(a), bytes }));
+    }
+    let (transactions, ideal) = cost::charge(r.op.space(), lanes);
+    tally.add(&Tally {
+        requests: 1,
+        accesses: lanes.len() as u64,
+        bytes: lanes.iter().map(|l| l.2 as u64).sum(),
+        transactions,
+        ideal,
+    });
 }

@@ -109,8 +109,7 @@ impl Memory {
     /// counting, and its lines' executions, back to zero.
     pub(super) fn end_block(&self, linear: u32, local: &ThreadMemory) {
         if self.counting {
-            let records = core::mem::take(&mut *local.records.borrow_mut());
-            self.tallies.borrow_mut().hand_over(linear, records);
+            self.tallies.borrow_mut().hand_over(linear, &mut local.records.borrow_mut());
         }
         local.sites.borrow_mut().iter_mut().for_each(|s| s.2 = 0);
     }
