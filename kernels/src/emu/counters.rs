@@ -32,6 +32,7 @@ use super::cost;
 use super::types::Site;
 pub use super::types::{LaneAccess, Op};
 use crate::mem::Space;
+use std::sync::Mutex;
 use std::vec::Vec;
 
 /// Counts of one [`Op`] at one line, or summed over lines.
@@ -139,10 +140,41 @@ pub(super) struct Tallies {
     warp: Vec<(u32, Record)>,
 }
 
+/// Record lists no launch is using, emptied, with their room: a launch's
+/// threads log into lists of the launches before, instead of growing new
+/// ones (and faulting their pages in) access by access.
+static ROOM: Mutex<Vec<Vec<Record>>> = Mutex::new(Vec::new());
+/// The most lists [`ROOM`] keeps, and the most records one may hold room for.
+const ROOM_LISTS: usize = 8192;
+const ROOM_RECORDS: usize = 1 << 16;
+
+/// An empty record list, with room if a launch left some.
+pub(super) fn record_list() -> Vec<Record> {
+    ROOM.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default()
+}
+
+/// Gives `list`'s room back for later launches.
+pub(super) fn give_back(mut list: Vec<Record>) {
+    if list.capacity() == 0 || list.capacity() > ROOM_RECORDS {
+        return;
+    }
+    list.clear();
+    let mut room = ROOM.lock().unwrap_or_else(|e| e.into_inner());
+    if room.len() < ROOM_LISTS {
+        room.push(list);
+    }
+}
+
+impl Drop for Tallies {
+    fn drop(&mut self) {
+        self.logs.drain(..).for_each(give_back);
+    }
+}
+
 impl Tallies {
     /// The counters of clusters of `threads` threads.
     pub(super) fn new(threads: u32) -> Tallies {
-        Tallies { logs: (0..threads).map(|_| Vec::new()).collect(), lines: Vec::new(), warp: Vec::new() }
+        Tallies { logs: (0..threads).map(|_| record_list()).collect(), lines: Vec::new(), warp: Vec::new() }
     }
 
     /// Thread `linear`'s records of the cluster that ended, swapped for the
@@ -191,8 +223,8 @@ impl Tallies {
 
     /// Every line's counters, `sites` naming the line ids, each with the
     /// index of the cluster its sample comes from.
-    pub(super) fn into_counters(self, sites: &[Site]) -> Vec<(u64, SiteCounters)> {
-        self.lines
+    pub(super) fn into_counters(mut self, sites: &[Site]) -> Vec<(u64, SiteCounters)> {
+        core::mem::take(&mut self.lines)
             .into_iter()
             .enumerate()
             .filter_map(|(slot, line)| {

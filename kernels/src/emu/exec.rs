@@ -225,7 +225,7 @@ where
 {
     let shared = Shared::new(dims, cluster, counting);
     let threads = shared.threads();
-    let locals: Vec<ThreadMemory> = (0..threads).map(|_| ThreadMemory::default()).collect();
+    let locals: Vec<ThreadMemory> = (0..threads).map(|_| ThreadMemory::new()).collect();
     let mut stacks = Stacks::new();
     loop {
         let position = plan.next.fetch_add(1, Ordering::Relaxed);

@@ -14,7 +14,7 @@
 //! [`Report`], merged from its workers' ([`Partial`]).
 
 use super::checker::{Finding, FindingKind, Findings};
-use super::counters::{Counters, Op, Record, SiteCounters, Tallies};
+use super::counters::{Counters, Op, Record, SiteCounters, Tallies, give_back, record_list};
 use super::races::{Clock, Event, Problem, Races};
 use super::types::{Access, Site, Via, unlinear};
 use crate::Dim3;
@@ -182,13 +182,24 @@ impl Partial {
 
 /// What one emulated thread keeps about its own accesses, across the
 /// clusters its worker runs.
-#[derive(Default)]
 pub(super) struct ThreadMemory {
     /// The lines seen: location, id, executions in this block.
     pub(super) sites: RefCell<Vec<(&'static Location<'static>, u32, u32)>>,
     pub(super) records: RefCell<Vec<Record>>,
     /// Its side of the race checks.
     pub(super) clock: Clock,
+}
+
+impl ThreadMemory {
+    pub(super) fn new() -> ThreadMemory {
+        ThreadMemory { sites: RefCell::default(), records: RefCell::new(record_list()), clock: Clock::default() }
+    }
+}
+
+impl Drop for ThreadMemory {
+    fn drop(&mut self) {
+        give_back(core::mem::take(self.records.get_mut()));
+    }
 }
 
 /// One access through a view, as the emulated thread makes it.
