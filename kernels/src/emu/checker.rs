@@ -24,7 +24,7 @@
 //!
 //! The first three are checked where every access starts
 //! ([`super::memory`]), the others by the shared-memory checks of
-//! [`super::races`]; [`Findings`] keeps what a worker found.
+//! [`super::races`]; `Findings` keeps what a worker found.
 //!
 //! Findings with the same kind and lines are folded into one, with a count
 //! and the first occurrence's block, thread and address. An access reports

@@ -8,7 +8,7 @@
 //! groups the logs into requests and tallies each line: requests, accesses,
 //! the bytes the lanes asked for, and the transactions that [`super::cost`]
 //! charges a request (32-byte sectors in global memory, wavefronts in
-//! shared memory) against their ideal ([`Tallies`] keeps a worker's). The two sides of a `cp.async`
+//! shared memory) against their ideal (`Tallies` keeps a worker's). The two sides of a `cp.async`
 //! ([`crate::Shared::copy_async_16`]) count apart, as [`Op::CopyAsyncLoad`]
 //! (sectors) and [`Op::CopyAsyncStore`] (wavefronts), since `ncu` counts
 //! `LDGSTS` apart from shared stores. Each line also keeps its first

@@ -13,7 +13,7 @@ pub enum EmuError {
     InvalidBlock(Dim3),
     /// The grid has no blocks.
     EmptyGrid(Dim3),
-    /// A cluster launch ([`launch_cluster`]) of `cluster` blocks: not 1 to
+    /// A cluster launch ([`super::launch_cluster`]) of `cluster` blocks: not 1 to
     /// [`MAX_CLUSTER`], not dividing the grid's `x`, or with blocks that are
     /// not whole warps.
     InvalidCluster { cluster: u32, grid: Dim3, block: Dim3 },
@@ -35,14 +35,14 @@ pub enum EmuError {
     /// in waits or at barriers, or done with the block.
     MbarrierDeadlock { block: Dim3, thread: Dim3, bar: u32, parity: u32 },
     /// `thread`'s wait on the mbarrier at `bar` saw no arrival nor
-    /// transaction for `seconds` ([`MBARRIER_TIMEOUT`]), with some thread
-    /// still running (spinning, say).
+    /// transaction for `seconds` ([`super::MBARRIER_TIMEOUT`]), with some
+    /// thread of the block still running (looping through shuffles, say).
     MbarrierTimeout { block: Dim3, thread: Dim3, bar: u32, parity: u32, seconds: u64 },
-    /// `tma_load_2d` was given a tensor map that is not a valid [`TmaMap`]'s
+    /// `tma_load_2d` was given a tensor map that is not a valid [`super::TmaMap`]'s
     /// encoding (`problem` says why).
     InvalidTensorMap { block: Dim3, thread: Dim3, problem: &'static str },
     /// The checker found problems in the kernel's memory accesses
-    /// ([`memory`]); [`launch_checked`] returns them instead.
+    /// ([`super::memory`]); [`super::launch_checked`] returns them instead.
     Checker(Vec<Finding>),
 }
 

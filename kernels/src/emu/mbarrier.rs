@@ -37,8 +37,12 @@ use std::vec::Vec;
 
 /// How long a wait may see its barrier make no progress (no arrival, no
 /// transaction) before it fails the launch ([`EmuError::MbarrierTimeout`]):
-/// a backstop for the hangs that the blocked-thread count does not see (a
-/// thread spinning in the kernel), generous enough for a slow debug build.
+/// a backstop for the hangs that the blocked-thread count does not see
+/// (other threads of the block looping through shuffles or barriers, which
+/// resume the waiting fiber each round without ever arriving), generous
+/// enough for a slow debug build. A thread that loops with no
+/// synchronisation point at all never lets the others run, and this check
+/// neither.
 pub const MBARRIER_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One barrier of the block.

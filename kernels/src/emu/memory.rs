@@ -2,7 +2,7 @@
 //! ([`crate::mem`]): the state a worker keeps for its clusters and for each
 //! thread, composed of the checker's findings ([`super::checker`]), the
 //! counters ([`super::counters`]) and the race checks ([`super::races`]),
-//! and the path each access takes through them ([`Request`]).
+//! and the path each access takes through them (`Request`).
 //!
 //! Every load and store through a view, and each side of a `cp.async`, is
 //! one access, keyed by its [`Site`] (the source line that made it). It is
@@ -11,7 +11,7 @@
 //! a shared access then goes through the race checks of [`super::races`];
 //! and when the launch counts, the access is logged for
 //! [`super::counters`]. A launch's findings and counters come back as one
-//! [`Report`], merged from its workers' ([`Partial`]).
+//! [`Report`], merged from its workers' (`Partial`).
 
 use super::checker::{Finding, FindingKind, Findings};
 use super::counters::{Counters, Op, Record, SiteCounters, Tallies, give_back, record_list};

@@ -176,7 +176,7 @@ pub const MAX_CLUSTER: u32 = 16;
 /// in `-(2^20 - 1)..=2^20 - 1`.
 pub const MBARRIER_MAX: u32 = (1 << 20) - 1;
 
-/// What is wrong with an mbarrier operation ([`EmuError::Mbarrier`]).
+/// What is wrong with an mbarrier operation ([`super::EmuError::Mbarrier`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MbarrierProblem {
     /// The address is not 8-byte aligned.
