@@ -33,6 +33,15 @@ impl Dim3 {
     }
 }
 
+/// `(x, y, z)`: how the emulator's errors and findings name blocks and
+/// threads. (Not on the GPU, which formats nothing.)
+#[cfg(not(target_arch = "nvptx64"))]
+impl core::fmt::Display for Dim3 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "({}, {}, {})", self.x, self.y, self.z)
+    }
+}
+
 /// Grid, block and dynamic shared memory of one launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchDims {
@@ -75,6 +84,7 @@ pub trait ThreadCtx {
     /// `gridDim`
     fn grid_dim(&self) -> Dim3;
     /// `__syncthreads()`: every thread of the block must reach the same call.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn sync_threads(&self);
     /// Start of this block's dynamic shared memory (`extern __shared__`),
     /// sized by the launch's [`LaunchDims::shared_bytes`] and aligned to at
@@ -157,6 +167,7 @@ pub trait ThreadCtx {
     }
     /// `__shfl_xor_sync(0xffffffff, value, lane_mask)`: all 32 lanes of the
     /// warp must take part.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32;
     /// `cp.async.cg.shared.global [dst], [src], 16`: starts copying 16 bytes
     /// from global to shared memory without holding them in registers, so a
@@ -242,6 +253,7 @@ pub trait ThreadCtx {
     /// transaction announced ([`ThreadCtx::mbarrier_arrive_expect_tx`]) has
     /// landed. One thread initialises; [`ThreadCtx::mbarrier_init_fence`]
     /// and a block barrier then publish it before anyone uses it.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn mbarrier_init(&self, bar: u32, count: u32);
     /// `fence.mbarrier_init.release.cluster`: orders this thread's
     /// `mbarrier.init`s before its later operations, as seen by the async
@@ -250,15 +262,18 @@ pub trait ThreadCtx {
     /// `mbarrier.arrive.shared::cta.b64 _, [bar]`: one arrival on the
     /// current phase, releasing this thread's earlier memory accesses to
     /// whoever waits for the phase.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn mbarrier_arrive(&self, bar: u32);
     /// `mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], bytes`: one
     /// arrival, and `bytes` more that bulk copies must deliver before the
     /// current phase completes.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn mbarrier_arrive_expect_tx(&self, bar: u32, bytes: u32);
     /// Waits (`mbarrier.try_wait.parity` in a loop) until the phase of
     /// parity `parity` of the barrier at `bar` has completed: phases
     /// alternate 0, 1, 0, .. from the init, so a waiter tracks which one it
     /// expects. Acquires what the arrivals released and the copies wrote.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn mbarrier_wait(&self, bar: u32, parity: u32);
     /// `fence.proxy.tensormap::generic.acquire.gpu [map], 128` and
     /// `prefetch.tensormap [map]`: the tensor map at `map` was written by
@@ -393,6 +408,7 @@ pub trait ThreadCtx {
     /// cluster has arrived, acquiring what the arrivals released. The
     /// emulator orders everything before the wait before everything after,
     /// across the cluster, as a barrier of all its threads.
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn cluster_wait(&self);
     /// `st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32`: writes
     /// the two floats to shared address `dst` *of block `rank` of this
@@ -410,5 +426,6 @@ pub trait ThreadCtx {
     /// [`ThreadCtx::mbarrier_wait`] with cluster scope
     /// (`mbarrier.try_wait.parity.acquire.cluster`): also acquires what other
     /// blocks of the cluster wrote towards the phase ([`ThreadCtx::st_async_f32x2`]).
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn mbarrier_wait_cluster(&self, bar: u32, parity: u32);
 }

@@ -48,6 +48,22 @@
 //!   [`Report`], with the memory counters ([`counters`]): 32-byte sectors
 //!   per global request and wavefronts per shared request (bank conflicts),
 //!   per source line, as [`cost`] models them.
+//! - A launch with [`Options`] ([`launch_with`]) may register the global
+//!   buffers that exist: an access outside all of them is refused and
+//!   reported ([`FindingKind::OutsideAllocation`]), and the views' safe
+//!   methods ([`crate::mem::Checked`]) touch nothing else. It may also keep
+//!   a shadow of global memory across blocks, which reports two blocks
+//!   touching one word, one writing ([`FindingKind::GlobalRace`]).
+//!
+//! Whatever a kernel body does through the emulator, the launch ends with
+//! a report or an error: a thread that takes more than
+//! [`STEP_LIMIT`] steps in one block (accesses and synchronisations: an
+//! endless loop) fails it with [`EmuError::StepLimit`] at the line it
+//! loops on, and a panicking thread is one [`EmuError::Panicked`], with
+//! where it panicked, and no message printed per thread. What it cannot
+//! stop: a loop that makes no access nor synchronisation, a recursion that
+//! overflows a fiber's stack ([`EMU_STACK_BYTES`]), or memory the kernel
+//! allocates itself.
 //!
 //! What it does not model: timing, caches, raw-pointer accesses (the kernels
 //! not yet written with views are neither checked nor counted), or
@@ -68,11 +84,13 @@
 //!
 //! - plain types: `types` (sites, accesses, ops, lanes, the launch's
 //!   limits), [`cost`] (what one request costs: sectors, banks, phases),
-//!   `error` ([`EmuError`]);
+//!   `error` ([`EmuError`]), `panics` (the hook that makes a kernel's
+//!   panic one error);
 //! - what every access through a view goes through: [`checker`] (its
 //!   findings), [`counters`] (per line: requests, sectors, wavefronts),
 //!   [`races`] (shared-memory races and unwritten reads, ordered by
-//!   barriers and mbarrier phases), each keeping its own state, and
+//!   barriers and mbarrier phases), `global` (the launch's buffers and its
+//!   race shadow across blocks), each keeping its own state, and
 //!   [`memory`], which composes them into the path of one access and the
 //!   [`Report`];
 //! - running a launch: `fiber` (the threads as coroutines, [`Schedule`]),
@@ -91,8 +109,10 @@ mod ctx;
 mod error;
 mod exec;
 mod fiber;
+mod global;
 mod mbarrier;
 pub mod memory;
+mod panics;
 pub mod races;
 mod tma;
 mod types;
@@ -103,14 +123,15 @@ pub use counters::{Counters, LaneAccess, Op, SiteCounters, Tally};
 pub use ctx::EmuCtx;
 pub use error::EmuError;
 pub use exec::{
-    SyncMutPtr, SyncPtr, launch, launch_checked, launch_cluster, launch_cluster_checked, launch_scheduled, workers,
+    Options, SyncMutPtr, SyncPtr, launch, launch_checked, launch_cluster, launch_cluster_checked, launch_scheduled,
+    launch_with, workers,
 };
 pub use fiber::Schedule;
 pub use mbarrier::MBARRIER_TIMEOUT;
 pub use memory::Report;
 pub use tma::{TmaMap, TmaSwizzle, round_tf32};
 pub use types::{
-    Access, EMU_STACK_BYTES, MAX_CLUSTER, MAX_THREADS_PER_BLOCK, MBARRIER_MAX, MbarrierProblem, SHARED_POISON, Site,
-    WARP_SIZE, WARPGROUP_SIZE,
+    Access, EMU_STACK_BYTES, MAX_CLUSTER, MAX_THREADS_PER_BLOCK, MBARRIER_INITS, MBARRIER_MAX, MbarrierProblem,
+    SHARED_POISON, STEP_LIMIT, Site, WARP_SIZE, WARPGROUP_SIZE,
 };
 pub use wgmma::descriptor_address;

@@ -84,6 +84,8 @@ mod ctx;
 pub use ctx::{Dim3, LaunchDims, TensorMap, ThreadCtx};
 
 pub mod mem;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use mem::{Checked, Plain};
 pub use mem::{Extent, Global, GlobalMut, Load, Shared, Space, Store, Strided};
 
 #[cfg(not(target_arch = "nvptx64"))]

@@ -45,10 +45,19 @@
 //!
 //! Code that reads or writes global and shared memory alike is generic over
 //! [`Load`] and [`Store`], which the views implement.
+//!
+//! On the host, a context that checks every access against the memory that
+//! exists ([`Checked`], the emulator's) gives the views safe twins of those
+//! methods, for code that is graded rather than trusted: `get`, `get_as`,
+//! `set`, `set_as` and `part` (`checked.rs`).
 
 use crate::ThreadCtx;
 
+#[cfg(not(target_arch = "nvptx64"))]
+mod checked;
 mod load_store;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use checked::{Checked, Plain};
 pub use load_store::{Load, Store};
 
 /// Which memory a view is of.

@@ -140,9 +140,11 @@ fn a_panicking_thread_is_reported_with_its_indices() {
         ctx.sync_threads();
     });
     match r {
-        Err(EmuError::Panicked { block, thread, message }) => {
+        Err(EmuError::Panicked { block, thread, message, site }) => {
             assert_eq!((block.x, thread.x), (1, 17));
             assert!(message.contains("out of bounds"));
+            let site = site.expect("the panic's location");
+            assert!(site.file.ends_with("emulator.rs"), "{site}");
         }
         other => panic!("expected a reported panic, got {other:?}"),
     }

@@ -7,6 +7,7 @@
 use super::barrier::{Abandoned, Barrier, Unmet, Waypoint};
 use super::error::EmuError;
 use super::fiber::Fiber;
+use super::global::GlobalChecks;
 use super::mbarrier::Mbarriers;
 use super::memory::Memory;
 use super::types::{SHARED_POISON, WARP_SIZE, WARPGROUP_SIZE};
@@ -62,10 +63,15 @@ pub(super) struct Shared {
     /// The threads that are not blocked in a wait or at a barrier: when the
     /// last of them blocks, the launch is deadlocked.
     pub(super) running: AtomicU32,
+    /// The most steps a thread may take in one block ([`super::STEP_LIMIT`]).
+    pub(super) step_limit: u64,
 }
 
 impl Shared {
-    pub(super) fn new(dims: LaunchDims, cluster: u32, counting: bool) -> Shared {
+    /// The state of clusters of `cluster` blocks of the launch `dims`,
+    /// counting or not, whose threads may take `step_limit` steps a block,
+    /// with the launch's checks of global memory.
+    pub(super) fn new(dims: LaunchDims, cluster: u32, counting: bool, step_limit: u64, global: GlobalChecks) -> Shared {
         let block_threads = dims.block.count() as u32;
         let threads = block_threads * cluster;
         let warps = (0..threads.div_ceil(WARP_SIZE))
@@ -105,9 +111,10 @@ impl Shared {
             smem: UnsafeCell::new(std::vec![u128::from_ne_bytes([SHARED_POISON; 16]); words * cluster as usize]),
             abort: AtomicBool::new(false),
             error: Mutex::new(None),
-            memory: Memory::new(counting, dims.block, threads, shared_bytes as u32),
+            memory: Memory::new(counting, dims.block, threads, shared_bytes as u32, global),
             mbarriers: Mbarriers::new(),
             running: AtomicU32::new(threads),
+            step_limit,
         }
     }
 

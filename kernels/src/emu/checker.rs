@@ -20,11 +20,21 @@
 //!   the other: no barrier between them, nor an mbarrier phase
 //!   ([`super::races`] says how accesses are ordered);
 //! - [`FindingKind::MbarrierBytes`]: an access to the 8 bytes of an
-//!   mbarrier the block initialised (its state lives there on the GPU).
+//!   mbarrier the block initialised (its state lives there on the GPU);
+//! - [`FindingKind::OutsideAllocation`]: a global access whose bytes are
+//!   not all inside one of the buffers the launch registered
+//!   ([`super::Options::allocations`]), or a safe access
+//!   ([`crate::mem::Checked`]) in a launch that registered none: refused,
+//!   as an out-of-bounds one is;
+//! - [`FindingKind::GlobalRace`]: two blocks of one launch touch one
+//!   4-byte word of global memory, at least one of them writing
+//!   (with [`super::Options::global_races`]: the emulator's `global` checks).
 //!
-//! The first three are checked where every access starts
-//! ([`super::memory`]), the others by the shared-memory checks of
-//! [`super::races`]; `Findings` keeps what a worker found.
+//! Bounds, alignment, shared-memory bounds and allocations are checked
+//! where every access starts ([`super::memory`]), shared races, unwritten
+//! words and mbarrier bytes by the shared-memory checks of
+//! [`super::races`], global races by the launch's shadow (`global`); `Findings` keeps
+//! what a worker found.
 //!
 //! Findings with the same kind and lines are folded into one, with a count
 //! and the first occurrence's block, thread and address. An access reports
@@ -57,6 +67,24 @@ pub enum FindingKind {
     /// An access through a view, or a bulk copy's write, to the shared word
     /// at byte `byte`, which holds an mbarrier this block initialised.
     MbarrierBytes { byte: usize, access: Access },
+    /// A global access of `bytes` bytes at `address` that is not inside
+    /// one of the launch's registered buffers ([`super::Options::allocations`]),
+    /// or a safe one in a launch that registered none: refused (the load
+    /// reads `U::default()`, the store is dropped).
+    OutsideAllocation { access: Access, address: usize, bytes: usize },
+    /// The global word at `address`, accessed by this block (`access`) and
+    /// by thread `other_thread` of block `other_block` at `other_site`
+    /// (`other_access`), at least one of them a write: nothing orders two
+    /// blocks of one launch. Reported by the block later in the grid's
+    /// order, whichever ran first.
+    GlobalRace {
+        address: usize,
+        access: Access,
+        other_access: Access,
+        other_block: Dim3,
+        other_thread: Dim3,
+        other_site: Site,
+    },
 }
 
 impl FindingKind {
@@ -71,6 +99,10 @@ impl FindingKind {
                 (4, Some(access), Some(other_access), Some(other_site))
             }
             FindingKind::MbarrierBytes { access, .. } => (5, Some(access), None, None),
+            FindingKind::OutsideAllocation { access, .. } => (6, Some(access), None, None),
+            FindingKind::GlobalRace { access, other_access, other_site, .. } => {
+                (7, Some(access), Some(other_access), Some(other_site))
+            }
         }
     }
 }
@@ -95,8 +127,7 @@ fn space_name(space: Space) -> &'static str {
 
 impl core::fmt::Display for Finding {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let (b, t) = (self.block, self.thread);
-        write!(f, "{}: block ({}, {}, {}) thread ({}, {}, {}) ", self.site, b.x, b.y, b.z, t.x, t.y, t.z)?;
+        write!(f, "{}: block {} thread {} ", self.site, self.block, self.thread)?;
         match &self.kind {
             FindingKind::OutOfBounds { space, access, index, elements, len } => {
                 let what = if *elements == 1 {
@@ -127,7 +158,7 @@ impl core::fmt::Display for Finding {
                     write!(f, "a bulk copy by ")?;
                 }
                 match other_thread {
-                    Some(o) => write!(f, "thread ({}, {}, {})", o.x, o.y, o.z)?,
+                    Some(o) => write!(f, "thread {o}")?,
                     None => write!(f, "several threads")?,
                 }
                 write!(
@@ -142,6 +173,19 @@ impl core::fmt::Display for Finding {
             FindingKind::MbarrierBytes { byte, access } => {
                 write!(f, "{} shared byte {byte}, which holds an mbarrier", access.verb())?
             }
+            FindingKind::OutsideAllocation { access, address, bytes } => {
+                write!(f, "{} {bytes} bytes at {address:#x} outside every buffer of the launch", access.verb())?
+            }
+            FindingKind::GlobalRace { address, access, other_access, other_block, other_thread, other_site } => write!(
+                f,
+                "{} global {address:#x} that block {other_block} thread {other_thread} {} at {other_site}: \
+                 blocks of one launch are not ordered",
+                access.verb(),
+                match other_access {
+                    Access::Read => "read",
+                    Access::Write | Access::Copy => "wrote",
+                }
+            )?,
         }
         if self.count > 1 {
             write!(f, " ({} times in this launch)", self.count)?;

@@ -9,6 +9,11 @@
 //! to [`super::mbarrier`], and a bulk tensor copy reads its map through
 //! [`super::tma`]. What has nothing to do on the CPU (fences, waits for
 //! copies that landed at issue) does nothing.
+//!
+//! Each access and each synchronisation is one of the thread's steps
+//! ([`super::STEP_LIMIT`]): the one past the launch's limit fails it at
+//! the caller's line. The views' safe methods ([`Checked`]) go through the
+//! same read and write, refused outside the memory that exists.
 
 use super::barrier::{Abandoned, Waypoint};
 use super::block::{Shared, Warp};
@@ -18,15 +23,14 @@ use super::fiber::Fiber;
 use super::mbarrier::{Caller, Stuck};
 use super::memory::{Request, ThreadMemory};
 use super::tma::TmaMap;
-use super::types::Via;
-use super::types::{Access, WARP_SIZE};
+use super::types::{Access, Site, Via, WARP_SIZE};
 use super::wgmma::{Issuer, OperandA, wgmma_tf32};
-use crate::mem::Space;
+use crate::mem::{Checked, Plain, Space};
 use crate::vector::F4;
 use crate::{Dim3, ThreadCtx};
 use core::panic::Location;
 use std::boxed::Box;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 
 /// The [`ThreadCtx`] of one emulated thread.
 pub struct EmuCtx<'a> {
@@ -56,7 +60,9 @@ impl ThreadCtx for EmuCtx<'_> {
     fn grid_dim(&self) -> Dim3 {
         self.shared.dims.grid
     }
+    #[track_caller]
     fn sync_threads(&self) {
+        self.step(Location::caller());
         self.pass_barrier(|| self.shared.sync_block(self.rank, self.block, self.fiber));
     }
     fn shared_mem<T>(&self) -> *mut T {
@@ -77,7 +83,8 @@ impl ThreadCtx for EmuCtx<'_> {
     #[track_caller]
     unsafe fn mem_raise_flag(&self, base: *mut u32, len: usize, i: usize) {
         let (loc, at) = (Location::caller(), (4, len, i));
-        if let Some(addr) = self.request().access(loc, Space::Global, true, base.addr(), at, (4, 4), Via::Lsu) {
+        self.step(loc);
+        if let Some(addr) = self.request().access(loc, Space::Global, true, base.addr(), at, (4, 4), Via::Flag, false) {
             let word = base.with_addr(addr);
             if addr.is_multiple_of(4) {
                 // SAFETY: inside the caller's view (checked), aligned: an
@@ -102,7 +109,9 @@ impl ThreadCtx for EmuCtx<'_> {
             self.write(loc, Space::Shared, (dst, dst_len, i), v, Via::CopyAsync)
         }
     }
+    #[track_caller]
     fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32 {
+        self.step(Location::caller());
         let warp = &self.shared.warps[(self.linear / WARP_SIZE) as usize];
         if warp.lanes != WARP_SIZE {
             self.shared.fail(EmuError::PartialWarpShuffle { block: self.block, lanes: warp.lanes });
@@ -142,17 +151,25 @@ impl ThreadCtx for EmuCtx<'_> {
     unsafe fn wgmma_m64n256k8_tf32_rs(&self, d: &mut [f32; 128], a: [f32; 4], b: u64) {
         self.wgmma(Location::caller(), d, OperandA::Registers(a), b, true);
     }
+    #[track_caller]
     fn mbarrier_init(&self, bar: u32, count: u32) {
+        self.step(Location::caller());
         self.mbarrier_result(self.shared.mbarriers.init(&self.caller(), self.in_cluster(bar), count));
     }
     fn mbarrier_init_fence(&self) {}
+    #[track_caller]
     fn mbarrier_arrive(&self, bar: u32) {
+        self.step(Location::caller());
         self.mbarrier_result(self.shared.mbarriers.arrive(&self.caller(), self.in_cluster(bar), 0));
     }
+    #[track_caller]
     fn mbarrier_arrive_expect_tx(&self, bar: u32, bytes: u32) {
+        self.step(Location::caller());
         self.mbarrier_result(self.shared.mbarriers.arrive(&self.caller(), self.in_cluster(bar), bytes));
     }
+    #[track_caller]
     fn mbarrier_wait(&self, bar: u32, parity: u32) {
+        self.step(Location::caller());
         match self.shared.mbarriers.wait(&self.caller(), self.in_cluster(bar), parity) {
             Ok(()) => {}
             Err(Stuck::Abandoned) => std::panic::resume_unwind(Box::new(Abandoned)),
@@ -203,8 +220,8 @@ impl ThreadCtx for EmuCtx<'_> {
             // SAFETY: checked reads and writes (the checker refuses what lies
             // outside the shared memory or `dst`).
             unsafe {
-                let v: F4 =
-                    self.read(loc, Space::Shared, (smem.cast_const(), floats, src as usize / 4 + 4 * q), Via::Bulk);
+                let at = (smem.cast_const(), floats, src as usize / 4 + 4 * q);
+                let v: F4 = self.read(loc, Space::Shared, at, Via::Bulk);
                 self.write(loc, Space::Global, (dst, len, j + 4 * q), v, Via::Bulk);
             }
         }
@@ -240,7 +257,9 @@ impl ThreadCtx for EmuCtx<'_> {
         panic!("trap: {why}")
     }
     fn cluster_arrive_relaxed(&self) {}
+    #[track_caller]
     fn cluster_wait(&self) {
+        self.step(Location::caller());
         self.pass_barrier(|| self.shared.sync(Waypoint::Kernel, self.block, self.fiber));
     }
     #[track_caller]
@@ -254,8 +273,83 @@ impl ThreadCtx for EmuCtx<'_> {
             core::ptr::copy_nonoverlapping(value.as_ptr().cast::<u8>(), smem.add(at), 8)
         });
     }
+    #[track_caller]
     fn mbarrier_wait_cluster(&self, bar: u32, parity: u32) {
         self.mbarrier_wait(bar, parity);
+    }
+}
+
+// SAFETY: both methods access memory only through `EmuCtx::checked`,
+// whose pointer `Request::access` found, for a safe access, inside the view
+// and then inside the cluster's shared memory (a shared access) or inside
+// a buffer the launch registered (a global one; none when the launch
+// registered none), which the launch's `Options::allocations` vouches for;
+// a refused access touches nothing. `U: Plain` makes any bytes there a
+// valid `U`, and a `U` all initialised bytes.
+unsafe impl Checked for EmuCtx<'_> {
+    #[track_caller]
+    fn checked_load<T, U: Plain>(&self, space: Space, base: *const T, len: usize, i: usize) -> U {
+        let at = (size_of::<T>(), len, i);
+        match self.checked(Location::caller(), space, false, base.addr(), at, size_of::<U>(), align_of::<U>()) {
+            // SAFETY: memory that exists (see the impl's note).
+            Some(p) => unsafe { load_plain(space, p) },
+            None => U::default(),
+        }
+    }
+    #[track_caller]
+    fn checked_store<T, U: Plain>(&self, space: Space, base: *mut T, len: usize, i: usize, value: U) {
+        let at = (size_of::<T>(), len, i);
+        if let Some(p) = self.checked(Location::caller(), space, true, base.addr(), at, size_of::<U>(), align_of::<U>())
+        {
+            // SAFETY: as above.
+            unsafe { store_plain(space, p, value) }
+        }
+    }
+}
+
+/// The `U` at `p`. Global memory is read a byte at a time, each byte a
+/// relaxed atomic load: the blocks of a launch run on several OS threads,
+/// and safe accesses that race (a bug the kernel may have) must not be a
+/// data race of the emulator's. A block's shared memory is its worker's
+/// alone.
+///
+/// # Safety
+/// `p` is valid for reads of a `U` (and, in global memory, only accessed
+/// atomically or in an order with this access); `U` is [`Plain`].
+unsafe fn load_plain<U: Plain>(space: Space, p: *mut u8) -> U {
+    match space {
+        // SAFETY: forwarded from the caller.
+        Space::Shared => unsafe { p.cast::<U>().read_unaligned() },
+        Space::Global => {
+            let mut value = core::mem::MaybeUninit::<U>::uninit();
+            let bytes = value.as_mut_ptr().cast::<u8>();
+            for k in 0..size_of::<U>() {
+                // SAFETY: forwarded from the caller; a byte is always
+                // aligned for `AtomicU8`.
+                unsafe { bytes.add(k).write(AtomicU8::from_ptr(p.add(k)).load(Ordering::Relaxed)) };
+            }
+            // SAFETY: every byte is written, and any bytes are a `U` (`Plain`).
+            unsafe { value.assume_init() }
+        }
+    }
+}
+
+/// Writes `value` at `p`, as [`load_plain`] reads.
+///
+/// # Safety
+/// `p` is valid for writes of a `U`, as in [`load_plain`].
+unsafe fn store_plain<U: Plain>(space: Space, p: *mut u8, value: U) {
+    match space {
+        // SAFETY: forwarded from the caller.
+        Space::Shared => unsafe { p.cast::<U>().write_unaligned(value) },
+        Space::Global => {
+            let bytes = (&raw const value).cast::<u8>();
+            for k in 0..size_of::<U>() {
+                // SAFETY: forwarded from the caller; `value`'s bytes are
+                // all initialised (`Plain`: no padding).
+                unsafe { AtomicU8::from_ptr(p.add(k)).store(bytes.add(k).read(), Ordering::Relaxed) };
+            }
+        }
     }
 }
 
@@ -263,15 +357,18 @@ impl EmuCtx<'_> {
     /// The checked read behind every load, made `via` the load/store unit,
     /// a `cp.async` or a bulk copy (counted as each is): the `U` at element `i` of the `len`
     /// elements of `T` at `base`, or `U::default()` where the checker
-    /// refuses it (out of bounds).
+    /// refuses it (out of bounds, outside the launch's buffers). One step
+    /// of the thread's.
     ///
     /// # Safety
     /// As [`ThreadCtx::mem_load`].
     unsafe fn read<T, U: Copy + Default>(
         &self, loc: &'static Location<'static>, space: Space, (base, len, i): (*const T, usize, usize), via: Via,
     ) -> U {
+        self.step(loc);
         let at = (size_of::<T>(), len, i);
-        match self.request().access(loc, space, false, base.addr(), at, (size_of::<U>(), align_of::<U>()), via) {
+        let how = (size_of::<U>(), align_of::<U>());
+        match self.request().access(loc, space, false, base.addr(), at, how, via, false) {
             // SAFETY: inside the view (checked), which the caller vouches
             // for; unaligned only where the checker has reported it.
             Some(addr) => unsafe { base.with_addr(addr).cast::<U>().read_unaligned() },
@@ -288,13 +385,50 @@ impl EmuCtx<'_> {
         &self, loc: &'static Location<'static>, space: Space, (base, len, i): (*mut T, usize, usize), value: U,
         via: Via,
     ) {
+        self.step(loc);
         let at = (size_of::<T>(), len, i);
-        if let Some(addr) =
-            self.request().access(loc, space, true, base.addr(), at, (size_of::<U>(), align_of::<U>()), via)
-        {
+        let how = (size_of::<U>(), align_of::<U>());
+        if let Some(addr) = self.request().access(loc, space, true, base.addr(), at, how, via, false) {
             // SAFETY: as in `read`.
             unsafe { base.with_addr(addr).cast::<U>().write_unaligned(value) }
         }
+    }
+
+    /// A safe access ([`Checked`]) of `bytes` bytes aligned to `align` at
+    /// element `i` of the `len` elements of `elem` bytes at `base`
+    /// (`at = (elem, len, i)`), at `loc`: one step, then the checks of a
+    /// safe access ([`Request::access`]). Returns the pointer to access,
+    /// with the provenance of the memory it lies in (the cluster's shared
+    /// memory, or a registered buffer, whose registration exposed it), or
+    /// `None` where the checks refuse it.
+    #[allow(clippy::too_many_arguments)]
+    fn checked(
+        &self, loc: &'static Location<'static>, space: Space, store: bool, base: usize, at: (usize, usize, usize),
+        bytes: usize, align: usize,
+    ) -> Option<*mut u8> {
+        self.step(loc);
+        let addr = self.request().access(loc, space, store, base, at, (bytes, align), Via::Lsu, true)?;
+        Some(match space {
+            Space::Shared => self.cluster_smem().with_addr(addr),
+            Space::Global => core::ptr::with_exposed_provenance_mut(addr),
+        })
+    }
+
+    /// One step of this thread's, at `loc`: past the launch's limit, the
+    /// launch fails there ([`EmuError::StepLimit`]).
+    #[inline]
+    fn step(&self, loc: &'static Location<'static>) {
+        let steps = self.local.steps.get() + 1;
+        self.local.steps.set(steps);
+        if steps > self.shared.step_limit {
+            self.step_limit(loc, steps);
+        }
+    }
+
+    #[cold]
+    fn step_limit(&self, loc: &'static Location<'static>, steps: u64) -> ! {
+        let (block, thread, site) = (self.block, self.thread, Site::of(loc));
+        self.shared.abandon(EmuError::StepLimit { block, thread, site, steps })
     }
 
     /// The bulk tensor copy of `tma_load_2d`: `map`'s box at `xy`, copied
@@ -326,6 +460,7 @@ impl EmuCtx<'_> {
         &self, loc: &'static Location<'static>, (rank, dst, align): (u32, u32, u32), bytes: u32, bar: u32,
         fill: impl FnOnce(),
     ) {
+        self.step(loc);
         let shared_bytes = self.shared.dims.shared_bytes;
         let region = self.region(rank);
         let caller = self.caller();
@@ -403,6 +538,7 @@ impl EmuCtx<'_> {
     fn wgmma<const R: usize>(
         &self, loc: &'static Location<'static>, d: &mut [f32; R], a: OperandA, b: u64, accumulate: bool,
     ) {
+        self.step(loc);
         let (shared, linear, rank, block, fiber) = (self.shared, self.linear, self.rank, self.block, self.fiber);
         wgmma_tf32(&Issuer { shared, request: self.request(), linear, rank, block, fiber, loc }, d, a, b, accumulate);
     }

@@ -31,28 +31,68 @@
 //!
 //! Kernel bodies take raw pointers; [`SyncPtr`] and [`SyncMutPtr`] let a
 //! launch closure share them with the workers.
+//!
+//! Whatever the kernel does, a launch ends: each thread may take
+//! [`Options::step_limit`] steps a block (accesses and synchronisations,
+//! [`super::STEP_LIMIT`]), past which the launch fails
+//! ([`EmuError::StepLimit`]); a panic is one error, its message printed by
+//! nobody ([`super::panics`]); with [`Options::allocations`] no access
+//! through a view leaves the buffers that exist.
 
 use super::barrier::{Abandoned, Waypoint};
 use super::block::Shared;
 use super::ctx::EmuCtx;
 use super::error::EmuError;
 use super::fiber::{self, Fiber, Mix, Schedule, Stacks};
+use super::global::{Allocations, GlobalChecks, GlobalRaces};
 use super::memory::{Partial, Report, ThreadMemory};
+use super::panics;
 use super::types::unlinear;
-use super::types::{MAX_CLUSTER, MAX_THREADS_PER_BLOCK, SHARED_POISON, WARP_SIZE};
+use super::types::{MAX_CLUSTER, MAX_THREADS_PER_BLOCK, SHARED_POISON, STEP_LIMIT, WARP_SIZE};
 use crate::LaunchDims;
-use std::string::String;
-use std::sync::Mutex;
+use core::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        String::from(*s)
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        String::from("(non-string panic payload)")
+/// How a launch runs and what it checks beyond the checker's defaults
+/// ([`launch_with`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The order of the blocks, and of each block's threads between their
+    /// synchronisation points.
+    pub schedule: Schedule,
+    /// The address ranges (`start..end`, in bytes) of the global buffers
+    /// that really exist for the launch. When there are any, every global
+    /// access through a view (load, store, `raise_flag`, either side of a
+    /// `cp.async` or a bulk copy) whose bytes are not all inside one range
+    /// is refused and reported ([`super::FindingKind::OutsideAllocation`]);
+    /// when there are none, an `unsafe` view's accesses are checked
+    /// against the view alone, and a safe one's ([`crate::mem::Checked`])
+    /// are all refused.
+    ///
+    /// Safe accesses trust these ranges: each must be memory that the
+    /// launch may read and write for its whole length, for as long as it
+    /// runs (no reference to it alive elsewhere), and whose pointer's
+    /// provenance was exposed when it became an address (`ptr as usize`,
+    /// or `pointer::expose_provenance`).
+    pub allocations: Vec<Range<usize>>,
+    /// The most steps (accesses through views and synchronisations) one
+    /// thread may take in one block before the launch fails with
+    /// [`EmuError::StepLimit`].
+    pub step_limit: u64,
+    /// Whether the launch keeps a shadow of global memory across blocks
+    /// and reports two blocks' accesses to one word, one a write, as a
+    /// [`super::FindingKind::GlobalRace`] (a lock and a lookup per global
+    /// access: for small launches).
+    pub global_races: bool,
+}
+
+impl Default for Options {
+    /// [`Schedule::from_env`], no allocations, [`STEP_LIMIT`], no global
+    /// race shadow: what [`launch`] and the others run with.
+    fn default() -> Options {
+        Options { schedule: Schedule::from_env(), allocations: Vec::new(), step_limit: STEP_LIMIT, global_races: false }
     }
 }
 
@@ -84,7 +124,7 @@ pub fn launch_cluster<F>(dims: LaunchDims, cluster: u32, kernel: F) -> Result<()
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
-    let report = run(dims, cluster, false, Schedule::from_env(), kernel)?;
+    let report = run(dims, cluster, false, &Options::default(), kernel)?;
     if report.findings.is_empty() { Ok(()) } else { Err(EmuError::Checker(report.findings)) }
 }
 
@@ -100,7 +140,7 @@ pub fn launch_checked<F>(dims: LaunchDims, kernel: F) -> Result<Report, EmuError
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
-    run(dims, 1, true, Schedule::from_env(), kernel)
+    run(dims, 1, true, &Options::default(), kernel)
 }
 
 /// [`launch_checked`] in clusters, as [`launch_cluster`].
@@ -108,7 +148,7 @@ pub fn launch_cluster_checked<F>(dims: LaunchDims, cluster: u32, kernel: F) -> R
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
-    run(dims, cluster, true, Schedule::from_env(), kernel)
+    run(dims, cluster, true, &Options::default(), kernel)
 }
 
 /// [`launch_cluster_checked`] in the order `schedule` gives: another seed
@@ -119,7 +159,18 @@ pub fn launch_scheduled<F>(dims: LaunchDims, cluster: u32, schedule: Schedule, k
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
-    run(dims, cluster, true, schedule, kernel)
+    run(dims, cluster, true, &Options { schedule, ..Options::default() }, kernel)
+}
+
+/// [`launch_cluster_checked`] with `options`: the schedule, the buffers
+/// that exist, the step limit and the cross-block race shadow
+/// ([`Options`]). Counts, and returns the findings in the [`Report`]
+/// (`cluster` 1: no clusters).
+pub fn launch_with<F>(dims: LaunchDims, cluster: u32, options: &Options, kernel: F) -> Result<Report, EmuError>
+where
+    F: Fn(&EmuCtx<'_>) + Sync,
+{
+    run(dims, cluster, true, options, kernel)
 }
 
 /// How many OS threads a launch of `clusters` clusters runs on: one a core
@@ -165,10 +216,12 @@ impl Plan {
     }
 }
 
-fn run<F>(dims: LaunchDims, cluster: u32, counting: bool, schedule: Schedule, kernel: F) -> Result<Report, EmuError>
+fn run<F>(dims: LaunchDims, cluster: u32, counting: bool, options: &Options, kernel: F) -> Result<Report, EmuError>
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
+    panics::install_hook();
+    let schedule = options.schedule;
     let block_threads = dims.block.count();
     if block_threads == 0 || block_threads > MAX_THREADS_PER_BLOCK {
         return Err(EmuError::InvalidBlock(dims.block));
@@ -194,7 +247,13 @@ where
     };
     let plan =
         Plan { order, clusters, next: AtomicU64::new(0), failed: AtomicU64::new(u64::MAX), error: Mutex::new(None) };
-    let work = || worker(&plan, dims, cluster, counting, schedule, &kernel);
+    let global = GlobalChecks {
+        allocations: Allocations::new(&options.allocations),
+        races: options.global_races.then(|| Arc::new(GlobalRaces::new(cluster))),
+        grid: dims.grid,
+    };
+    let setup = Setup { dims, cluster, counting, schedule, step_limit: options.step_limit, global };
+    let work = || worker(&plan, &setup, &kernel);
     let workers = workers(clusters);
     let parts: Vec<Partial> = if workers == 1 {
         std::vec![work()]
@@ -216,14 +275,25 @@ where
     }
 }
 
+/// What each worker of a launch starts from.
+struct Setup {
+    dims: LaunchDims,
+    cluster: u32,
+    counting: bool,
+    schedule: Schedule,
+    step_limit: u64,
+    global: GlobalChecks,
+}
+
 /// One worker: takes clusters in the launch's order until none is left
 /// (or only ones after a failure), runs each, and returns what its
 /// clusters found and counted.
-fn worker<F>(plan: &Plan, dims: LaunchDims, cluster: u32, counting: bool, schedule: Schedule, kernel: &F) -> Partial
+fn worker<F>(plan: &Plan, setup: &Setup, kernel: &F) -> Partial
 where
     F: Fn(&EmuCtx<'_>) + Sync,
 {
-    let shared = Shared::new(dims, cluster, counting);
+    let &Setup { dims, cluster, counting, schedule, step_limit, .. } = setup;
+    let shared = Shared::new(dims, cluster, counting, step_limit, setup.global.clone());
     let threads = shared.threads();
     let locals: Vec<ThreadMemory> = (0..threads).map(|_| ThreadMemory::new()).collect();
     let mut stacks = Stacks::new();
@@ -241,7 +311,9 @@ where
         };
         shared.memory.set_cluster(c);
         let body = |linear: u32, fiber: &Fiber| run_thread(&shared, kernel, &locals[linear as usize], c, linear, fiber);
-        fiber::run(&mut stacks, threads, mix.as_mut(), &body);
+        // The kernel's panics are reported as the launch's error, not
+        // printed thread by thread.
+        panics::in_fibers(|| fiber::run(&mut stacks, threads, mix.as_mut(), &body));
         if let Some(e) = shared.take_error() {
             plan.fail(position, e);
             break;
@@ -273,6 +345,7 @@ fn run_thread<F: Fn(&EmuCtx<'_>) + Sync>(
     let (rank, thread) =
         ((linear as u64 / block_threads) as u32, unlinear(linear as u64 % block_threads, shared.dims.block));
     let block = unlinear(c * shared.cluster as u64 + rank as u64, shared.dims.grid);
+    local.steps.set(0);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         local.clock.start_block();
         kernel(&EmuCtx { shared, local, thread, linear, rank, block, fiber });
@@ -281,7 +354,8 @@ fn run_thread<F: Fn(&EmuCtx<'_>) + Sync>(
     if let Err(payload) = outcome
         && !payload.is::<Abandoned>()
     {
-        shared.fail(EmuError::Panicked { block, thread, message: panic_message(&*payload) });
+        let (message, site) = (panics::message(&*payload), panics::take_site());
+        shared.fail(EmuError::Panicked { block, thread, message, site });
     }
 }
 

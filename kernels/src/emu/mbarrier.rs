@@ -28,7 +28,7 @@ use super::fiber::Fiber;
 use super::memory::Request;
 use super::races::Event;
 use super::types::unlinear;
-use super::types::{MBARRIER_MAX, MbarrierProblem};
+use super::types::{MBARRIER_INITS, MBARRIER_MAX, MbarrierProblem};
 use crate::Dim3;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -40,9 +40,11 @@ use std::vec::Vec;
 /// a backstop for the hangs that the blocked-thread count does not see
 /// (other threads of the block looping through shuffles or barriers, which
 /// resume the waiting fiber each round without ever arriving), generous
-/// enough for a slow debug build. A thread that loops with no
-/// synchronisation point at all never lets the others run, and this check
-/// neither.
+/// enough for a slow debug build. The step limit ([`super::STEP_LIMIT`])
+/// usually ends such a loop first, the looping thread's steps being
+/// counted; this is for launches that raise it. A thread that loops with
+/// no synchronisation point nor access at all never lets the others run,
+/// and neither check sees it.
 pub const MBARRIER_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One barrier of the block.
@@ -161,10 +163,14 @@ impl Mbarriers {
         if count == 0 || count > MBARRIER_MAX {
             return Err(c.error(bar, MbarrierProblem::BadCount(count)));
         }
+        let mut reg = self.lock();
+        if reg.bars.len() >= MBARRIER_INITS {
+            return Err(c.error(bar, MbarrierProblem::TooManyInits));
+        }
         let r = &c.request;
         let init = r.event(0);
         r.memory.races.mark_mbarrier(bar as usize, r.local.clock.epoch(), r.local.clock.block_start());
-        self.lock().bars.push(Mbar {
+        reg.bars.push(Mbar {
             addr: bar,
             count,
             pending: count,

@@ -6,15 +6,19 @@
 //!
 //! Every load and store through a view, and each side of a `cp.async`, is
 //! one access, keyed by its [`Site`] (the source line that made it). It is
-//! checked for bounds and alignment and, in shared memory, against the
-//! launch's shared bytes ([`super::checker`] lists what the checker finds);
-//! a shared access then goes through the race checks of [`super::races`];
-//! and when the launch counts, the access is logged for
-//! [`super::counters`]. A launch's findings and counters come back as one
-//! [`Report`], merged from its workers' (`Partial`).
+//! checked for bounds and, in global memory, against the launch's
+//! registered buffers (`global`), then for alignment and, in
+//! shared memory, against the launch's shared bytes ([`super::checker`]
+//! lists what the checker finds); a shared access then goes through the
+//! race checks of [`super::races`], a global one through the launch's race
+//! shadow if it keeps one (`global`); and when the launch counts,
+//! the access is logged for [`super::counters`]. A launch's findings and
+//! counters come back as one [`Report`], merged from its workers'
+//! (`Partial`).
 
 use super::checker::{Finding, FindingKind, Findings};
 use super::counters::{Counters, Op, Record, SiteCounters, Tallies, give_back, record_list};
+use super::global::{Accessor, GlobalChecks};
 use super::races::{Clock, Event, Problem, Races};
 use super::types::{Access, Site, Via, unlinear};
 use crate::Dim3;
@@ -63,12 +67,14 @@ pub(super) struct Memory {
     /// Counting only.
     tallies: RefCell<Tallies>,
     pub(super) races: Races,
+    /// The launch's buffers and race shadow.
+    global: GlobalChecks,
     /// The index of the cluster running.
     cluster: Cell<u64>,
 }
 
 impl Memory {
-    pub(super) fn new(counting: bool, block: Dim3, threads: u32, shared_bytes: u32) -> Memory {
+    pub(super) fn new(counting: bool, block: Dim3, threads: u32, shared_bytes: u32, global: GlobalChecks) -> Memory {
         Memory {
             counting,
             block,
@@ -78,6 +84,7 @@ impl Memory {
             findings: RefCell::new(Findings::default()),
             tallies: RefCell::new(Tallies::new(if counting { threads } else { 0 })),
             races: Races::new(threads, shared_bytes),
+            global,
             cluster: Cell::new(0),
         }
     }
@@ -102,7 +109,13 @@ impl Memory {
     }
 
     pub(super) fn find(&self, kind: FindingKind, site: Site, block: Dim3, thread: Dim3) {
-        self.findings.borrow_mut().find(self.cluster.get(), kind, site, block, thread);
+        self.find_in(self.cluster.get(), kind, site, block, thread);
+    }
+
+    /// [`Memory::find`], of an occurrence in cluster `cluster` (a global
+    /// race, which another cluster's access may find).
+    fn find_in(&self, cluster: u64, kind: FindingKind, site: Site, block: Dim3, thread: Dim3) {
+        self.findings.borrow_mut().find(cluster, kind, site, block, thread);
     }
 
     /// Thread `linear`'s part of the cluster that ended: its records, for
@@ -188,11 +201,19 @@ pub(super) struct ThreadMemory {
     pub(super) records: RefCell<Vec<Record>>,
     /// Its side of the race checks.
     pub(super) clock: Clock,
+    /// Steps taken in this block: accesses and synchronisations
+    /// ([`super::STEP_LIMIT`]).
+    pub(super) steps: Cell<u64>,
 }
 
 impl ThreadMemory {
     pub(super) fn new() -> ThreadMemory {
-        ThreadMemory { sites: RefCell::default(), records: RefCell::new(record_list()), clock: Clock::default() }
+        ThreadMemory {
+            sites: RefCell::default(),
+            records: RefCell::new(record_list()),
+            clock: Clock::default(),
+            steps: Cell::new(0),
+        }
     }
 }
 
@@ -225,7 +246,7 @@ impl Request<'_> {
             sites.len() - 1
         });
         let s = &mut sites[i];
-        s.2 += count as u32;
+        s.2 = s.2.wrapping_add(count as u32);
         (s.1, s.2.wrapping_sub(1))
     }
 
@@ -283,15 +304,46 @@ impl Request<'_> {
         self.find(kind, loc);
     }
 
+    /// The cross-block race check of this thread's `access` of the global
+    /// `bytes` at `addr` ([`super::global::GlobalRaces::check`]), and its
+    /// finding, made by the later block of the two, whichever this is.
+    fn global_race(
+        &self, races: &super::global::GlobalRaces, loc: &'static Location<'static>, access: Access, addr: usize,
+        bytes: usize,
+    ) {
+        let mem = self.memory;
+        let (grid, block) = (mem.global.grid, self.block);
+        let linear = block.x as u64 + grid.x as u64 * (block.y as u64 + grid.y as u64 * block.z as u64);
+        let thread = self.thread;
+        let in_block = thread.x + mem.block.x * (thread.y + mem.block.y * thread.z);
+        let me = Accessor { block: linear, thread: in_block, loc };
+        let Some(race) = races.check(me, access, addr, bytes) else { return };
+        let ((later, access), (earlier, other_access)) = (race.later, race.earlier);
+        let kind = FindingKind::GlobalRace {
+            address: race.address,
+            access,
+            other_access,
+            other_block: unlinear(earlier.block, grid),
+            other_thread: unlinear(earlier.thread as u64, mem.block),
+            other_site: Site::of(earlier.loc),
+        };
+        let cluster = later.block / (mem.threads as u64 / mem.block.count()).max(1);
+        let thread = unlinear(later.thread as u64, mem.block);
+        mem.find_in(cluster, kind, Site::of(later.loc), unlinear(later.block, grid), thread);
+    }
+
     /// Checks (and, when counting, logs) an access of `bytes` bytes aligned
     /// to `align` at element `i` of the `len` elements of `elem` bytes at
-    /// `base`, made `via` the load/store unit, a `cp.async` or a bulk copy.
-    /// Returns the address to access, or `None` when the access must not
-    /// happen (out of bounds).
+    /// `base`, made `via` the load/store unit, a `raise_flag`, a `cp.async`
+    /// or a bulk copy; `safe`: made through a view's safe method
+    /// ([`crate::mem::Checked`]), refused in global memory unless it lies
+    /// inside a registered buffer. Returns the address to access, or
+    /// `None` when the access must not happen (out of bounds, outside the
+    /// launch's buffers or its shared memory).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn access(
         &self, loc: &'static Location<'static>, space: Space, store: bool, base: usize,
-        (elem, len, i): (usize, usize, usize), (bytes, align): (usize, usize), via: Via,
+        (elem, len, i): (usize, usize, usize), (bytes, align): (usize, usize), via: Via, safe: bool,
     ) -> Option<usize> {
         let access = Access::of(store);
         let elements = if elem == 0 { 1 } else { bytes.div_ceil(elem).max(1) };
@@ -300,6 +352,21 @@ impl Request<'_> {
             return None;
         }
         let addr = base.wrapping_add(i.wrapping_mul(elem));
+        if space == Space::Global {
+            let global = &self.memory.global;
+            // With no buffer registered, the emulator cannot tell what
+            // memory exists: an unsafe view's access goes on (its caller
+            // vouches for it), a safe one is refused.
+            if (safe || !global.allocations.is_empty()) && !global.allocations.contains(addr, bytes) {
+                self.find(FindingKind::OutsideAllocation { access, address: addr, bytes }, loc);
+                return None;
+            }
+            if via != Via::Flag
+                && let Some(races) = &global.races
+            {
+                self.global_race(races, loc, access, addr, bytes);
+            }
+        }
         if !addr.is_multiple_of(align) {
             self.find(FindingKind::Misaligned { space, access, address: addr, align }, loc);
         }

@@ -66,6 +66,9 @@ impl Access {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Via {
     Lsu,
+    /// A `raise_flag`: the load/store unit's store, atomic (many writers
+    /// raise one flag), so exempt from the cross-block race checks.
+    Flag,
     CopyAsync,
     Bulk,
 }
@@ -167,6 +170,19 @@ pub const EMU_STACK_BYTES: usize = 4 << 20;
 /// The most threads one block may have, as on every CUDA GPU since Fermi.
 pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
 
+/// The most steps one thread may take in one block before the launch fails
+/// ([`super::EmuError::StepLimit`]), unless the launch's
+/// [`super::Options::step_limit`] says otherwise. A step is an access
+/// through a view (each side of a `cp.async`, and of a bulk copy each 16
+/// bytes that go through the checks), a barrier, a shuffle, an mbarrier
+/// operation, a `wgmma` or a copy into shared memory (TMA, bulk,
+/// `st.async`): a thread that loops forever through any of them ends the
+/// launch instead of hanging it, and its counters' records (one per
+/// access) stay bounded. 4 Mi steps are far more than a
+/// thread of any kernel here takes at the tests' shapes (tens of
+/// thousands at most), and take a fraction of a second to reach.
+pub const STEP_LIMIT: u64 = 1 << 22;
+
 /// The most blocks a cluster may have: 16, the non-portable size Hopper
 /// allows (8 is the portable one).
 pub const MAX_CLUSTER: u32 = 16;
@@ -175,6 +191,11 @@ pub const MAX_CLUSTER: u32 = 16;
 /// way: `mbarrier.init` takes a count in `1..2^20`, and the tx-count is kept
 /// in `-(2^20 - 1)..=2^20 - 1`.
 pub const MBARRIER_MAX: u32 = (1 << 20) - 1;
+
+/// The most `mbarrier_init`s one block may make: a few per pipeline stage
+/// is what kernels make; a loop of them would otherwise grow the block's
+/// barriers, and every clock of its race checks, without end.
+pub const MBARRIER_INITS: usize = 4096;
 
 /// What is wrong with an mbarrier operation ([`super::EmuError::Mbarrier`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,6 +216,9 @@ pub enum MbarrierProblem {
     TooManyArrivals,
     /// The tx-count left `-MBARRIER_MAX..=MBARRIER_MAX`.
     TxCountOverflow,
+    /// More than [`MBARRIER_INITS`] inits in one block (each init makes a
+    /// new barrier, which the race checks' clocks keep for the block).
+    TooManyInits,
 }
 
 impl core::fmt::Display for MbarrierProblem {
@@ -211,6 +235,7 @@ impl core::fmt::Display for MbarrierProblem {
             }
             MbarrierProblem::TooManyArrivals => write!(f, "arrival on a phase that had all its arrivals"),
             MbarrierProblem::TxCountOverflow => write!(f, "transaction count out of range (±{MBARRIER_MAX} bytes)"),
+            MbarrierProblem::TooManyInits => write!(f, "more than {MBARRIER_INITS} inits in one block"),
         }
     }
 }
