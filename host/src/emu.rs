@@ -15,6 +15,14 @@
 //! sectors per global request, wavefronts per shared request), each with
 //! one warp's request as a sample, which [`picture`] draws.
 //!
+//! Kernels of your own run through [`staged`] (or [`staged_with`], with
+//! [`Options`]: a schedule, a step limit, a race shadow across blocks), on
+//! staged copies of their buffers, each registered as one of the launch's
+//! allocations: an access that leaves the data is refused and reported,
+//! and the views' safe methods (`get`, `set`, ..) reach nothing else. An
+//! endless loop ends at the step limit ([`EmuError::StepLimit`]), a panic
+//! is one error ([`EmuError::Panicked`]).
+//!
 //! ```
 //! use coalesce::{MatrixShape, emu::Op, transpose::{Variant, emu}};
 //! # fn main() -> coalesce::Result<()> {
@@ -34,8 +42,8 @@ use crate::{MatrixShape, Result};
 use coalesce_kernels::LaunchDims;
 use coalesce_kernels::emu::{self, EmuCtx, SyncMutPtr, SyncPtr};
 pub use coalesce_kernels::emu::{
-    Access, Counters, EmuError, Finding, FindingKind, LaneAccess, Op, Report, Schedule, Site, SiteCounters, Tally,
-    bank_ways, request_cost,
+    Access, Counters, EmuError, Finding, FindingKind, LaneAccess, Op, Options, Report, STEP_LIMIT, Schedule, Site,
+    SiteCounters, Tally, bank_ways, launch_with, request_cost,
 };
 
 /// Host floats aligned as `cuMemAlloc`'s device buffers are (256 bytes):
@@ -68,6 +76,18 @@ impl Aligned {
         // Block is 64 of them with no padding: 256 bytes, align 256).
         unsafe { std::slice::from_raw_parts_mut(self.blocks.as_mut_ptr().cast::<f32>().add(self.offset), self.len) }
     }
+
+    /// The data's pointer, to read and write through, and its bytes as an
+    /// allocation of the launch ([`Options::allocations`]): exactly the
+    /// data, not the padding around it, so that an access past its end is
+    /// refused. The cast to an address exposes the pointer's provenance,
+    /// which the emulator's safe accesses go through.
+    fn registered(&mut self) -> (SyncMutPtr<f32>, std::ops::Range<usize>) {
+        let data = self.as_mut_slice();
+        let start = data.as_mut_ptr() as usize;
+        let bytes = std::mem::size_of_val(data);
+        (SyncMutPtr::new(data), start..start + bytes)
+    }
 }
 
 /// Floats from the last 16-byte boundary to the start of `data` (0-3): how
@@ -82,7 +102,11 @@ pub(crate) fn misalignment(data: &[f32]) -> usize {
 /// `cuMemAlloc`'s buffers are, so that the counted sectors are a GPU's),
 /// then copies the output back: the launcher of every op's
 /// `launch_checked`, and of kernels of your own (the exercises of
-/// `coalesce-learn`).
+/// `coalesce-learn`). The copies' data, exactly, are the launch's
+/// allocations ([`Options::allocations`]): an access through a view that
+/// leaves them is refused and reported
+/// ([`FindingKind::OutsideAllocation`]), and the views' safe methods
+/// ([`coalesce_kernels::mem::Checked`]) reach them and nothing else.
 pub fn staged<const N: usize, F>(dims: LaunchDims, inputs: [&[f32]; N], output: &mut [f32], kernel: F) -> Result<Report>
 where
     F: Fn(&EmuCtx<'_>, [*const f32; N], *mut f32) + Sync,
@@ -90,20 +114,50 @@ where
     staged_at((dims, 1), inputs.map(|i| (i, 0)), (output, 0), kernel)
 }
 
+/// [`staged`] with the caller's `options` ([`launch_with`]): its schedule,
+/// step limit and race shadow, and its allocations, to which the staged
+/// copies' are added.
+pub fn staged_with<const N: usize, F>(
+    dims: LaunchDims, options: Options, inputs: [&[f32]; N], output: &mut [f32], kernel: F,
+) -> Result<Report>
+where
+    F: Fn(&EmuCtx<'_>, [*const f32; N], *mut f32) + Sync,
+{
+    staged_in((dims, 1), options, inputs.map(|i| (i, 0)), (output, 0), kernel)
+}
+
 /// [`staged`], with each copy `offset` floats past its 256-byte boundary
 /// ([`Aligned::copy_at`]).
 pub(crate) fn staged_at<const N: usize, F>(
-    (dims, cluster): (LaunchDims, u32), inputs: [(&[f32], usize); N], (output, out_offset): (&mut [f32], usize),
-    kernel: F,
+    (dims, cluster): (LaunchDims, u32), inputs: [(&[f32], usize); N], output: (&mut [f32], usize), kernel: F,
+) -> Result<Report>
+where
+    F: Fn(&EmuCtx<'_>, [*const f32; N], *mut f32) + Sync,
+{
+    staged_in((dims, cluster), Options::default(), inputs, output, kernel)
+}
+
+/// [`staged_at`] with `options`, the staged copies added to its allocations.
+fn staged_in<const N: usize, F>(
+    (dims, cluster): (LaunchDims, u32), mut options: Options, inputs: [(&[f32], usize); N],
+    (output, out_offset): (&mut [f32], usize), kernel: F,
 ) -> Result<Report>
 where
     F: Fn(&EmuCtx<'_>, [*const f32; N], *mut f32) + Sync,
 {
     let mut inp = inputs.map(|(data, offset)| Aligned::copy_at(data, offset));
     let mut out = Aligned::copy_at(output, out_offset);
-    let i = inp.each_mut().map(|a| SyncPtr::new(a.as_mut_slice()));
-    let o = SyncMutPtr::new(out.as_mut_slice());
-    let report = emu::launch_cluster_checked(dims, cluster, |ctx| kernel(ctx, i.map(SyncPtr::get), o.get()))?;
+    // Pointers that may write, inputs too: a safe store through a view of
+    // an input lands in its copy, which the launch owns.
+    let i = inp.each_mut().map(|a| {
+        let (p, range) = a.registered();
+        options.allocations.push(range);
+        p
+    });
+    let (o, range) = out.registered();
+    options.allocations.push(range);
+    let report =
+        emu::launch_with(dims, cluster, &options, |ctx| kernel(ctx, i.map(|p| p.get().cast_const()), o.get()))?;
     output.copy_from_slice(out.as_mut_slice());
     Ok(report)
 }
