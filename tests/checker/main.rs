@@ -17,12 +17,18 @@
 //!   their stores (a race), or reads a row nobody stored (unwritten).
 //! - `schedule.rs`: a launch reports the same on every run, and a seed
 //!   reorders a racy kernel's threads but not a correct kernel's results.
+//! - `robust.rs`: kernels as wrong as a first try end with the right error
+//!   or finding, and touch no memory they were not given: an endless loop
+//!   (the step limit), an access outside every buffer of the launch, two
+//!   blocks writing one word (the global race shadow), a panic in every
+//!   thread (one error, printed once), safe accesses, staged buffers.
 
 #[path = "../common/mod.rs"]
 mod common;
 mod banks;
 mod findings;
 mod ladder;
+mod robust;
 mod schedule;
 mod wgmma;
 
@@ -31,10 +37,11 @@ use coalesce::kernels::LaunchDims;
 use coalesce::kernels::emu::{self as kemu, EmuCtx, SyncMutPtr, SyncPtr};
 
 /// The files whose kernels the findings and counters point into.
-const SOURCES: [(&str, &str); 3] = [
+const SOURCES: [(&str, &str); 4] = [
     ("findings.rs", include_str!("findings.rs")),
     ("banks.rs", include_str!("banks.rs")),
     ("wgmma.rs", include_str!("wgmma.rs")),
+    ("robust.rs", include_str!("robust.rs")),
 ];
 
 /// The line, in its file of [`SOURCES`], that ends with the comment
