@@ -151,11 +151,14 @@ where
     // an input lands in its copy, which the launch owns.
     let i = inp.each_mut().map(|a| {
         let (p, range) = a.registered();
-        options.allocations.push(range);
+        // SAFETY: the copy is the launch's alone, alive until it returns,
+        // its address taken with `as usize` (provenance exposed).
+        unsafe { options.register(range) };
         p
     });
     let (o, range) = out.registered();
-    options.allocations.push(range);
+    // SAFETY: as the inputs' copies.
+    unsafe { options.register(range) };
     let report =
         emu::launch_with(dims, cluster, &options, |ctx| kernel(ctx, i.map(|p| p.get().cast_const()), o.get()))?;
     output.copy_from_slice(out.as_mut_slice());

@@ -25,6 +25,19 @@ fn range_of<T>(data: &[T]) -> Range<usize> {
     start..start + std::mem::size_of_val(data)
 }
 
+/// Options with `ranges` registered as the launch's buffers.
+///
+/// # Safety
+/// As [`Options::register`], for every range.
+unsafe fn with_buffers(ranges: impl IntoIterator<Item = Range<usize>>) -> Options {
+    let mut options = Options::default();
+    for r in ranges {
+        // SAFETY: forwarded from the caller.
+        unsafe { options.register(r) };
+    }
+    options
+}
+
 fn kinds(report: &Report) -> Vec<&FindingKind> {
     report.findings.iter().map(|f| &f.kind).collect()
 }
@@ -65,7 +78,7 @@ fn an_endless_loop_ends_at_the_step_limit_on_the_line_it_loops_on() {
 
 #[test]
 fn a_barrier_or_a_shuffle_in_an_endless_loop_ends_at_its_line() {
-    let options = Options { step_limit: 1000, ..Options::default() };
+    let options = Options::default().with_step_limit(1000);
     let dims = LaunchDims::linear(2, 64);
     let e = launch_with(dims, 1, &options, |ctx| {
         loop {
@@ -115,7 +128,8 @@ fn an_access_outside_every_buffer_of_the_launch_is_refused() {
     let mut flags = vec![0u32; 16];
     let allocations = vec![range_of(&src[..real]), range_of(&dst), range_of(&flags[..real])];
     let (s, d, f) = (SyncPtr::new(&src), SyncMutPtr::new(&mut dst), SyncMutPtr::new(&mut flags));
-    let options = Options { allocations, ..Options::default() };
+    // SAFETY: the buffers outlive the launch, which alone uses them.
+    let options = unsafe { with_buffers(allocations) };
     // SAFETY: the buffers hold 16, 32 and 16 elements; the view of 16 is
     // read past its end by half the warp, which the emulator refuses.
     let report = launch_with(LaunchDims::linear(1, 32), 1, &options, |ctx| unsafe {
@@ -163,7 +177,8 @@ fn an_access_outside_every_buffer_of_the_launch_is_refused() {
 fn a_copy_async_from_outside_every_buffer_is_refused() {
     let src: Vec<f32> = (0..8).map(|i| i as f32).collect();
     let mut dst = poison(8);
-    let options = Options { allocations: vec![range_of(&src[..4]), range_of(&dst)], ..Options::default() };
+    // SAFETY: the buffers outlive the launch, which alone uses them.
+    let options = unsafe { with_buffers([range_of(&src[..4]), range_of(&dst)]) };
     let (s, d) = (SyncPtr::new(&src), SyncMutPtr::new(&mut dst));
     let dims = LaunchDims { grid: Dim3::xy(1, 1), block: Dim3::xy(32, 1), shared_bytes: 8 * 4 };
     // SAFETY: both buffers hold 8 floats; the second 16 bytes of `src` lie
@@ -239,9 +254,9 @@ fn transpose_races(options: &Options) -> Vec<Finding> {
 
 #[test]
 fn two_blocks_writing_one_global_word_are_a_race_when_the_launch_looks() {
-    let off = transpose_races(&Options { schedule: Schedule::InOrder, ..Options::default() });
+    let off = transpose_races(&Options::default().with_schedule(Schedule::InOrder));
     assert!(off.is_empty(), "{off:#?}");
-    let on = Options { schedule: Schedule::InOrder, global_races: true, ..Options::default() };
+    let on = Options::default().with_schedule(Schedule::InOrder).with_global_races(true);
     let findings = transpose_races(&on);
     assert_eq!(findings.len(), 1, "{findings:#?}");
     let f = &findings[0];
@@ -274,7 +289,7 @@ fn two_blocks_writing_one_global_word_are_a_race_when_the_launch_looks() {
     // Another order of the blocks: the stray store may now come second,
     // and the race reads the same.
     for seed in 1..=4 {
-        let seeded = transpose_races(&Options { schedule: Schedule::Seeded(seed), ..on.clone() });
+        let seeded = transpose_races(&on.clone().with_schedule(Schedule::Seeded(seed)));
         assert_eq!(seeded, findings, "seed {seed}");
     }
 }
@@ -373,7 +388,8 @@ fn a_safe_access_through_any_pointer_touches_nothing() {
     // A view made from a made-up address, with and without buffers
     // registered: refused either way.
     let data = vec![1.0f32; 4];
-    for options in [Options::default(), Options { allocations: vec![range_of(&data)], ..Options::default() }] {
+    // SAFETY: `data` outlives the launches, which alone use it.
+    for options in [Options::default(), unsafe { with_buffers([range_of(&data)]) }] {
         let report = launch_with(LaunchDims::linear(1, 32), 1, &options, |ctx| {
             let v = ctx.global_mut(std::ptr::without_provenance_mut::<f32>(0x1000), 1usize << 20);
             let i = ctx.thread_idx().x as usize;
@@ -388,7 +404,8 @@ fn a_safe_access_through_any_pointer_touches_nothing() {
     let mut out = poison(32);
     let o = SyncMutPtr::new(&mut out);
     let dims = LaunchDims { grid: Dim3::xy(1, 1), block: Dim3::xy(32, 1), shared_bytes: 32 * 4 };
-    let options = Options { allocations: vec![range_of(&out)], ..Options::default() };
+    // SAFETY: `out` outlives the launch, which alone uses it.
+    let options = unsafe { with_buffers([range_of(&out)]) };
     let report = launch_with(dims, 1, &options, |ctx| {
         let (tile, out) = (ctx.shared::<f32>(64usize), ctx.global_mut(o.get(), 32usize));
         let i = ctx.thread_idx().x as usize;
@@ -421,7 +438,7 @@ unsafe fn f4_past_the_end<C: ThreadCtx>(ctx: &C, out: *mut f32) {
 #[test]
 fn a_staged_output_ends_where_its_data_does() {
     let mut output = poison(10);
-    let options = Options { global_races: true, ..Options::default() };
+    let options = Options::default().with_global_races(true);
     // SAFETY: the kernel's only access past the output is refused.
     let report = staged_with(LaunchDims::linear(1, 32), options, [], &mut output, |ctx, [], o| unsafe {
         f4_past_the_end(ctx, o)
@@ -438,7 +455,8 @@ fn a_staged_output_ends_where_its_data_does() {
     // The same on memory that goes on after the registered 10 floats: it
     // stays as it was.
     let mut memory = poison(16);
-    let options = Options { allocations: vec![range_of(&memory[..10])], ..Options::default() };
+    // SAFETY: `memory` outlives the launch, which alone uses it.
+    let options = unsafe { with_buffers([range_of(&memory[..10])]) };
     let m = SyncMutPtr::new(&mut memory);
     // SAFETY: as above; the memory holds 16 floats.
     let report =

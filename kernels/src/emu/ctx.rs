@@ -32,6 +32,11 @@ use core::panic::Location;
 use std::boxed::Box;
 use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 
+/// The stack a thread keeps in reserve: with less left at a step, the
+/// launch fails ([`EmuError::StackOverflow`]) while unwinding still has
+/// room, instead of the fiber's guard page ending the process.
+const STACK_MARGIN: usize = 256 << 10;
+
 /// The [`ThreadCtx`] of one emulated thread.
 pub struct EmuCtx<'a> {
     pub(super) shared: &'a Shared,
@@ -415,13 +420,22 @@ impl EmuCtx<'_> {
     }
 
     /// One step of this thread's, at `loc`: past the launch's limit, the
-    /// launch fails there ([`EmuError::StepLimit`]).
+    /// launch fails there ([`EmuError::StepLimit`]); and with less than
+    /// [`STACK_MARGIN`] of its fiber's stack left (a kernel that calls
+    /// itself without end, say), it fails there before the stack runs out
+    /// ([`EmuError::StackOverflow`]).
     #[inline]
     fn step(&self, loc: &'static Location<'static>) {
         let steps = self.local.steps.get() + 1;
         self.local.steps.set(steps);
         if steps > self.shared.step_limit {
             self.step_limit(loc, steps);
+        }
+        // A local's address: where this thread's stack is now.
+        let here = core::ptr::addr_of!(steps).addr();
+        if here < self.local.stack_limit.get().saturating_add(STACK_MARGIN) {
+            let (block, thread, site) = (self.block, self.thread, Site::of(loc));
+            self.shared.abandon(EmuError::StackOverflow { block, thread, site })
         }
     }
 

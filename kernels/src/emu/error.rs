@@ -38,6 +38,11 @@ pub enum EmuError {
     /// where it crossed the limit (the line the thread loops on), `steps`
     /// the steps it had taken then: the limit plus one.
     StepLimit { block: Dim3, thread: Dim3, site: Site, steps: u64 },
+    /// `thread` had nearly used up its stack ([`super::EMU_STACK_BYTES`])
+    /// at `site`: a function that calls itself without end, most likely.
+    /// Found at a step (an access or a synchronisation): a recursion that
+    /// makes none still overflows the stack, and ends the process.
+    StackOverflow { block: Dim3, thread: Dim3, site: Site },
     /// An mbarrier operation at shared address `bar` that the hardware does
     /// not allow, or on no barrier.
     Mbarrier { block: Dim3, thread: Dim3, bar: u32, problem: MbarrierProblem },
@@ -87,6 +92,11 @@ impl core::fmt::Display for EmuError {
                 "block {block} thread {thread} took {steps} steps (accesses and synchronisations) in one block, \
                  past the launch's limit of {}, at {site}: an endless loop?",
                 steps.saturating_sub(1)
+            ),
+            EmuError::StackOverflow { block, thread, site } => write!(
+                f,
+                "block {block} thread {thread} had used up its stack at {site}: a function that calls itself \
+                 without end?"
             ),
             EmuError::Mbarrier { block, thread, bar, problem } => {
                 write!(f, "block {block} thread {thread}: mbarrier at shared address {bar}: {problem}")

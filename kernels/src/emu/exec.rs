@@ -71,12 +71,9 @@ pub struct Options {
     /// against the view alone, and a safe one's ([`crate::mem::Checked`])
     /// are all refused.
     ///
-    /// Safe accesses trust these ranges: each must be memory that the
-    /// launch may read and write for its whole length, for as long as it
-    /// runs (no reference to it alive elsewhere), and whose pointer's
-    /// provenance was exposed when it became an address (`ptr as usize`,
-    /// or `pointer::expose_provenance`).
-    pub allocations: Vec<Range<usize>>,
+    /// Safe accesses trust these ranges, so only [`Options::register`]
+    /// (`unsafe`) adds one; [`Options::allocations`] reads them.
+    allocations: Vec<Range<usize>>,
     /// The most steps (accesses through views and synchronisations) one
     /// thread may take in one block before the launch fails with
     /// [`EmuError::StepLimit`].
@@ -86,6 +83,48 @@ pub struct Options {
     /// [`super::FindingKind::GlobalRace`] (a lock and a lookup per global
     /// access: for small launches).
     pub global_races: bool,
+}
+
+impl Options {
+    /// These options, with `schedule`.
+    pub fn with_schedule(self, schedule: Schedule) -> Options {
+        Options { schedule, ..self }
+    }
+
+    /// These options, with a step limit of `step_limit`.
+    pub fn with_step_limit(self, step_limit: u64) -> Options {
+        Options { step_limit, ..self }
+    }
+
+    /// These options, with the cross-block race shadow on or off.
+    pub fn with_global_races(self, global_races: bool) -> Options {
+        Options { global_races, ..self }
+    }
+
+    /// Registers `range` (`start..end`, in bytes) as a global buffer that
+    /// really exists for the launch: see [`Options::allocations`].
+    ///
+    /// # Safety
+    /// Safe accesses ([`crate::mem::Checked`]) trust the range: it must be
+    /// memory that the launch may read and write for its whole length, for
+    /// as long as it runs (no reference to it alive elsewhere), and whose
+    /// pointer's provenance was exposed when it became an address
+    /// (`ptr as usize`, or `pointer::expose_provenance`).
+    pub unsafe fn register(&mut self, range: Range<usize>) {
+        self.allocations.push(range);
+    }
+
+    /// The address ranges (`start..end`, in bytes) of the global buffers
+    /// that really exist for the launch. When there are any, every global
+    /// access through a view (load, store, `raise_flag`, either side of a
+    /// `cp.async` or a bulk copy) whose bytes are not all inside one range
+    /// is refused and reported ([`super::FindingKind::OutsideAllocation`]);
+    /// when there are none, an `unsafe` view's accesses are checked
+    /// against the view alone, and a safe one's ([`crate::mem::Checked`])
+    /// are all refused.
+    pub fn allocations(&self) -> &[Range<usize>] {
+        &self.allocations
+    }
 }
 
 impl Default for Options {
@@ -310,7 +349,10 @@ where
             Schedule::Seeded(seed) => Some(Mix::new(seed ^ c.wrapping_mul(0x2545_f491_4f6c_dd1d))),
         };
         shared.memory.set_cluster(c);
-        let body = |linear: u32, fiber: &Fiber| run_thread(&shared, kernel, &locals[linear as usize], c, linear, fiber);
+        let body = |linear: u32, fiber: &Fiber, limit: usize| {
+            locals[linear as usize].stack_limit.set(limit);
+            run_thread(&shared, kernel, &locals[linear as usize], c, linear, fiber)
+        };
         // The kernel's panics are reported as the launch's error, not
         // printed thread by thread.
         panics::in_fibers(|| fiber::run(&mut stacks, threads, mix.as_mut(), &body));

@@ -14,7 +14,7 @@
 //! touched pages are real, kept in a pool between launches.
 
 use super::types::EMU_STACK_BYTES;
-use corosensei::stack::DefaultStack;
+use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::sync::Mutex;
 use std::vec::Vec;
@@ -110,19 +110,21 @@ impl Drop for Stacks {
     }
 }
 
-/// Runs `body(i, fiber)` for every `i < n`, each on a fiber of its own,
+/// Runs `body(i, fiber, limit)` for every `i < n`, each on a fiber of its
+/// own whose stack ends at address `limit` (it grows down towards it),
 /// until all have returned: round by round, resuming in order of `i`, or
 /// in an order `mix` draws each round. A body that waits suspends its
 /// fiber; one that can never go on must unwind (the barriers see to that),
 /// so that every body returns. A panic that escapes a body is raised here,
 /// once every other fiber has returned.
-pub(super) fn run(stacks: &mut Stacks, n: u32, mut mix: Option<&mut Mix>, body: &(dyn Fn(u32, &Fiber) + '_)) {
+pub(super) fn run(stacks: &mut Stacks, n: u32, mut mix: Option<&mut Mix>, body: &(dyn Fn(u32, &Fiber, usize) + '_)) {
     let mut fibers: Vec<Option<Coroutine<(), (), (), DefaultStack>>> = (0..n)
         .map(|i| {
             let stack = stacks.take();
+            let limit = stack.limit().get();
             // SAFETY: `body` outlives every fiber: each is resumed until it
             // returns (or dropped, which unwinds it) before `run` returns.
-            Some(unsafe { Coroutine::with_stack_unchecked(stack, move |fiber: &Fiber, ()| body(i, fiber)) })
+            Some(unsafe { Coroutine::with_stack_unchecked(stack, move |fiber: &Fiber, ()| body(i, fiber, limit)) })
         })
         .collect();
     let mut order: Vec<u32> = (0..n).collect();

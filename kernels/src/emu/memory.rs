@@ -204,6 +204,8 @@ pub(super) struct ThreadMemory {
     /// Steps taken in this block: accesses and synchronisations
     /// ([`super::STEP_LIMIT`]).
     pub(super) steps: Cell<u64>,
+    /// Where the stack of the fiber running it ends (it grows down to it).
+    pub(super) stack_limit: Cell<usize>,
 }
 
 impl ThreadMemory {
@@ -213,6 +215,7 @@ impl ThreadMemory {
             records: RefCell::new(record_list()),
             clock: Clock::default(),
             steps: Cell::new(0),
+            stack_limit: Cell::new(0),
         }
     }
 }

@@ -50,7 +50,8 @@ impl Access {
         if store { Access::Write } else { Access::Read }
     }
 
-    pub(super) fn verb(self) -> &'static str {
+    /// `reads`, `writes`, `copies to`: how a message says it.
+    pub fn verb(self) -> &'static str {
         match self {
             Access::Read => "reads",
             Access::Write => "writes",
