@@ -3,20 +3,24 @@
 //!     cargo learn              # the list
 //!     cargo learn 1            # grade exercise 1 (your file)
 //!     cargo learn 1 --solution # the ladder's step that solves it
-//!     cargo learn check        # every untouched exercise fails, every solution passes (CI)
+//!     cargo learn 1 --answer   # grade it, and say what the missed goals' answers are
 //!
-//! Pictures go to `target/learn/<N>-<yours|solution>/` (`--svg DIR` for another folder).
+//! Pictures go to `target/learn/<N>-<yours|solution>/` (`--svg DIR` for
+//! another folder), cleared first. `cargo learn check` (CI's, not in the
+//! usage line) grades every untouched exercise, which must fail, and every
+//! solution, which must pass.
 
 use coalesce::emu::picture;
-use coalesce_learn::{Exercise, Grade, Which, all, counters_table, grade};
+use coalesce_learn::{Exercise, Grade, Launch, Which, all, counters_table, grade};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo learn [N [--solution] | list | check] [--svg DIR]";
+const USAGE: &str = "usage: cargo learn [N [--solution | --answer] | list] [--svg DIR]";
 
 fn main() -> ExitCode {
     let mut svg = None;
     let mut solution = false;
+    let mut answer = false;
     let mut words = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -26,6 +30,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             "--solution" => solution = true,
+            "--answer" => answer = true,
             "--svg" => match args.next() {
                 _ if svg.is_some() => return usage("--svg given twice"),
                 Some(dir) if !dir.is_empty() && !dir.starts_with('-') => svg = Some(PathBuf::from(dir)),
@@ -40,14 +45,16 @@ fn main() -> ExitCode {
     let svg = svg.unwrap_or_else(|| PathBuf::from("target/learn"));
     match words.as_slice() {
         [] if solution => usage("--solution needs an exercise number"),
+        [] if answer => usage("--answer needs an exercise number"),
+        _ if solution && answer => usage("--solution runs the ladder's step, --answer grades yours: one of them"),
         [] => list(),
-        [cmd, ..] if (cmd == "list" || cmd == "check") && (words.len() > 1 || solution) => {
+        [cmd, ..] if (cmd == "list" || cmd == "check") && (words.len() > 1 || solution || answer) => {
             usage(&format!("`{cmd}` takes no other argument"))
         }
         [cmd] if cmd == "list" => list(),
         [cmd] if cmd == "check" => check(),
         [n] => match n.parse::<u32>().ok().and_then(|n| all().iter().find(|e| e.number == n)) {
-            Some(e) => one(e, if solution { Which::Solution } else { Which::Yours }, &svg),
+            Some(e) => one(e, if solution { Which::Solution } else { Which::Yours }, answer, &svg),
             None => usage(&format!("no exercise {n:?}: they are 1 to {}", all().len())),
         },
         _ => usage("one exercise at a time"),
@@ -64,11 +71,14 @@ fn list() -> ExitCode {
     for e in all() {
         println!("  {}. {:<42} {}", e.number, e.title, e.file);
     }
-    println!("\n`cargo learn N --solution` runs the ladder's step that solves it.");
+    println!(
+        "\nStuck? The hints ask a question; `cargo learn N --answer` says the answer, and \
+         `cargo learn N --solution` runs the ladder's step that solves it."
+    );
     ExitCode::SUCCESS
 }
 
-fn one(e: &Exercise, which: Which, svg: &Path) -> ExitCode {
+fn one(e: &Exercise, which: Which, answer: bool, svg: &Path) -> ExitCode {
     let whose = match which {
         Which::Yours => format!("your kernel, {}", e.file),
         Which::Solution => format!("the solution, {}", e.solution),
@@ -81,7 +91,7 @@ fn one(e: &Exercise, which: Which, svg: &Path) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    print(&g);
+    print(e, &g);
     match write_pictures(e, which, &g, svg) {
         Ok(dir) => println!("  pictures: {}", dir.display()),
         Err(err) => eprintln!("warning: pictures not written under {}: {err}", svg.display()),
@@ -95,21 +105,49 @@ fn one(e: &Exercise, which: Which, svg: &Path) -> ExitCode {
         for p in &g.problems {
             println!("  {}", p.replace('\n', "\n  "));
         }
+        if answer {
+            println!("\nANSWERS:");
+            for a in &g.answers {
+                println!("  -> {a}");
+            }
+            if g.answers.is_empty() {
+                println!("  (every goal is met: fix what the checker or the result says above)");
+            }
+        } else if !g.answers.is_empty() {
+            println!("\n  (`cargo learn {} --answer` says the answer)", e.number);
+        }
         ExitCode::from(1)
     }
 }
 
-fn print(g: &Grade) {
-    let correct = match (&g.run.wrong, g.run.findings.is_empty()) {
+fn print(e: &Exercise, g: &Grade) {
+    let sizes = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<_>>().join(", ");
+    let checked = sizes(&mut g.run.checked.iter().map(|z| z.to_string()));
+    println!("  checked at {checked}, and at the first again in a shuffled block order");
+    let correct = match (&g.run.wrong, g.run.troubles.is_empty()) {
         (None, true) => "yes, at every size (the output poisoned with NaN first)".to_owned(),
-        (None, false) => "the values, but see the checker's findings".to_owned(),
+        (None, false) => "the values, but see what the emulator found".to_owned(),
         (Some(w), _) => format!("no: {w}"),
     };
     println!("  correct: {correct}");
-    println!("  counted (one launch, every block interior):\n{}", counters_table(&g.run.counted));
-    println!("  goals:");
+    if let Some((size, report)) = g.run.counted.first() {
+        let all = sizes(&mut g.run.counted.iter().map(|(z, _)| z.to_string()));
+        println!("  counted at {all} (every block interior); at {size}:\n{}", counters_table(report));
+    }
+    println!("  goals (the worst line, at the worst counted size):");
     for m in &g.measured {
-        println!("    [{}] {}", if m.met { "x" } else { " " }, m.goal.target.describe(m.value));
+        let value = if m.missing { "none counted".to_owned() } else { m.goal.target.describe(m.value) };
+        println!("    [{}] {value}", if m.met { "x" } else { " " });
+    }
+    if let Some(f) = g.run.troubles.iter().filter_map(|t| t.finding.as_ref()).find(|f| picture::is_race(f)) {
+        println!("\n  {}", picture::race_ascii(f).replace('\n', "\n  ").trim_end());
+        return;
+    }
+    if matches!(e.launch, Launch::Gemm)
+        && let Some((_, report)) = g.run.counted.first()
+    {
+        println!("\n  {}", picture::reuse_ascii(report, g.run.fmas[0]).replace('\n', "\n  ").trim_end());
+        return;
     }
     // The picture of the first goal missed, else of the first goal's line.
     let shown = g.measured.iter().find(|m| !m.met).or(g.measured.first()).and_then(|m| m.line.as_ref());
@@ -118,13 +156,26 @@ fn print(g: &Grade) {
     }
 }
 
-/// The summary and the goals' lines as SVG, in `svg/<N>-<which>/`.
+/// The summary, the lines of the first counted launch, and the race or
+/// the register reuse where the exercise teaches one, as SVG in
+/// `svg/<N>-<which>/`, which is emptied first (no picture of an earlier
+/// run stays).
 fn write_pictures(e: &Exercise, which: Which, g: &Grade, svg: &Path) -> std::io::Result<PathBuf> {
     let dir = svg.join(format!("{}-{}", e.number, if which == Which::Yours { "yours" } else { "solution" }));
+    match std::fs::remove_dir_all(&dir) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(err),
+        _ => {}
+    }
     std::fs::create_dir_all(&dir)?;
     let title = format!("exercise {}", e.number);
-    let report = &g.run.counted;
+    if let Some(f) = g.run.troubles.iter().filter_map(|t| t.finding.as_ref()).find(|f| picture::is_race(f)) {
+        std::fs::write(dir.join("race.svg"), picture::race(&title, f))?;
+    }
+    let Some((_, report)) = g.run.counted.first() else { return Ok(dir) };
     std::fs::write(dir.join("summary.svg"), picture::summary(&title, report))?;
+    if matches!(e.launch, Launch::Gemm) {
+        std::fs::write(dir.join("reuse.svg"), picture::reuse(&title, report, g.run.fmas[0]))?;
+    }
     for line in &report.counters.sites {
         let name = format!("{}.svg", picture::file_stem(report, line));
         std::fs::write(dir.join(name), picture::request(&title, line))?;

@@ -9,12 +9,16 @@
 //! - [`summary`]: sectors or wavefronts per request at each line of a
 //!   kernel, against the ideal.
 //! - [`ascii`]: [`request`] for a terminal.
+//! - [`race`] and [`race_ascii`]: the two accesses of a race the checker
+//!   found, with their threads and lines.
+//! - [`reuse`] and [`reuse_ascii`]: a GEMM's loads per 8 FMAs, line by
+//!   line: the register reuse of its inner loop.
 //!
 //! Nothing here is drawn by hand: change a kernel and its pictures change.
 //! The SVG is plain (rectangles, lines, text), written by a small builder
 //! that escapes its text.
 
-use super::{LaneAccess, Report, SiteCounters, bank_ways, request_cost};
+use super::{Finding, FindingKind, LaneAccess, Report, Site, SiteCounters, bank_ways, request_cost};
 use coalesce_kernels::Space;
 use std::fmt::Write as _;
 
@@ -314,4 +318,137 @@ pub fn ascii(c: &SiteCounters) -> String {
 pub fn file_stem(report: &Report, c: &SiteCounters) -> String {
     let rank = report.counters.of(c.op).position(|x| x.site == c.site).unwrap_or(0) + 1;
     format!("{}-{rank}", c.op.name().replace([' ', '.'], "-"))
+}
+
+/// Whether `f` is a race, which [`race`] draws.
+pub fn is_race(f: &Finding) -> bool {
+    matches!(f.kind, FindingKind::SharedRace { .. } | FindingKind::GlobalRace { .. })
+}
+
+/// The two sides of a race: who made each access (thread and block), at
+/// which line, to which word; the earlier first. `None` unless `f` is a
+/// race.
+fn race_sides(f: &Finding) -> Option<[String; 2]> {
+    let here = |site: Site| format!("{}:{}:{}", site.file_name(), site.line, site.column);
+    let (b, t) = (f.block, f.thread);
+    match &f.kind {
+        FindingKind::SharedRace { byte, access, other_access, other_thread, other_site } => {
+            let other = other_thread.map_or("several threads".to_owned(), |o| format!("thread {o}"));
+            let word = format!("shared word {} (byte {byte})", byte / 4);
+            Some([
+                format!("{other:<20} {:<26} {} {word}", here(*other_site), other_access.verb()),
+                format!("{:<20} {:<26} {} {word}", format!("thread {t}"), here(f.site), access.verb()),
+            ])
+        }
+        FindingKind::GlobalRace { address, access, other_access, other_block, other_thread, other_site } => {
+            let word = format!("global {address:#x}");
+            Some([
+                format!(
+                    "{:<34} {:<26} {} {word}",
+                    format!("block {other_block} thread {other_thread}"),
+                    here(*other_site),
+                    other_access.verb()
+                ),
+                format!("{:<34} {:<26} {} {word}", format!("block {b} thread {t}"), here(f.site), access.verb()),
+            ])
+        }
+        _ => None,
+    }
+}
+
+/// What orders nothing between the two sides of a race.
+fn race_gap(f: &Finding) -> &'static str {
+    match f.kind {
+        FindingKind::GlobalRace { .. } => "two blocks of one launch: nothing orders them, in either order",
+        _ => "no sync_threads between them: nothing orders the two",
+    }
+}
+
+/// [`race`] for a terminal: the two accesses, one above the other.
+pub fn race_ascii(f: &Finding) -> String {
+    let Some([first, then]) = race_sides(f) else { return String::new() };
+    let block = match f.kind {
+        FindingKind::GlobalRace { .. } => String::new(),
+        _ => format!(" in block {}", f.block),
+    };
+    format!(
+        "the race{block} ({} time(s) in the launch):\n  {first}\n  {:>20} {}\n  {then}\n",
+        f.count,
+        "|",
+        race_gap(f)
+    )
+}
+
+/// A race as SVG under `title`: the two accesses, their threads and
+/// lines, and the gap that no barrier closes.
+pub fn race(title: &str, f: &Finding) -> String {
+    let Some([first, then]) = race_sides(f) else { return Svg::new(10, 10).finish() };
+    let (width, height) = (860, 190);
+    let mut svg = Svg::new(width, height);
+    svg.text((8, 18), 13, "start", INK, &format!("{title}: a race the emulator found"));
+    svg.rect((20, 40, width - 40, 34), IDLE, Some("#b8bfcc"));
+    svg.text((30, 62), 11, "start", INK, &first);
+    svg.line((60, 74), (60, 116), CONFLICT);
+    svg.text((72, 100), 11, "start", CONFLICT, race_gap(f));
+    svg.rect((20, 116, width - 40, 34), IDLE, Some("#b8bfcc"));
+    svg.text((30, 138), 11, "start", INK, &then);
+    svg.text(
+        (8, height - 12),
+        10,
+        "start",
+        INK,
+        &format!("{} time(s) in the launch; checked by coalesce's CPU emulator", f.count),
+    );
+    svg.finish()
+}
+
+/// The load lines of a GEMM's `report` with their loads per 8 FMAs (one
+/// thread's pass over its 8 outputs): `(line, loads)`.
+fn loads_per_8(report: &Report, fmas: u64) -> Vec<(String, f64)> {
+    report
+        .counters
+        .sites
+        .iter()
+        .filter(|c| !c.op.is_store())
+        .map(|c| (line_name(c), 8.0 * 32.0 * c.tally.requests as f64 / fmas.max(1) as f64))
+        .collect()
+}
+
+/// [`reuse`] for a terminal: a bar per load line, loads per 8 FMAs.
+pub fn reuse_ascii(report: &Report, fmas: u64) -> String {
+    let mut s = String::from("register reuse: loads per 8 FMAs of one thread, a # per load\n");
+    let lines = loads_per_8(report, fmas);
+    for (name, v) in &lines {
+        let _ = writeln!(
+            s,
+            "  {name:<34} {:<16} {v:.2}",
+            "#".repeat(v.round() as usize).chars().take(16).collect::<String>()
+        );
+    }
+    let total: f64 = lines.iter().map(|l| l.1).sum();
+    let _ = writeln!(s, "  {:<34} {:<16} {total:.2}", "all loads", "");
+    let _ = writeln!(s, "  {:<34} {:<16} 8", "FMAs", "########");
+    s
+}
+
+/// Register reuse as SVG under `title`: loads per 8 FMAs at each load line
+/// of a GEMM, against the 8 FMAs they feed.
+pub fn reuse(title: &str, report: &Report, fmas: u64) -> String {
+    const ROW: u32 = 24;
+    const LEFT: u32 = 300;
+    const UNIT: u32 = 24;
+    let mut lines = loads_per_8(report, fmas);
+    lines.push(("FMAs".to_owned(), 8.0));
+    let height = 50 + lines.len() as u32 * ROW + 30;
+    let mut svg = Svg::new(LEFT + 17 * UNIT + 80, height);
+    svg.text((8, 18), 13, "start", INK, &format!("{title}: loads per 8 FMAs of one thread"));
+    svg.text((8, 36), 11, "start", INK, "a value loaded once into a register feeds several FMAs: fewer loads per FMA");
+    for (i, (name, v)) in lines.iter().enumerate() {
+        let y = 50 + i as u32 * ROW;
+        let fill = if name == "FMAs" { CLEAN } else { USED };
+        svg.text((LEFT - 8, y + 16), 11, "end", INK, name);
+        svg.rect((LEFT, y + 4, ((v.min(16.0) * UNIT as f64).round() as u32).max(1), ROW - 8), fill, None);
+        svg.text((LEFT + (v.min(16.0) * UNIT as f64) as u32 + 6, y + 16), 10, "start", INK, &format!("{v:.2}"));
+    }
+    svg.finish()
 }

@@ -14,6 +14,12 @@
 //! coalesced, and every lane stores into a different output row, `rows`
 //! floats from its neighbour: 32 sectors per store request.
 //!
+//! The kernel reads and writes through *views* of its buffers
+//! (`ctx.global(input, (rows, cols))`): `input.get(i)` reads element `i`,
+//! `output.set(i, v)` writes it. The emulator checks every such access (an
+//! index past the view, a race) and counts it; this file is
+//! `#![forbid(unsafe_code)]`, so no access escapes it.
+//!
 //! **Goal:** 4 sectors per store request. Make consecutive lanes write
 //! consecutive output addresses. (The loads get worse: exercise 2 fixes
 //! both sides.)
@@ -21,12 +27,13 @@
 //! `cargo learn 1` grades it; `cargo learn 1 --solution` runs the ladder's
 //! step 2, `kernels/src/transpose/02_naive_cols.rs`.
 
-use coalesce::kernels::ThreadCtx;
+#![forbid(unsafe_code)]
+
+use coalesce::kernels::mem::Checked;
 use coalesce::kernels::transpose::{BLOCK_ROWS, TILE};
 
-/// # Safety
 /// `input` and `output` hold `rows * cols` floats each and do not overlap.
-pub unsafe fn transpose<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+pub fn transpose<C: Checked>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
     let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));
     let (t, b) = (ctx.thread_idx(), ctx.block_idx());
     let (rows, cols, tile, block_rows) = (rows as usize, cols as usize, TILE as usize, BLOCK_ROWS as usize);
@@ -35,8 +42,7 @@ pub unsafe fn transpose<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f
     for k in 0..tile / block_rows {
         let row = b.x as usize * tile + t.y as usize + k * block_rows; // an input row
         if row < rows && col < cols {
-            // SAFETY: row < rows and col < cols: both indices are in bounds.
-            unsafe { output.store(col * rows + row, input.load(row * cols + col)) };
+            output.set(col * rows + row, input.get(row * cols + col));
         }
     }
     // ---- your code: end ----

@@ -20,13 +20,14 @@
 //! `cargo learn 2` grades it; `cargo learn 2 --solution` runs the ladder's
 //! step 3, `kernels/src/transpose/03_tiled.rs`.
 
-use coalesce::kernels::ThreadCtx;
+#![forbid(unsafe_code)]
+
+use coalesce::kernels::mem::Checked;
 use coalesce::kernels::transpose::{BLOCK_ROWS, TILE};
 
-/// # Safety
 /// `input` and `output` hold `rows * cols` floats each and do not overlap;
 /// the launch gives `TILE * TILE` floats of shared memory.
-pub unsafe fn transpose<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+pub fn transpose<C: Checked>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
     let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));
     let (t, b) = (ctx.thread_idx(), ctx.block_idx());
     let (rows, cols, tile, block_rows) = (rows as usize, cols as usize, TILE as usize, BLOCK_ROWS as usize);
@@ -35,8 +36,7 @@ pub unsafe fn transpose<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f
     for k in 0..tile / block_rows {
         let row = b.y as usize * tile + t.y as usize + k * block_rows;
         if row < rows && col < cols {
-            // SAFETY: row < rows and col < cols: both indices are in bounds.
-            unsafe { output.store(col * rows + row, input.load(row * cols + col)) };
+            output.set(col * rows + row, input.get(row * cols + col));
         }
     }
     // ---- your code: end ----

@@ -10,7 +10,7 @@
 //! This is a grid-stride copy: thread `first` copies elements `first`,
 //! `first + stride`, ... A view of `F4`s over the same buffer,
 //! `ctx.global(src.cast::<F4>(), len / 4)`, loads element `i` as floats
-//! `4i .. 4i + 4` in one access; it needs 16-byte aligned buffers (the
+//! `4i .. 4i + 4` in one access (`get`, `set`); it needs 16-byte aligned buffers (the
 //! checker reports a misaligned one), and the last `len % 4` floats still
 //! go one at a time.
 //!
@@ -19,14 +19,15 @@
 //! `cargo learn 5` grades it; `cargo learn 5 --solution` runs the copy
 //! kernel the roofline report measures, `kernels/src/copy.rs`.
 
-use coalesce::kernels::ThreadCtx;
+#![forbid(unsafe_code)]
+
+use coalesce::kernels::mem::Checked;
 #[allow(unused_imports)] // the tool for the job
 use coalesce::kernels::vector::F4;
 
-/// # Safety
 /// `src` and `dst` hold `len` floats each, 16-byte aligned, and do not
 /// overlap.
-pub unsafe fn copy<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
+pub fn copy<C: Checked>(ctx: &C, src: *const f32, dst: *mut f32, len: u64) {
     let (t, b, bd, gd) = (ctx.thread_idx(), ctx.block_idx(), ctx.block_dim(), ctx.grid_dim());
     let first = b.x as u64 * bd.x as u64 + t.x as u64;
     let stride = gd.x as u64 * bd.x as u64;
@@ -34,8 +35,7 @@ pub unsafe fn copy<C: ThreadCtx>(ctx: &C, src: *const f32, dst: *mut f32, len: u
     let (src, dst) = (ctx.global(src, len), ctx.global_mut(dst, len));
     let mut i = first;
     while i < len {
-        // SAFETY: i < len.
-        unsafe { dst.store(i as usize, src.load(i as usize)) };
+        dst.set(i as usize, src.get(i as usize));
         i += stride;
     }
     // ---- your code: end ----

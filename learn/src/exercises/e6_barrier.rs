@@ -16,13 +16,14 @@
 //! `cargo learn 6` grades it; `cargo learn 6 --solution` runs the ladder's
 //! step 4, `kernels/src/transpose/04_padded.rs`.
 
-use coalesce::kernels::ThreadCtx;
+#![forbid(unsafe_code)]
+
+use coalesce::kernels::mem::Checked;
 use coalesce::kernels::transpose::{BLOCK_ROWS, TILE};
 
-/// # Safety
 /// `input` and `output` hold `rows * cols` floats each and do not overlap;
 /// the launch gives `TILE * (TILE + 1)` floats of shared memory.
-pub unsafe fn transpose<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+pub fn transpose<C: Checked>(ctx: &C, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
     let (tile, block_rows) = (TILE as usize, BLOCK_ROWS as usize);
     let shared = ctx.shared::<f32>(tile * (tile + 1));
     let (input, output) = (ctx.global(input, (rows, cols)), ctx.global_mut(output, (rows, cols)));
@@ -32,8 +33,7 @@ pub unsafe fn transpose<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f
     for k in 0..tile / block_rows {
         let (row, col) = (row0 + ty + k * block_rows, col0 + tx);
         if row < rows && col < cols {
-            // SAFETY: row < rows, col < cols; the word is inside the tile.
-            unsafe { shared.store((ty + k * block_rows) * (tile + 1) + tx, input.load(row * cols + col)) };
+            shared.set((ty + k * block_rows) * (tile + 1) + tx, input.get(row * cols + col));
         }
     }
     // ---- your code: start ----
@@ -41,8 +41,7 @@ pub unsafe fn transpose<C: ThreadCtx>(ctx: &C, input: *const f32, output: *mut f
     for k in 0..tile / block_rows {
         let (out_row, out_col) = (col0 + ty + k * block_rows, row0 + tx);
         if out_row < cols && out_col < rows {
-            // SAFETY: out_row < cols, out_col < rows; the word is inside the tile.
-            unsafe { output.store(out_row * rows + out_col, shared.load(tx * (tile + 1) + ty + k * block_rows)) };
+            output.set(out_row * rows + out_col, shared.get(tx * (tile + 1) + ty + k * block_rows));
         }
     }
 }

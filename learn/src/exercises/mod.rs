@@ -9,190 +9,330 @@ pub mod e5_vector;
 pub mod e6_barrier;
 pub mod e7_register_tile;
 
-use crate::{Exercise, Goal, Run, Target, Which, copy_run, gemm_run, step_dims, tile_floats, transpose_run};
+use crate::{Body, Exercise, Goal, Grade, Grader, Launch, Per, Submission, Target, Which};
 use coalesce::Result;
 use coalesce::emu::Op;
-use coalesce::kernels::emu::EmuCtx;
+use coalesce::kernels::gemm::Variant as Gemm;
 use coalesce::kernels::transpose::{Padded, Swizzled, TILE, TileLayout, Variant};
 
 const STORES_COALESCED: Goal = Goal {
     target: Target::AtMost(Op::GlobalStore, 4.0),
-    hint: "each lane stores into its own 32-byte sector: let consecutive lanes (t.x) write consecutive floats",
+    hint: "a warp's 32 stores touch 32 sectors: where does lane t.x write, and where does lane t.x + 1?",
+    answer: "let consecutive lanes (t.x) write consecutive floats of an output row",
 };
 const LOADS_COALESCED: Goal = Goal {
     target: Target::AtMost(Op::GlobalLoad, 4.0),
-    hint: "each lane loads from its own 32-byte sector: let consecutive lanes (t.x) read consecutive floats",
+    hint: "a warp's 32 loads touch 32 sectors: where does lane t.x read, and where does lane t.x + 1?",
+    answer: "let consecutive lanes (t.x) read consecutive floats of an input row",
 };
 const SHARED_READS_FREE: Goal = Goal {
     target: Target::AtMost(Op::SharedLoad, 1.0),
-    hint: "the lanes reading a tile column hit the same bank at different words: make a column's 32 elements \
-           fall in 32 different banks",
+    hint: "the lanes reading a tile column wait for each other: which bank does each of the column's 32 words \
+           fall in?",
+    answer: "make the 32 elements of a tile column fall in 32 different banks",
 };
 const SHARED_WRITES_FREE: Goal = Goal {
     target: Target::AtMost(Op::SharedStore, 1.0),
-    hint: "the lanes writing a tile row must still hit 32 different banks",
+    hint: "the lanes writing a tile row wait for each other: which bank does each of the row's 32 words fall in?",
+    answer: "keep the 32 elements of a tile row in 32 different banks",
 };
+
+/// Each input element read once, each output element written once: the
+/// ideal traffic of a transpose or a copy.
+const READ_ONCE: Goal = Goal {
+    target: Target::Traffic(Op::GlobalLoad, Per::Element, 4.0),
+    hint: "more bytes loaded than the input holds: does any element get read twice, by two threads or two \
+           passes of a loop?",
+    answer: "read each input element once: one thread, one pass",
+};
+const WRITE_ONCE: Goal = Goal {
+    target: Target::Traffic(Op::GlobalStore, Per::Element, 4.0),
+    hint: "the output's bytes stored more than once (or not all through a view): does each output element have \
+           exactly one thread, one pass, that writes it?",
+    answer: "write each output element once: its own thread, in one pass of the loop",
+};
+/// A tile staged once: each element written into shared memory once and
+/// read back once.
+const STAGE_ONCE: [Goal; 2] = [
+    Goal {
+        target: Target::Traffic(Op::SharedStore, Per::Element, 4.0),
+        hint: "more shared-memory bytes written than the tiles hold: is any element staged twice?",
+        answer: "store each element into the tile once",
+    },
+    Goal {
+        target: Target::Traffic(Op::SharedLoad, Per::Element, 4.0),
+        hint: "more shared-memory bytes read than the tiles hold: is any element read back twice?",
+        answer: "read each element of the tile once",
+    },
+];
+/// Every request a whole warp's: each thread does its share.
+const FULL_WARPS: Goal = Goal {
+    target: Target::FullWarps,
+    hint: "requests with fewer than 32 lanes where every block is whole: do all 32 threads of each warp take \
+           part, or does one thread do the work of many?",
+    answer: "give every thread of the block its share of the elements, consecutive lanes on consecutive addresses",
+};
+
+/// The footprint of a `[32][33]` padded tile, which exercises 3 and 6 need.
+const PADDED_FLOATS: u32 = TILE * (TILE + 1);
+
+const fn shared_at_most(floats: u32, hint: &'static str, answer: &'static str) -> Goal {
+    Goal { target: Target::SharedFloats(floats), hint, answer }
+}
 
 pub static ALL: &[Exercise] = &[
     Exercise {
         number: 1,
         title: "coalesce the naive transpose's stores",
         file: "learn/src/exercises/e1_coalesce_stores.rs",
+        source: include_str!("e1_coalesce_stores.rs"),
         solution: "transpose step 2, naive_cols (kernels/src/transpose/02_naive_cols.rs)",
-        goals: &[STORES_COALESCED],
-        run: e1,
+        goals: &[STORES_COALESCED, READ_ONCE, WRITE_ONCE, FULL_WARPS],
+        launch: Launch::Transpose(Variant::NaiveCols),
+        submit: e1,
     },
     Exercise {
         number: 2,
         title: "stage a tile through shared memory",
         file: "learn/src/exercises/e2_shared_tile.rs",
+        source: include_str!("e2_shared_tile.rs"),
         solution: "transpose step 3, tiled (kernels/src/transpose/03_tiled.rs)",
         goals: &[
             LOADS_COALESCED,
             Goal {
                 target: Target::AtMost(Op::GlobalStore, 4.0),
-                hint: "a transpose straight from global memory has one strided side: read the tile along input \
-                       rows into shared memory, then write output rows from the tile's columns",
+                hint: "straight from global memory, one side of a transpose is strided whichever way the lanes \
+                       walk: where could a block keep its tile between reading it and writing it?",
+                answer: "read the tile along input rows into shared memory, wait at a barrier, then write output \
+                         rows from the tile's columns",
             },
+            READ_ONCE,
+            WRITE_ONCE,
+            STAGE_ONCE[0],
+            STAGE_ONCE[1],
+            FULL_WARPS,
         ],
-        run: e2,
+        launch: Launch::Transpose(Variant::Tiled),
+        submit: e2,
     },
     Exercise {
         number: 3,
         title: "remove the 32-way bank conflict by padding",
         file: "learn/src/exercises/e3_padding.rs",
+        source: include_str!("e3_padding.rs"),
         solution: "transpose step 4, padded (kernels/src/transpose/04_padded.rs)",
         goals: &[
             Goal {
                 target: Target::AtMost(Op::SharedLoad, 1.0),
-                hint: "a tile column is 32 words apart, all in one bank: give each row one float more than it \
-                       holds, so that a column steps 33 words, one bank to the next",
+                hint: "a tile column's words are 32 apart: which bank is word w in, and what if a row were one \
+                       word longer than it holds?",
+                answer: "give each row one float more than it holds (a [32][33] tile), so that a column steps 33 \
+                         words, one bank to the next",
             },
             SHARED_WRITES_FREE,
+            shared_at_most(
+                PADDED_FLOATS,
+                "more shared memory than a padded tile takes: how many floats does one extra per row add?",
+                "32 rows of 33 floats: 1056",
+            ),
+            READ_ONCE,
+            WRITE_ONCE,
+            FULL_WARPS,
         ],
-        run: e3,
+        launch: Launch::Transpose(Variant::Padded),
+        submit: e3,
     },
     Exercise {
         number: 4,
         title: "remove the bank conflict by a swizzle",
         file: "learn/src/exercises/e4_swizzle.rs",
+        source: include_str!("e4_swizzle.rs"),
         solution: "transpose step 5, swizzled (kernels/src/transpose/05_swizzled.rs)",
         goals: &[
             SHARED_READS_FREE,
             SHARED_WRITES_FREE,
-            Goal {
-                target: Target::SharedFloats(TILE * TILE),
-                hint: "a swizzle keeps the [32][32] footprint: permute the columns within each row (col ^ row)",
-            },
+            shared_at_most(
+                TILE * TILE,
+                "a swizzle moves elements within the tile's own 32x32 floats: which columns of a row can \
+                 (row, col) go to?",
+                "keep floats() at T * T and permute the columns within each row: col ^ row",
+            ),
+            READ_ONCE,
+            WRITE_ONCE,
+            FULL_WARPS,
         ],
-        run: e4,
+        launch: Launch::Transpose(Variant::Swizzled),
+        submit: e4,
     },
     Exercise {
         number: 5,
         title: "move 16 bytes per lane",
         file: "learn/src/exercises/e5_vector.rs",
+        source: include_str!("e5_vector.rs"),
         solution: "the copy kernel (kernels/src/copy.rs)",
         goals: &[
             Goal {
                 target: Target::BytesAtLeast(Op::GlobalLoad, 512.0),
-                hint: "each lane loads 4 bytes: load an F4 (16 bytes) through a view of F4s over the buffer",
+                hint: "each lane loads 4 bytes a request: what type moves 16 bytes at once, and how do you view \
+                       the buffer as those?",
+                answer: "load an F4 (16 bytes) through a view of F4s over the buffer: \
+                         ctx.global(src.cast::<F4>(), len / 4)",
             },
             Goal {
                 target: Target::BytesAtLeast(Op::GlobalStore, 512.0),
-                hint: "each lane stores 4 bytes: store an F4 (16 bytes) through a view of F4s over the buffer",
+                hint: "each lane stores 4 bytes a request: what type moves 16 bytes at once?",
+                answer: "store an F4 through a view of F4s over the output: ctx.global_mut(dst.cast::<F4>(), len / 4)",
             },
+            READ_ONCE,
+            WRITE_ONCE,
+            FULL_WARPS,
         ],
-        run: e5,
+        launch: Launch::Copy,
+        submit: e5,
     },
     Exercise {
         number: 6,
         title: "find the missing barrier",
         file: "learn/src/exercises/e6_barrier.rs",
+        source: include_str!("e6_barrier.rs"),
         solution: "transpose step 4, padded (kernels/src/transpose/04_padded.rs)",
-        goals: &[SHARED_READS_FREE, LOADS_COALESCED, STORES_COALESCED],
-        run: e6,
+        goals: &[SHARED_READS_FREE, LOADS_COALESCED, STORES_COALESCED, READ_ONCE, WRITE_ONCE, FULL_WARPS],
+        launch: Launch::Transpose(Variant::Padded),
+        submit: e6,
     },
     Exercise {
         number: 7,
         title: "a register tile for GEMM",
         file: "learn/src/exercises/e7_register_tile.rs",
+        source: include_str!("e7_register_tile.rs"),
         solution: "GEMM step 3, blocktile_1d (kernels/src/gemm/03_blocktile_1d.rs)",
-        goals: &[Goal {
-            target: Target::PerFma(Op::SharedLoad, 1.125),
-            hint: "B[i][col] is the same for the thread's 8 outputs: load it once per i, into a register, before \
-                   the loop over r",
-        }],
-        run: e7,
+        goals: &[
+            Goal {
+                // Per slice of 8 and per thread: 8 x (8 A + 1 B) shared loads
+                // and 2 global ones (its share of the slices) for 64 FMAs.
+                target: Target::LoadsPerFma(74.0 / 64.0),
+                hint: "count the loads of one pass over r: which operand is the same for all 8 of the thread's \
+                       outputs?",
+                answer: "B[i][col] is the same for the thread's 8 outputs: load it once per i, into a register, \
+                         before the loop over r",
+            },
+            Goal {
+                // A block reads each 64x8 slice of A and 8x64 slice of B once:
+                // 1024 floats for 64 x 64 x 8 FMAs.
+                target: Target::Traffic(Op::GlobalLoad, Per::Fma, 4096.0 / 32768.0),
+                hint: "more bytes read from global memory than the block's slices hold: which operand does the \
+                       inner loop fetch from global memory instead of the tile?",
+                answer: "read A and B only through the shared tiles, each slice loaded once per block",
+            },
+            Goal {
+                target: Target::Traffic(Op::GlobalStore, Per::Element, 4.0),
+                hint: "each element of C is written once, at the end: is any written twice?",
+                answer: "store each of the thread's 8 outputs once, after the last slice",
+            },
+            shared_at_most(
+                64 * 8 + 8 * 64,
+                "more shared memory than the two slices take",
+                "A's 64x8 slice and B's 8x64: 1024 floats",
+            ),
+            FULL_WARPS,
+        ],
+        launch: Launch::Gemm,
+        submit: e7,
     },
 ];
 
-// Each runner calls the kernel inside a closure: the kernels are generic
-// over the context, whose lifetime a plain function pointer cannot name.
-// SAFETY (every runner): `transpose_run` and `copy_run` pass buffers of the
-// kernel's documented sizes, distinct, 256-byte aligned, and launch it with
-// the shared memory it documents.
-
-fn e1(which: Which) -> Result<Run> {
-    transpose_run(step_dims(Variant::NaiveCols, None), |ctx, i, o, r, c| match which {
-        Which::Yours => unsafe { e1_coalesce_stores::transpose(ctx, i, o, r, c) },
-        Which::Solution => unsafe { Variant::NaiveCols.run(ctx, i, o, r, c) },
-    })
+/// The learner's kernel, from the exercise's file.
+fn yours<'k>(e: usize, body: Body<'k>, shared_floats: Option<usize>) -> Submission<'k> {
+    let e = &ALL[e];
+    Submission { body, shared_floats, file: Some(e.file), source: Some(e.source) }
 }
 
-fn e2(which: Which) -> Result<Run> {
-    transpose_run(step_dims(Variant::Tiled, None), |ctx, i, o, r, c| match which {
-        Which::Yours => unsafe { e2_shared_tile::transpose(ctx, i, o, r, c) },
-        Which::Solution => unsafe { Variant::Tiled.run(ctx, i, o, r, c) },
-    })
+/// The ladder's step: the reference, graded without the file checks.
+fn solution(body: Body<'_>, shared_floats: Option<usize>) -> Submission<'_> {
+    Submission { body, shared_floats, file: None, source: None }
 }
 
-fn e3(which: Which) -> Result<Run> {
-    layout_run::<e3_padding::Layout, Padded>(which, Variant::Padded, |ctx, i, o, r, c| unsafe {
-        e3_padding::transpose(ctx, i, o, r, c)
-    })
-}
+// SAFETY (every solution): the grader passes buffers of the documented
+// sizes, distinct, 256-byte aligned, and launches each step with the grid
+// and shared memory it documents.
 
-fn e4(which: Which) -> Result<Run> {
-    layout_run::<e4_swizzle::Layout, Swizzled>(which, Variant::Swizzled, |ctx, i, o, r, c| unsafe {
-        e4_swizzle::transpose(ctx, i, o, r, c)
-    })
-}
-
-/// A layout exercise (3, 4): `yours`, the learner's file with its layout
-/// `Yours`, launched as step 3 with the shared memory `Yours` asks for; or
-/// the ladder's `step` with its own layout `Step`.
-fn layout_run<Yours: TileLayout, Step: TileLayout>(
-    which: Which, step: Variant, yours: impl Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
-) -> Result<Run> {
+fn e1(which: Which, grade: Grader<'_>) -> Result<Grade> {
     match which {
-        Which::Yours => transpose_run(step_dims(Variant::Tiled, Some(tile_floats::<Yours>())), yours),
-        Which::Solution => transpose_run(step_dims(step, Some(tile_floats::<Step>())), |ctx, i, o, r, c| unsafe {
-            step.run(ctx, i, o, r, c)
-        }),
+        Which::Yours => {
+            grade(yours(0, Body::Transpose(&|ctx, i, o, r, c| e1_coalesce_stores::transpose(ctx, i, o, r, c)), None))
+        }
+        Which::Solution => grade(solution(
+            Body::Transpose(&|ctx, i, o, r, c| unsafe { Variant::NaiveCols.run(ctx, i, o, r, c) }),
+            None,
+        )),
     }
 }
 
-fn e5(which: Which) -> Result<Run> {
-    copy_run(|ctx, s, d, len| match which {
-        Which::Yours => unsafe { e5_vector::copy(ctx, s, d, len) },
-        Which::Solution => unsafe { coalesce::kernels::copy::copy(ctx, s, d, len) },
-    })
+fn e2(which: Which, grade: Grader<'_>) -> Result<Grade> {
+    match which {
+        Which::Yours => {
+            grade(yours(1, Body::Transpose(&|ctx, i, o, r, c| e2_shared_tile::transpose(ctx, i, o, r, c)), None))
+        }
+        Which::Solution => {
+            grade(solution(Body::Transpose(&|ctx, i, o, r, c| unsafe { Variant::Tiled.run(ctx, i, o, r, c) }), None))
+        }
+    }
 }
 
-fn e6(which: Which) -> Result<Run> {
-    transpose_run(step_dims(Variant::Padded, None), |ctx, i, o, r, c| match which {
-        Which::Yours => unsafe { e6_barrier::transpose(ctx, i, o, r, c) },
-        Which::Solution => unsafe { Variant::Padded.run(ctx, i, o, r, c) },
-    })
+fn e3(which: Which, grade: Grader<'_>) -> Result<Grade> {
+    match which {
+        Which::Yours => grade(yours(
+            2,
+            Body::Transpose(&|ctx, i, o, r, c| e3_padding::transpose(ctx, i, o, r, c)),
+            Some(e3_padding::Layout::floats::<{ TILE as usize }>()),
+        )),
+        Which::Solution => grade(solution(
+            Body::Transpose(&|ctx, i, o, r, c| unsafe { Variant::Padded.run(ctx, i, o, r, c) }),
+            Some(Padded::floats::<{ TILE as usize }>()),
+        )),
+    }
 }
 
-fn e7(which: Which) -> Result<Run> {
-    use coalesce::kernels::gemm::Variant as Gemm;
-    gemm_run(
-        |m, n| Gemm::Blocktile1d.launch_dims(m, n),
-        |ctx, a, b, c, p| match which {
-            Which::Yours => unsafe { e7_register_tile::gemm(ctx, a, b, c, p) },
-            Which::Solution => unsafe { Gemm::Blocktile1d.run(ctx, a, b, c, p) },
-        },
-    )
+fn e4(which: Which, grade: Grader<'_>) -> Result<Grade> {
+    match which {
+        Which::Yours => grade(yours(
+            3,
+            Body::Transpose(&|ctx, i, o, r, c| e4_swizzle::transpose(ctx, i, o, r, c)),
+            Some(e4_swizzle::Layout::floats::<{ TILE as usize }>()),
+        )),
+        Which::Solution => grade(solution(
+            Body::Transpose(&|ctx, i, o, r, c| unsafe { Variant::Swizzled.run(ctx, i, o, r, c) }),
+            Some(Swizzled::floats::<{ TILE as usize }>()),
+        )),
+    }
+}
+
+fn e5(which: Which, grade: Grader<'_>) -> Result<Grade> {
+    match which {
+        Which::Yours => grade(yours(4, Body::Copy(&|ctx, s, d, len| e5_vector::copy(ctx, s, d, len)), None)),
+        Which::Solution => grade(solution(
+            Body::Copy(&|ctx, s, d, len| unsafe { coalesce::kernels::copy::copy(ctx, s, d, len) }),
+            None,
+        )),
+    }
+}
+
+fn e6(which: Which, grade: Grader<'_>) -> Result<Grade> {
+    match which {
+        Which::Yours => {
+            grade(yours(5, Body::Transpose(&|ctx, i, o, r, c| e6_barrier::transpose(ctx, i, o, r, c)), None))
+        }
+        Which::Solution => {
+            grade(solution(Body::Transpose(&|ctx, i, o, r, c| unsafe { Variant::Padded.run(ctx, i, o, r, c) }), None))
+        }
+    }
+}
+
+fn e7(which: Which, grade: Grader<'_>) -> Result<Grade> {
+    match which {
+        Which::Yours => grade(yours(6, Body::Gemm(&|ctx, a, b, c, p| e7_register_tile::gemm(ctx, a, b, c, p)), None)),
+        Which::Solution => {
+            grade(solution(Body::Gemm(&|ctx, a, b, c, p| unsafe { Gemm::Blocktile1d.run(ctx, a, b, c, p) }), None))
+        }
+    }
 }

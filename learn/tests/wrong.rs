@@ -1,0 +1,538 @@
+//! Wrong solutions, of the kinds careless students write, each graded as
+//! the learner's own (its lines must be this file's): every one fails, and
+//! its message points at the idea it misses.
+//!
+//! Each test names its class; the kernels are written as a learner would,
+//! with the views' checked methods, except where the class is the
+//! learner reaching around them (raw pointers).
+
+use coalesce::emu::Op;
+use coalesce::kernels::ThreadCtx;
+use coalesce::kernels::emu::EmuCtx;
+use coalesce::kernels::gemm::{BT1_BK, BT1_BM, BT1_BN, BT1_TM, Problem};
+use coalesce::kernels::math::fma;
+use coalesce::kernels::mem::Checked;
+use coalesce::kernels::transpose::{BLOCK_ROWS, TILE, Variant};
+use coalesce::kernels::vector::F4;
+use coalesce_learn::{Body, Grade, Submission, all, grade_submission};
+use std::time::Instant;
+
+const T: usize = TILE as usize;
+const R: usize = BLOCK_ROWS as usize;
+
+/// Grades `body` as exercise `n`'s, its lines this file's.
+fn grade(n: u32, body: Body<'_>, shared_floats: Option<usize>) -> Grade {
+    let e = all().iter().find(|e| e.number == n).unwrap();
+    grade_submission(e, Submission { body, shared_floats, file: Some(file!()), source: None }).unwrap()
+}
+
+/// Asserts that `g` failed and that some problem says each of `says`.
+#[track_caller]
+fn fails_saying(g: &Grade, says: &[&str]) {
+    assert!(!g.passed(), "passed");
+    let all = g.problems.join("\n");
+    for s in says {
+        assert!(all.contains(s), "no problem says {s:?}:\n{all}");
+    }
+}
+
+/// A coalesced transpose, the correct answer to exercise 1, with
+/// `store(out_index, value)` doing the store: the classes below break it
+/// one way each.
+fn coalesced<C: Checked>(ctx: &C, rows: u32, cols: u32, mut each: impl FnMut(usize, usize, usize)) {
+    let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+    let (rows, cols) = (rows as usize, cols as usize);
+    let out_col = b.x as usize * T + t.x as usize; // an input row
+    for k in 0..T / R {
+        let out_row = b.y as usize * T + t.y as usize + k * R; // an input column
+        if out_col < rows && out_row < cols {
+            each(out_row * rows + out_col, out_col * cols + out_row, k);
+        }
+    }
+}
+
+#[test]
+fn the_answer_itself_passes_from_this_file() {
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+        coalesced(ctx, rows, cols, |dst, src, _| output.set(dst, input.get(src)));
+    };
+    let g = grade(1, Body::Transpose(&body), None);
+    assert!(g.passed(), "{:?}", g.problems);
+}
+
+/// Goals hold at every line: one strided store kept beside the coalesced
+/// ones would average to "at most 4".
+#[test]
+fn a_strided_line_beside_coalesced_ones_fails() {
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+        coalesced(ctx, rows, cols, |dst, src, _| output.set(dst, input.get(src)));
+        let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+        if b.x == 0 && b.y == 0 && t.y == 0 && t.x < cols {
+            // One warp also stores a tile column: lane t.x one output row
+            // down from lane t.x - 1, `rows` floats apart (the same values).
+            output.set(t.x as usize * rows as usize, input.get(t.x as usize));
+        }
+    };
+    let g = grade(1, Body::Transpose(&body), None);
+    fails_saying(&g, &["global st sectors per request 32.0 (worst line)"]);
+}
+
+/// An op the exercise needs, with no request counted, fails (it does not
+/// score 0.0, which would meet "at most").
+#[test]
+fn no_store_at_all_fails() {
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, _o: *mut f32, rows: u32, cols: u32| {
+        let input = ctx.global(i, (rows, cols));
+        coalesced(ctx, rows, cols, |_, src, _| {
+            let _ = input.get(src);
+        });
+    };
+    let g = grade(1, Body::Transpose(&body), None);
+    fails_saying(&g, &["no global st request was counted", "wrong result"]);
+}
+
+/// Total work is checked: storing each element several times fails.
+#[test]
+fn redundant_stores_fail() {
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+        for _ in 0..4 {
+            coalesced(ctx, rows, cols, |dst, src, _| output.set(dst, input.get(src)));
+        }
+    };
+    let g = grade(1, Body::Transpose(&body), None);
+    fails_saying(&g, &["global st bytes per output element 16.000, target exactly 4.000"]);
+}
+
+/// A block stride in place of the grid stride: every block copies
+/// everything.
+#[test]
+fn a_block_stride_copy_fails() {
+    let body = |ctx: &EmuCtx<'_>, s: *const f32, d: *mut f32, len: u64| {
+        let (src, dst) = (ctx.global(s.cast::<F4>(), len / 4), ctx.global_mut(d.cast::<F4>(), len / 4));
+        let mut i = ctx.thread_idx().x as u64;
+        while i < len / 4 {
+            dst.set(i as usize, src.get(i as usize));
+            i += ctx.block_dim().x as u64;
+        }
+        let (tail, all) = (ctx.global(s, len), ctx.global_mut(d, len));
+        let first = ctx.block_idx().x as u64 * ctx.block_dim().x as u64 + ctx.thread_idx().x as u64;
+        if first < len % 4 {
+            let j = (len - len % 4 + first) as usize;
+            all.set(j, tail.get(j));
+        }
+    };
+    let g = grade(5, Body::Copy(&body), None);
+    fails_saying(&g, &["global st bytes per output element", "target exactly 4.000"]);
+}
+
+/// Counters are checked at a size drawn at random too: a kernel
+/// coalesced only at the fixed counted size fails.
+#[test]
+fn coalesced_at_one_size_only_fails() {
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+        if (rows, cols) == (256, 256) {
+            coalesced(ctx, rows, cols, |dst, src, _| output.set(dst, input.get(src)));
+        } else {
+            let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+            let (r, c) = (rows as usize, cols as usize);
+            let col = b.y as usize * T + t.x as usize;
+            for k in 0..T / R {
+                let row = b.x as usize * T + t.y as usize + k * R;
+                if row < r && col < c {
+                    output.set(col * r + row, input.get(row * c + col));
+                }
+            }
+        }
+    };
+    let g = grade(1, Body::Transpose(&body), None);
+    fails_saying(&g, &["global st sectors per request 32.0", "(drawn at random)"]);
+}
+
+/// A store into the next block's tile, overwritten later by that block:
+/// right output, a race between blocks.
+#[test]
+fn a_store_into_another_blocks_tile_fails() {
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+        coalesced(ctx, rows, cols, |dst, src, _| output.set(dst, input.get(src)));
+        let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+        let next = (b.x as usize + 1) * T; // the next block's first output column
+        if t.x == 0 && t.y == 0 && next < rows as usize && (b.y as usize * T) < cols as usize {
+            output.set(b.y as usize * T * rows as usize + next, 0.0);
+        }
+    };
+    let g = grade(1, Body::Transpose(&body), None);
+    fails_saying(&g, &["blocks run in any order"]);
+}
+
+/// Accesses through raw pointers are invisible to the counters: a kernel
+/// that stores that way shows no store, and fails.
+#[test]
+fn raw_pointer_stores_fail() {
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        let input = ctx.global(i, (rows, cols));
+        coalesced(ctx, rows, cols, |dst, src, _| {
+            let v = input.get(src);
+            // SAFETY: dst < rows * cols, inside the output (the class is
+            // the learner reaching around the views).
+            unsafe { *o.add(dst) = v };
+        });
+    };
+    let g = grade(1, Body::Transpose(&body), None);
+    fails_saying(&g, &["no global st request was counted"]);
+}
+
+/// A sleep in place of the barrier, and the tile read through a raw
+/// pointer: no shared read is seen, so exercise 6 fails.
+#[test]
+fn a_sleep_for_a_barrier_with_raw_reads_fails() {
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        let shared = ctx.shared::<f32>(T * (T + 1));
+        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+        let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+        let (tx, ty, rows, cols) = (t.x as usize, t.y as usize, rows as usize, cols as usize);
+        let (row0, col0) = (b.y as usize * T, b.x as usize * T);
+        for k in 0..T / R {
+            let (row, col) = (row0 + ty + k * R, col0 + tx);
+            if row < rows && col < cols {
+                shared.set((ty + k * R) * (T + 1) + tx, input.get(row * cols + col));
+            }
+        }
+        if tx == 0 && ty == 0 {
+            std::thread::sleep(std::time::Duration::from_micros(1));
+        }
+        let raw = ctx.shared_mem::<f32>();
+        for k in 0..T / R {
+            let (out_row, out_col) = (col0 + ty + k * R, row0 + tx);
+            if out_row < cols && out_col < rows {
+                // SAFETY: inside the tile (the class reaches around the views).
+                let v = unsafe { *raw.add(tx * (T + 1) + ty + k * R) };
+                output.set(out_row * rows + out_col, v);
+            }
+        }
+    };
+    let g = grade(6, Body::Transpose(&body), None);
+    fails_saying(&g, &["no shared ld request was counted"]);
+}
+
+/// A submission whose file dropped `#![forbid(unsafe_code)]` fails, whatever it does.
+#[test]
+fn a_file_without_forbid_unsafe_fails() {
+    let e = all().iter().find(|e| e.number == 1).unwrap();
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+        coalesced(ctx, rows, cols, |dst, src, _| output.set(dst, input.get(src)));
+    };
+    let source = e.source.replace("#![forbid(unsafe_code)]", "");
+    let s =
+        Submission { body: Body::Transpose(&body), shared_floats: None, file: Some(file!()), source: Some(&source) };
+    let g = grade_submission(e, s).unwrap();
+    fails_saying(&g, &["#![forbid(unsafe_code)]"]);
+}
+
+/// Calling the ladder's step does the work in kernels/src, not here.
+#[test]
+fn calling_the_ladder_step_fails() {
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        // SAFETY: the grader's buffers and launch are step 2's.
+        unsafe { Variant::NaiveCols.run(ctx, i, o, rows, cols) }
+    };
+    let g = grade(1, Body::Transpose(&body), None);
+    fails_saying(&g, &["counted accesses come from kernels/src/transpose/02_naive_cols.rs"]);
+}
+
+/// A padded tile's layout, as exercise 3's Layout, with `floats` of room.
+fn padded_transpose(ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32, floats: usize) {
+    let tile = ctx.shared::<f32>(floats);
+    let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+    let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+    let (tx, ty, rows, cols) = (t.x as usize, t.y as usize, rows as usize, cols as usize);
+    let (row0, col0) = (b.y as usize * T, b.x as usize * T);
+    let stride = floats / T;
+    for k in 0..T / R {
+        let (row, col) = (row0 + ty + k * R, col0 + tx);
+        if row < rows && col < cols {
+            tile.set((ty + k * R) * stride + tx, input.get(row * cols + col));
+        }
+    }
+    ctx.sync_threads();
+    for k in 0..T / R {
+        let (out_row, out_col) = (col0 + ty + k * R, row0 + tx);
+        if out_row < cols && out_col < rows {
+            output.set(out_row * rows + out_col, tile.get(tx * stride + ty + k * R));
+        }
+    }
+}
+
+/// Shared memory is checked against what the exercise needs and the 48 KB
+/// a block gets without opting in: a 135 KB tile (rows of 1057 floats,
+/// also conflict-free) fails.
+#[test]
+fn a_huge_tile_fails() {
+    let floats = T * 1057;
+    let body = move |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        padded_transpose(ctx, i, o, rows, cols, floats)
+    };
+    let g = grade(3, Body::Transpose(&body), Some(floats));
+    fails_saying(&g, &["past the 49152 a block gets without opting in", "shared memory 33824 floats per block"]);
+    // The right padding passes, from this file too.
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        padded_transpose(ctx, i, o, rows, cols, T * (T + 1))
+    };
+    let g = grade(3, Body::Transpose(&body), Some(T * (T + 1)));
+    assert!(g.passed(), "{:?}", g.problems);
+}
+
+/// Exercise 7 counts every load per FMA: `B` read from global memory in
+/// the inner loop, with no register reuse, fails.
+#[test]
+fn gemm_reading_b_from_global_fails() {
+    let body = |ctx: &EmuCtx<'_>, a: *const f32, b: *const f32, c: *mut f32, p: Problem| {
+        const BM: usize = BT1_BM as usize;
+        const BN: usize = BT1_BN as usize;
+        const BK: usize = BT1_BK as usize;
+        const TM: usize = BT1_TM as usize;
+        let (a, b, c) = (ctx.global(a, (p.m, p.k)), ctx.global(b, (p.k, p.n)), ctx.global_mut(c, (p.m, p.n)));
+        let a_tile = ctx.shared::<f32>(BM * BK + BK * BN).part(0, BM * BK);
+        let tid = ctx.thread_idx().x as usize;
+        let blk = ctx.block_idx();
+        let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
+        let (m0, n0) = (blk.y as usize * BM, blk.x as usize * BN);
+        let (col, row) = (tid % BN, (tid / BN) * TM);
+        let (a_r, a_c) = (tid / BK, tid % BK);
+        let mut acc = [0.0f32; TM];
+        let mut k0 = 0;
+        while k0 < k {
+            let (ar, ac) = (m0 + a_r, k0 + a_c);
+            a_tile.set(a_r * BK + a_c, if ar < m && ac < k { a.get(ar * k + ac) } else { 0.0 });
+            ctx.sync_threads();
+            for i in 0..BK.min(k - k0) {
+                for (r, acc) in acc.iter_mut().enumerate() {
+                    let y = if n0 + col < n { b.get((k0 + i) * n + n0 + col) } else { 0.0 };
+                    *acc = fma(a_tile.get((row + r) * BK + i), y, *acc);
+                }
+            }
+            ctx.sync_threads();
+            k0 += BK;
+        }
+        for (r, acc) in acc.into_iter().enumerate() {
+            if m0 + row + r < m && n0 + col < n {
+                c.set((m0 + row + r) * n + n0 + col, acc);
+            }
+        }
+    };
+    let g = grade(7, Body::Gemm(&body), None);
+    fails_saying(&g, &["load requests (global and shared) per FMA 2.0", "global ld bytes per FMA"]);
+    assert!(g.run.counted[0].1.counters.total(Op::GlobalLoad).requests > 0);
+}
+
+/// The endless-loop typo of exercise 5 (`i += first` for `i += stride`):
+/// thread 0 never advances. A finding, within seconds and bounded memory.
+#[test]
+fn an_endless_loop_is_a_finding() {
+    let body = |ctx: &EmuCtx<'_>, s: *const f32, d: *mut f32, len: u64| {
+        let (t, b, bd) = (ctx.thread_idx(), ctx.block_idx(), ctx.block_dim());
+        let first = b.x as u64 * bd.x as u64 + t.x as u64;
+        let (src, dst) = (ctx.global(s, len), ctx.global_mut(d, len));
+        let mut i = first;
+        while i < len {
+            dst.set(i as usize, src.get(i as usize));
+            i += first;
+        }
+    };
+    let start = Instant::now();
+    let g = grade(5, Body::Copy(&body), None);
+    fails_saying(&g, &["a loop that does not end", "block (0, 0, 0) thread (0, 0, 0)", "wrong.rs"]);
+    assert!(start.elapsed().as_secs() < 60, "took {:?}", start.elapsed());
+}
+
+/// An `F4` view one element longer than the buffer: the store past its
+/// end is refused (never written outside), and reported.
+#[test]
+fn an_overrun_past_the_buffer_is_refused() {
+    let body = |ctx: &EmuCtx<'_>, s: *const f32, d: *mut f32, len: u64| {
+        let (t, b, bd, gd) = (ctx.thread_idx(), ctx.block_idx(), ctx.block_dim(), ctx.grid_dim());
+        let first = b.x as u64 * bd.x as u64 + t.x as u64;
+        let stride = gd.x as u64 * bd.x as u64;
+        let n = len.div_ceil(4);
+        let (src, dst) = (ctx.global(s.cast::<F4>(), n), ctx.global_mut(d.cast::<F4>(), n));
+        let mut i = first;
+        while i < n {
+            dst.set(i as usize, src.get(i as usize));
+            i += stride;
+        }
+    };
+    let g = grade(5, Body::Copy(&body), None);
+    fails_saying(&g, &["outside every buffer", "reaches past the buffer it was made from"]);
+}
+
+/// A panic in every thread is one finding, with its line.
+#[test]
+fn a_panic_is_one_finding() {
+    let body = |ctx: &EmuCtx<'_>, s: *const f32, d: *mut f32, len: u64| {
+        let table = [0usize; 4];
+        let (src, dst) = (ctx.global(s, len), ctx.global_mut(d, len));
+        let t = ctx.thread_idx().x as usize;
+        let j = table[t + 4 * (len as usize % 7 + 1)];
+        dst.set(j, src.get(j));
+    };
+    let g = grade(5, Body::Copy(&body), None);
+    fails_saying(&g, &["panicked", "index out of bounds", "Rust checks array indices"]);
+    let panics = g.problems.iter().filter(|p| p.contains("panicked")).count();
+    assert_eq!(panics, 1, "{:?}", g.problems);
+}
+
+/// An index past the view: out of bounds, with its hint.
+#[test]
+fn an_unguarded_index_is_out_of_bounds() {
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+        let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+        let (rows, cols) = (rows as usize, cols as usize);
+        let out_col = b.x as usize * T + t.x as usize;
+        for k in 0..T / R {
+            let out_row = b.y as usize * T + t.y as usize + k * R;
+            output.set(out_row * rows + out_col, input.get(out_col * cols + out_row));
+        }
+    };
+    let g = grade(1, Body::Transpose(&body), None);
+    fails_saying(&g, &["out of bounds", "Compare the guard"]);
+}
+
+/// An `F4` view that starts one float in: misaligned, with its hint.
+#[test]
+fn a_misaligned_vector_is_found() {
+    let body = |ctx: &EmuCtx<'_>, s: *const f32, d: *mut f32, len: u64| {
+        let (t, b, bd, gd) = (ctx.thread_idx(), ctx.block_idx(), ctx.block_dim(), ctx.grid_dim());
+        let first = b.x as u64 * bd.x as u64 + t.x as u64;
+        let stride = gd.x as u64 * bd.x as u64;
+        let n = (len - 1) / 4;
+        let (src, dst) =
+            (ctx.global(s.wrapping_add(1).cast::<F4>(), n), ctx.global_mut(d.wrapping_add(1).cast::<F4>(), n));
+        let mut i = first;
+        while i < n {
+            dst.set(i as usize, src.get(i as usize));
+            i += stride;
+        }
+        let (src, dst) = (ctx.global(s, len), ctx.global_mut(d, len));
+        let mut j = first;
+        while j < len {
+            if j == 0 || j > 4 * n {
+                dst.set(j as usize, src.get(j as usize));
+            }
+            j += stride;
+        }
+    };
+    let g = grade(5, Body::Copy(&body), None);
+    fails_saying(&g, &["not aligned", "multiple of its size"]);
+}
+
+/// A barrier inside a branch that some threads skip: divergent, with its hint.
+#[test]
+fn a_barrier_some_threads_skip_is_found() {
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        let shared = ctx.shared::<f32>(T * (T + 1));
+        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+        let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+        let (tx, ty, rows, cols) = (t.x as usize, t.y as usize, rows as usize, cols as usize);
+        let (row0, col0) = (b.y as usize * T, b.x as usize * T);
+        for k in 0..T / R {
+            let (row, col) = (row0 + ty + k * R, col0 + tx);
+            if row < rows && col < cols {
+                shared.set((ty + k * R) * (T + 1) + tx, input.get(row * cols + col));
+                ctx.sync_threads();
+            }
+        }
+        for k in 0..T / R {
+            let (out_row, out_col) = (col0 + ty + k * R, row0 + tx);
+            if out_row < cols && out_col < rows {
+                output.set(out_row * rows + out_col, shared.get(tx * (T + 1) + ty + k * R));
+            }
+        }
+    };
+    let g = grade(6, Body::Transpose(&body), None);
+    fails_saying(&g, &["not every thread", "Where can a barrier stand"]);
+}
+
+/// The missing barrier of exercise 6: a race, drawn.
+#[test]
+fn the_missing_barrier_is_a_race() {
+    let e = all().iter().find(|e| e.number == 6).unwrap();
+    let g = coalesce_learn::grade(e, coalesce_learn::Which::Yours).unwrap();
+    fails_saying(&g, &["no barrier between", "what must every thread of the block pass"]);
+    let f =
+        g.run.troubles.iter().filter_map(|t| t.finding.as_ref()).find(|f| coalesce::emu::picture::is_race(f)).unwrap();
+    let picture = coalesce::emu::picture::race_ascii(f);
+    assert!(picture.contains("no sync_threads between them"), "{picture}");
+    assert!(picture.contains("e6_barrier.rs"), "{picture}");
+}
+
+/// A swizzle whose layout sends two columns of a row to one word: the
+/// checker's hint names the collision.
+#[test]
+fn a_colliding_layout_is_found() {
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        let at = |row: usize, col: usize| row * T + ((col ^ row) & !1);
+        let tile = ctx.shared::<f32>(T * T);
+        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+        let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+        let (tx, ty, rows, cols) = (t.x as usize, t.y as usize, rows as usize, cols as usize);
+        let (row0, col0) = (b.y as usize * T, b.x as usize * T);
+        for k in 0..T / R {
+            let (row, col) = (row0 + ty + k * R, col0 + tx);
+            if row < rows && col < cols {
+                tile.set(at(ty + k * R, tx), input.get(row * cols + col));
+            }
+        }
+        ctx.sync_threads();
+        for k in 0..T / R {
+            let (out_row, out_col) = (col0 + ty + k * R, row0 + tx);
+            if out_row < cols && out_col < rows {
+                output.set(out_row * rows + out_col, tile.get(at(tx, ty + k * R)));
+            }
+        }
+    };
+    let g = grade(4, Body::Transpose(&body), Some(T * T));
+    fails_saying(&g, &["two threads write one shared word", "a permutation of the columns"]);
+}
+
+/// One thread does its block's whole tile: one-lane requests, each of a
+/// sector (under "at most 4"), each element once, and the result right.
+#[test]
+fn one_thread_doing_the_blocks_work_fails() {
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+        let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+        let (rows, cols) = (rows as usize, cols as usize);
+        if t.x == 0 && t.y == 0 {
+            for out_row in b.y as usize * T..((b.y as usize + 1) * T).min(cols) {
+                for out_col in b.x as usize * T..((b.x as usize + 1) * T).min(rows) {
+                    output.set(out_row * rows + out_col, input.get(out_col * cols + out_row));
+                }
+            }
+        }
+    };
+    let g = grade(1, Body::Transpose(&body), None);
+    fails_saying(&g, &["lanes per request 1.0 (worst line), target 32"]);
+}
+
+/// A recursion without end: the stack runs out, a finding (not the
+/// process's end).
+#[test]
+fn a_recursion_without_end_is_a_finding() {
+    fn walk(src: &coalesce::kernels::Global<'_, EmuCtx<'_>, f32>, i: usize) -> f32 {
+        let v = src.get(i % src.len());
+        if v.is_nan() { v } else { v + walk(src, i + 1) }
+    }
+    let body = |ctx: &EmuCtx<'_>, s: *const f32, d: *mut f32, len: u64| {
+        let (src, dst) = (ctx.global(s, len), ctx.global_mut(d, len));
+        let i = ctx.thread_idx().x as usize;
+        dst.set(i, walk(&src, i));
+    };
+    let g = grade(5, Body::Copy(&body), None);
+    fails_saying(&g, &["had used up its stack", "does a function call itself"]);
+}
