@@ -356,7 +356,7 @@ pub fn grade_submission(e: &Exercise, s: Submission<'_>) -> Result<Grade> {
         );
     }
     for t in &run.troubles {
-        problems.push(format!("{}\n-> {}", t.what, t.hint));
+        problems.push(if t.hint.is_empty() { t.what.clone() } else { format!("{}\n-> {}", t.what, t.hint) });
     }
     if let Some(wrong) = &run.wrong {
         problems.push(format!(
@@ -414,8 +414,11 @@ pub fn grade_submission(e: &Exercise, s: Submission<'_>) -> Result<Grade> {
             } else {
                 format!("{} at {size}\n-> {}", goal.target.describe(m.value), goal.hint)
             };
-            problems.push(what);
-            answers.push(goal.answer);
+            // A missing op is said once, whichever goals need it.
+            if !problems.contains(&what) {
+                problems.push(what);
+                answers.push(goal.answer);
+            }
         }
         measured.push(Measured {
             goal: *goal,
@@ -524,8 +527,9 @@ fn run(launch: Launch, s: &Submission<'_>) -> Result<Run> {
             run.wrong = wrong
                 .map(|w| if schedule == Schedule::InOrder { w } else { format!("{w}, in a shuffled block order") });
         }
-        if count {
-            let report = run.last.take().unwrap_or_default();
+        // A launch the emulator stopped counted nothing worth judging:
+        // its trouble says why.
+        if let (true, Some(report)) = (count, run.last.take()) {
             run.counted.push((size, report));
             run.fmas.push(work.0);
             run.elements.push(work.1);
@@ -608,10 +612,17 @@ impl Run {
         self.shared_floats = self.shared_floats.max(floats);
         let (report, mut troubles) = match launch {
             Ok(report) => {
-                let troubles = report.findings.iter().map(finding_trouble).collect();
+                let troubles: Vec<Trouble> = report.findings.iter().map(finding_trouble).collect();
                 (report, troubles)
             }
-            Err(Error::Emulator(e)) => (Report::default(), vec![stopped_trouble(&e)]),
+            Err(Error::Emulator(e)) => {
+                self.last = None;
+                // One stopped launch is said, whatever findings came before.
+                if !self.troubles.iter().any(|t| t.what.starts_with(STOPPED)) {
+                    self.troubles.push(stopped_trouble(&e));
+                }
+                return Ok(wrong);
+            }
             Err(e) => return Err(e),
         };
         if self.troubles.is_empty() {
@@ -678,6 +689,9 @@ fn finding_trouble(f: &Finding) -> Trouble {
     Trouble { what: format!("the emulator's checker found: {f}"), hint, finding: Some(f.clone()) }
 }
 
+/// How the trouble of a stopped launch starts.
+const STOPPED: &str = "the emulator stopped the launch: ";
+
 /// The trouble of a launch the emulator stopped, with its kind's hint.
 fn stopped_trouble(e: &EmuError) -> Trouble {
     let hint = match e {
@@ -700,7 +714,7 @@ fn stopped_trouble(e: &EmuError) -> Trouble {
         EmuError::PartialWarpShuffle { .. } => "a warp shuffle needs all 32 lanes of the warp to take part",
         _ => "the launch could not go on: the message names the block and thread where it stopped",
     };
-    Trouble { what: format!("the emulator stopped the launch: {e}"), hint, finding: None }
+    Trouble { what: format!("{STOPPED}{e}"), hint, finding: None }
 }
 
 /// Lines of a counted launch, one per line of the kernel that accesses

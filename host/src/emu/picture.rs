@@ -325,10 +325,10 @@ pub fn is_race(f: &Finding) -> bool {
     matches!(f.kind, FindingKind::SharedRace { .. } | FindingKind::GlobalRace { .. })
 }
 
-/// The two sides of a race: who made each access (thread and block), at
-/// which line, to which word; the earlier first. `None` unless `f` is a
-/// race.
-fn race_sides(f: &Finding) -> Option<[String; 2]> {
+/// The two sides of a race, the earlier first: who made each access
+/// (thread, and block between blocks), at which line, doing what to which
+/// word. `None` unless `f` is a race.
+fn race_sides(f: &Finding) -> Option<[[String; 3]; 2]> {
     let here = |site: Site| format!("{}:{}:{}", site.file_name(), site.line, site.column);
     let (b, t) = (f.block, f.thread);
     match &f.kind {
@@ -336,20 +336,19 @@ fn race_sides(f: &Finding) -> Option<[String; 2]> {
             let other = other_thread.map_or("several threads".to_owned(), |o| format!("thread {o}"));
             let word = format!("shared word {} (byte {byte})", byte / 4);
             Some([
-                format!("{other:<20} {:<26} {} {word}", here(*other_site), other_access.verb()),
-                format!("{:<20} {:<26} {} {word}", format!("thread {t}"), here(f.site), access.verb()),
+                [other, here(*other_site), format!("{} {word}", other_access.verb())],
+                [format!("thread {t}"), here(f.site), format!("{} {word}", access.verb())],
             ])
         }
         FindingKind::GlobalRace { address, access, other_access, other_block, other_thread, other_site } => {
             let word = format!("global {address:#x}");
             Some([
-                format!(
-                    "{:<34} {:<26} {} {word}",
+                [
                     format!("block {other_block} thread {other_thread}"),
                     here(*other_site),
-                    other_access.verb()
-                ),
-                format!("{:<34} {:<26} {} {word}", format!("block {b} thread {t}"), here(f.site), access.verb()),
+                    format!("{} {word}", other_access.verb()),
+                ],
+                [format!("block {b} thread {t}"), here(f.site), format!("{} {word}", access.verb())],
             ])
         }
         _ => None,
@@ -366,39 +365,40 @@ fn race_gap(f: &Finding) -> &'static str {
 
 /// [`race`] for a terminal: the two accesses, one above the other.
 pub fn race_ascii(f: &Finding) -> String {
-    let Some([first, then]) = race_sides(f) else { return String::new() };
+    let Some(sides) = race_sides(f) else { return String::new() };
     let block = match f.kind {
         FindingKind::GlobalRace { .. } => String::new(),
         _ => format!(" in block {}", f.block),
     };
+    let who = sides.iter().map(|s| s[0].len()).max().unwrap_or(0);
+    let row = |[w, l, d]: &[String; 3]| format!("  {w:<who$}  {l:<24} {d}\n");
     format!(
-        "the race{block} ({} time(s) in the launch):\n  {first}\n  {:>20} {}\n  {then}\n",
+        "the race{block} ({} time(s) in the launch):\n{}  {:>who$}  {}\n{}",
         f.count,
+        row(&sides[0]),
         "|",
-        race_gap(f)
+        race_gap(f),
+        row(&sides[1])
     )
 }
 
 /// A race as SVG under `title`: the two accesses, their threads and
 /// lines, and the gap that no barrier closes.
 pub fn race(title: &str, f: &Finding) -> String {
-    let Some([first, then]) = race_sides(f) else { return Svg::new(10, 10).finish() };
+    let Some(sides) = race_sides(f) else { return Svg::new(10, 10).finish() };
     let (width, height) = (860, 190);
     let mut svg = Svg::new(width, height);
     svg.text((8, 18), 13, "start", INK, &format!("{title}: a race the emulator found"));
-    svg.rect((20, 40, width - 40, 34), IDLE, Some("#b8bfcc"));
-    svg.text((30, 62), 11, "start", INK, &first);
+    for (side, y) in sides.iter().zip([40, 116]) {
+        svg.rect((20, y, width - 40, 34), IDLE, Some("#b8bfcc"));
+        for (text, x) in side.iter().zip([30, 330, 540]) {
+            svg.text((x, y + 22), 11, "start", INK, text);
+        }
+    }
     svg.line((60, 74), (60, 116), CONFLICT);
     svg.text((72, 100), 11, "start", CONFLICT, race_gap(f));
-    svg.rect((20, 116, width - 40, 34), IDLE, Some("#b8bfcc"));
-    svg.text((30, 138), 11, "start", INK, &then);
-    svg.text(
-        (8, height - 12),
-        10,
-        "start",
-        INK,
-        &format!("{} time(s) in the launch; checked by coalesce's CPU emulator", f.count),
-    );
+    let foot = format!("{} time(s) in the launch; checked by coalesce's CPU emulator", f.count);
+    svg.text((8, height - 12), 10, "start", INK, &foot);
     svg.finish()
 }
 
