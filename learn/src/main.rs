@@ -6,7 +6,8 @@
 //!     cargo learn 1 --answer   # grade it, and say what the missed goals' answers are
 //!
 //! Pictures go to `target/learn/<N>-<yours|solution>/` (`--svg DIR` for
-//! another folder), cleared first. `cargo learn check` (CI's, not in the
+//! another folder), cleared first. A grading runs in a child process that
+//! is ended past 30 s or 2 GB (`watch`). `cargo learn check` (CI's, not in the
 //! usage line) grades every untouched exercise, which must fail, and every
 //! solution, which must pass.
 
@@ -54,11 +55,109 @@ fn main() -> ExitCode {
         [cmd] if cmd == "list" => list(),
         [cmd] if cmd == "check" => check(),
         [n] => match n.parse::<u32>().ok().and_then(|n| all().iter().find(|e| e.number == n)) {
+            Some(_) if std::env::var_os(WATCHED).is_none() => watch(),
             Some(e) => one(e, if solution { Which::Solution } else { Which::Yours }, answer, &svg),
             None => usage(&format!("no exercise {n:?}: they are 1 to {}", all().len())),
         },
         _ => usage("one exercise at a time"),
     }
+}
+
+/// Set in the child that [`watch`] runs the grading in.
+const WATCHED: &str = "COALESCE_LEARN_WATCHED";
+/// How long a grading may take: a few seconds when it goes well.
+const WATCH_SECONDS: u64 = 30;
+/// How much memory it may hold (its resident set, where the system says).
+const WATCH_BYTES: u64 = 2 << 30;
+
+/// Grades in a child process of this same command, and ends it when it
+/// runs past [`WATCH_SECONDS`] or holds more than [`WATCH_BYTES`]: the
+/// emulator ends what it can see (a loop through accesses, a recursion
+/// through them, a panic), and this ends the rest (a loop with no access
+/// in it, a recursion with none, a kernel that allocates without end),
+/// with a verdict instead of a frozen machine. The child's output is the
+/// learner's, as it comes.
+fn watch() -> ExitCode {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(err) => return harness_error(&format!("cannot find this program to run the grading in: {err}")),
+    };
+    let mut child = match std::process::Command::new(exe).args(std::env::args_os().skip(1)).env(WATCHED, "1").spawn() {
+        Ok(child) => child,
+        Err(err) => return harness_error(&format!("cannot start the grading: {err}")),
+    };
+    let start = std::time::Instant::now();
+    let verdict = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break ended(status),
+            Ok(None) => {}
+            Err(err) => return harness_error(&format!("lost the grading: {err}")),
+        }
+        if start.elapsed().as_secs() >= WATCH_SECONDS {
+            let _ = child.kill();
+            let _ = child.wait();
+            break Some(format!(
+                "your kernel ran {WATCH_SECONDS} s without finishing\n-> a loop that does not end, and touches no \
+                 memory on its way round (the emulator ends the others at their line): which loop's condition never \
+                 turns false?"
+            ));
+        }
+        if resident_bytes(child.id()).is_some_and(|b| b > WATCH_BYTES) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break Some(format!(
+                "your kernel held more than {} GB of memory\n-> a kernel thread keeps a few registers' worth: does \
+                 it build a Vec or a String that grows on every pass of a loop?",
+                WATCH_BYTES >> 30
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    match verdict {
+        None => ExitCode::SUCCESS,
+        Some(why) if why.is_empty() => ExitCode::from(1),
+        Some(why) => {
+            println!("\nNOT YET:\n  {}", why.replace('\n', "\n  "));
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// What a finished grading says: `None`, passed; an empty verdict, failed
+/// with its own report; else why it ended without one.
+fn ended(status: std::process::ExitStatus) -> Option<String> {
+    if status.success() {
+        return None;
+    }
+    if status.code().is_some() {
+        return Some(String::new());
+    }
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        // SIGSEGV and SIGBUS: a fiber ran into its stack's guard page.
+        let hint = match signal {
+            11 | 7 => {
+                "the emulator's thread ran out of stack: does a function of your kernel call itself, with no \
+                 access to memory on the way down?"
+            }
+            _ => "the grading was stopped from outside, or ran out of memory",
+        };
+        return Some(format!("the grading ended on signal {signal}\n-> {hint}"));
+    }
+    Some("the grading ended without a verdict".to_owned())
+}
+
+/// The resident memory of process `pid`, where the system says (Linux's
+/// `/proc`).
+fn resident_bytes(pid: u32) -> Option<u64> {
+    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+fn harness_error(why: &str) -> ExitCode {
+    eprintln!("error: {why}");
+    ExitCode::FAILURE
 }
 
 fn usage(why: &str) -> ExitCode {
