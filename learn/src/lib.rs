@@ -194,16 +194,20 @@ pub struct Run {
     /// The checker's findings and the launch's failures: the first
     /// launch's that had any, folded by kind.
     pub troubles: Vec<Trouble>,
-    /// The launches counted, every block interior, each with its size.
-    pub counted: Vec<(Size, Report)>,
+    /// The launches counted, every block interior.
+    pub counted: Vec<Counted>,
     /// Shared memory the launch gave each block, in floats.
     pub shared_floats: u32,
-    /// FMAs of each counted launch (0 where the kernel does none).
-    pub fmas: Vec<u64>,
-    /// Output elements of each counted launch.
-    pub elements: Vec<u64>,
-    /// The last launch's report, until `run` files it.
-    last: Option<Report>,
+}
+
+/// One counted launch: its size, its report, and the work it did.
+pub struct Counted {
+    pub size: Size,
+    pub report: Report,
+    /// FMAs (0 where the kernel does none).
+    pub fmas: u64,
+    /// Output elements.
+    pub elements: u64,
 }
 
 /// A goal's measured value (at the counted size where it is worst), and
@@ -242,8 +246,8 @@ impl Grade {
 pub const SHARED_LIMIT_BYTES: u32 = 48 * 1024;
 
 /// The most steps (accesses and synchronisations) one emulated thread may
-/// take in one block: a hundred times what the largest exercise needs, so
-/// that a loop that does not end stops within a second.
+/// take in one block: a thousand times what a thread of the largest
+/// exercise takes, so that a loop that does not end stops within a second.
 pub const STEP_LIMIT: u64 = 1 << 20;
 
 impl Target {
@@ -343,6 +347,10 @@ pub fn grade(e: &Exercise, which: Which) -> Result<Grade> {
 
 /// Grades `s` as a solution of exercise `e`: correctness, the checker's
 /// findings, whose work it is, and the goals at every counted size.
+///
+/// # Panics
+/// When `s`'s body is not of the shape `e.launch` runs (a copy body for
+/// a transpose exercise, say).
 pub fn grade_submission(e: &Exercise, s: Submission<'_>) -> Result<Grade> {
     let run = run(e.launch, &s)?;
     let mut problems = Vec::new();
@@ -368,7 +376,7 @@ pub fn grade_submission(e: &Exercise, s: Submission<'_>) -> Result<Grade> {
         let foreign: Vec<String> = run
             .counted
             .iter()
-            .flat_map(|(_, r)| &r.counters.sites)
+            .flat_map(|c| &c.report.counters.sites)
             .filter(|c| c.site.file != file)
             .map(|c| c.site.to_string())
             .collect();
@@ -393,14 +401,14 @@ pub fn grade_submission(e: &Exercise, s: Submission<'_>) -> Result<Grade> {
     for goal in e.goals {
         // The worst of the counted sizes: a goal met at one size only is not met.
         let mut worst: Option<(Size, Measure)> = None;
-        for (i, (size, report)) in run.counted.iter().enumerate() {
-            let m = goal.target.measure(report, run.shared_floats, (run.fmas[i], run.elements[i]));
+        for c in &run.counted {
+            let m = goal.target.measure(&c.report, run.shared_floats, (c.fmas, c.elements));
             let replace = match &worst {
                 None => true,
                 Some((_, w)) => (w.met && !m.met) || (w.met == m.met && worse(&goal.target, m.value, w.value)),
             };
             if replace {
-                worst = Some((*size, m));
+                worst = Some((c.size, m));
             }
         }
         let Some((size, m)) = worst else { continue };
@@ -521,18 +529,16 @@ fn run(launch: Launch, s: &Submission<'_>) -> Result<Run> {
         .chain([(checked[0], shuffled, false)])
         .chain(counted.iter().map(|&z| (z, Schedule::InOrder, true)));
     for (size, schedule, count) in plan {
-        let (launched, work) = once(launch, s, size, options(schedule));
-        let wrong = run.record(launched)?;
+        let (launched, (fmas, elements)) = once(launch, s, size, options(schedule));
+        let (wrong, report) = run.record(launched)?;
         if run.wrong.is_none() {
             run.wrong = wrong
                 .map(|w| if schedule == Schedule::InOrder { w } else { format!("{w}, in a shuffled block order") });
         }
         // A launch the emulator stopped counted nothing worth judging:
         // its trouble says why.
-        if let (true, Some(report)) = (count, run.last.take()) {
-            run.counted.push((size, report));
-            run.fmas.push(work.0);
-            run.elements.push(work.1);
+        if let (true, Some(report)) = (count, report) {
+            run.counted.push(Counted { size, report, fmas, elements });
         }
     }
     Ok(run)
@@ -597,17 +603,17 @@ fn once(launch: Launch, s: &Submission<'_>, size: Size, options: Options) -> (La
             });
             ((report, wrong, d.shared_bytes / 4), ((mu * nu * ku) as u64, (mu * nu) as u64))
         }
-        _ => ((Err(Error::Emulator(EmuError::Checker(Vec::new()))), None, 0), (0, 0)),
+        (launch, _) => panic!("a submission to a {launch:?} exercise has a body of another shape"),
     }
 }
 
 impl Run {
     /// Takes one launch's outcome: the first launch with troubles gives
-    /// the troubles shown (the first few, and how many more); the launch's
-    /// report waits in `last` for the counted sizes. A launch that the
-    /// emulator stopped is the exercise's to report; other errors are the
-    /// harness's. Returns the launch's wrong element.
-    fn record(&mut self, (launch, wrong, floats): Launched) -> Result<Option<String>> {
+    /// the troubles shown (the first few, and how many more). A launch that
+    /// the emulator stopped is the exercise's to report, and has no report
+    /// to count; other errors are the harness's. Returns the launch's wrong
+    /// element and its report.
+    fn record(&mut self, (launch, wrong, floats): Launched) -> Result<(Option<String>, Option<Report>)> {
         const SHOWN: usize = 4;
         self.shared_floats = self.shared_floats.max(floats);
         let (report, mut troubles) = match launch {
@@ -616,12 +622,11 @@ impl Run {
                 (report, troubles)
             }
             Err(Error::Emulator(e)) => {
-                self.last = None;
                 // One stopped launch is said, whatever findings came before.
                 if !self.troubles.iter().any(|t| t.what.starts_with(STOPPED)) {
                     self.troubles.push(stopped_trouble(&e));
                 }
-                return Ok(wrong);
+                return Ok((wrong, None));
             }
             Err(e) => return Err(e),
         };
@@ -642,8 +647,7 @@ impl Run {
             }
             self.troubles = troubles;
         }
-        self.last = Some(report);
-        Ok(wrong)
+        Ok((wrong, Some(report)))
     }
 }
 

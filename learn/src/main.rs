@@ -229,23 +229,23 @@ fn print(e: &Exercise, g: &Grade) {
         (Some(w), _) => format!("no: {w}"),
     };
     println!("  correct: {correct}");
-    if let Some((size, report)) = g.run.counted.first() {
-        let all = sizes(&mut g.run.counted.iter().map(|(z, _)| z.to_string()));
-        println!("  counted at {all} (every block interior); at {size}:\n{}", counters_table(report));
+    if let Some(first) = g.run.counted.first() {
+        let all = sizes(&mut g.run.counted.iter().map(|c| c.size.to_string()));
+        println!("  counted at {all} (every block interior); at {}:\n{}", first.size, counters_table(&first.report));
     }
     println!("  goals (the worst line, at the worst counted size):");
     for m in &g.measured {
         let value = if m.missing { "none counted".to_owned() } else { m.goal.target.describe(m.value) };
         println!("    [{}] {value}", if m.met { "x" } else { " " });
     }
-    if let Some(f) = g.run.troubles.iter().filter_map(|t| t.finding.as_ref()).find(|f| picture::is_race(f)) {
+    if let Some(f) = race(g) {
         println!("\n  {}", picture::race_ascii(f).replace('\n', "\n  ").trim_end());
         return;
     }
     if matches!(e.launch, Launch::Gemm)
-        && let Some((_, report)) = g.run.counted.first()
+        && let Some(c) = g.run.counted.first()
     {
-        println!("\n  {}", picture::reuse_ascii(report, g.run.fmas[0]).replace('\n', "\n  ").trim_end());
+        println!("\n  {}", picture::reuse_ascii(&c.report, c.fmas).replace('\n', "\n  ").trim_end());
         return;
     }
     // The picture of the first goal missed, else of the first goal's line.
@@ -253,6 +253,11 @@ fn print(e: &Exercise, g: &Grade) {
     if let Some(line) = shown {
         println!("\n  one warp's request at {}", picture::ascii(line).replace('\n', "\n  ").trim_end());
     }
+}
+
+/// The first race the checker found, which the pictures draw.
+fn race(g: &Grade) -> Option<&coalesce::emu::Finding> {
+    g.run.troubles.iter().filter_map(|t| t.finding.as_ref()).find(|f| picture::is_race(f))
 }
 
 /// The summary, the lines of the first counted launch, and the race or
@@ -267,13 +272,14 @@ fn write_pictures(e: &Exercise, which: Which, g: &Grade, svg: &Path) -> std::io:
     }
     std::fs::create_dir_all(&dir)?;
     let title = format!("exercise {}", e.number);
-    if let Some(f) = g.run.troubles.iter().filter_map(|t| t.finding.as_ref()).find(|f| picture::is_race(f)) {
+    if let Some(f) = race(g) {
         std::fs::write(dir.join("race.svg"), picture::race(&title, f))?;
     }
-    let Some((_, report)) = g.run.counted.first() else { return Ok(dir) };
+    let Some(counted) = g.run.counted.first() else { return Ok(dir) };
+    let report = &counted.report;
     std::fs::write(dir.join("summary.svg"), picture::summary(&title, report))?;
     if matches!(e.launch, Launch::Gemm) {
-        std::fs::write(dir.join("reuse.svg"), picture::reuse(&title, report, g.run.fmas[0]))?;
+        std::fs::write(dir.join("reuse.svg"), picture::reuse(&title, report, counted.fmas))?;
     }
     for line in &report.counters.sites {
         let name = format!("{}.svg", picture::file_stem(report, line));

@@ -32,11 +32,11 @@ fn the_counters_are_those_each_exercise_teaches() {
     let by_number = |n: u32| all().iter().find(|e| e.number == n).unwrap();
     // Exercise 1: the strided stores of the naive transpose, 32 sectors.
     let g = grade(by_number(1), Which::Yours).unwrap();
-    assert_eq!(g.run.counted[0].1.counters.total(Op::GlobalStore).per_request(), 32.0);
+    assert_eq!(g.run.counted[0].report.counters.total(Op::GlobalStore).per_request(), 32.0);
     assert!(g.run.wrong.is_none());
     // Exercise 3: the column read of a [32][32] tile, a 32-way conflict.
     let g = grade(by_number(3), Which::Yours).unwrap();
-    assert_eq!(g.run.counted[0].1.counters.total(Op::SharedLoad).per_request(), 32.0);
+    assert_eq!(g.run.counted[0].report.counters.total(Op::SharedLoad).per_request(), 32.0);
     // Exercise 4's solution keeps the footprint; padding would not pass it.
     let swizzle = by_number(4);
     assert!(swizzle.goals.iter().any(|g| matches!(g.target, Target::SharedFloats(1024))));

@@ -327,7 +327,7 @@ fn gemm_reading_b_from_global_fails() {
     };
     let g = grade(7, Body::Gemm(&body), None);
     fails_saying(&g, &["load requests (global and shared) per FMA 2.0", "global ld bytes per FMA"]);
-    assert!(g.run.counted[0].1.counters.total(Op::GlobalLoad).requests > 0);
+    assert!(g.run.counted[0].report.counters.total(Op::GlobalLoad).requests > 0);
 }
 
 /// The endless-loop typo of exercise 5 (`i += first` for `i += stride`):

@@ -419,11 +419,7 @@ pub fn reuse_ascii(report: &Report, fmas: u64) -> String {
     let mut s = String::from("register reuse: loads per 8 FMAs of one thread, a # per load\n");
     let lines = loads_per_8(report, fmas);
     for (name, v) in &lines {
-        let _ = writeln!(
-            s,
-            "  {name:<34} {:<16} {v:.2}",
-            "#".repeat(v.round() as usize).chars().take(16).collect::<String>()
-        );
+        let _ = writeln!(s, "  {name:<34} {:<16} {v:.2}", "#".repeat(v.round().min(16.0) as usize));
     }
     let total: f64 = lines.iter().map(|l| l.1).sum();
     let _ = writeln!(s, "  {:<34} {:<16} {total:.2}", "all loads", "");
