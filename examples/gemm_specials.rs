@@ -1,6 +1,9 @@
-//! `gemm::sgemm` and step 7 (`double_buffered`) on special inputs: inf,
-//! NaN with a payload only in the low 13 bits, `FLT_MAX`, subnormals, at a
-//! shape off the tile. Prints, per input pattern, each output's pattern
+//! `gemm::sgemm` and step 7 (`double_buffered`) on special inputs (inf,
+//! NaN with a payload only in the low 13 bits, `FLT_MAX`, subnormals) at a
+//! shape off the tile, and on the input classes FP32 accuracy is judged on:
+//! uniform, log-spread magnitudes, operands scaled by `1e-17` and `1e17`,
+//! subnormal rows, near-`FLT_MAX` rows, and a deep `K` of 100,000.
+//! Prints, per input pattern, each output's pattern
 //! (NaN, +inf, -inf, finite), how many elements differ from an FP32 FMA
 //! GEMM's non-finite pattern, and the largest error of the finite ones
 //! against the exact result over `sum |a b|`.
@@ -20,6 +23,8 @@ const K: usize = 1003;
 
 struct Case {
     name: &'static str,
+    /// `(M, N, K)`.
+    dims: (usize, usize, usize),
     s: AlphaBeta,
     a: Vec<f32>,
     b: Vec<f32>,
@@ -29,23 +34,24 @@ struct Case {
 /// The FP32 FMA reference (one FMA per term in order, then the epilogue),
 /// the exact result and `|alpha| sum |a b| + |beta c0|`, row-parallel.
 fn references(c: &Case) -> (Vec<f32>, Vec<f64>, Vec<f64>) {
-    let (mut f, mut w, mut g) = (vec![0f32; M * N], vec![0f64; M * N], vec![0f64; M * N]);
-    let rows = M.div_ceil(16);
+    let (m, n, k) = c.dims;
+    let (mut f, mut w, mut g) = (vec![0f32; m * n], vec![0f64; m * n], vec![0f64; m * n]);
+    let rows = m.div_ceil(16);
     std::thread::scope(|sc| {
         for (r, ((f, w), g)) in
-            f.chunks_mut(rows * N).zip(w.chunks_mut(rows * N)).zip(g.chunks_mut(rows * N)).enumerate()
+            f.chunks_mut(rows * n).zip(w.chunks_mut(rows * n)).zip(g.chunks_mut(rows * n)).enumerate()
         {
             sc.spawn(move || {
                 for e in 0..f.len() {
-                    let (i, j) = (r * rows + e / N, e % N);
+                    let (i, j) = (r * rows + e / n, e % n);
                     let (mut dot, mut exact, mut mag) = (0f32, 0f64, 0f64);
-                    for p in 0..K {
-                        let (x, y) = (c.a[i * K + p], c.b[p * N + j]);
+                    for p in 0..k {
+                        let (x, y) = (c.a[i * k + p], c.b[p * n + j]);
                         dot = x.mul_add(y, dot);
                         exact += x as f64 * y as f64;
                         mag += (x as f64 * y as f64).abs();
                     }
-                    let old = if c.s.beta == 0.0 { 0.0 } else { c.s.beta * c.c0[i * N + j] };
+                    let old = if c.s.beta == 0.0 { 0.0 } else { c.s.beta * c.c0[i * n + j] };
                     f[e] = c.s.alpha * dot + old;
                     w[e] = c.s.alpha as f64 * exact + old as f64;
                     g[e] = (c.s.alpha as f64).abs() * mag + (old as f64).abs();
@@ -87,8 +93,14 @@ fn cases() -> Vec<Case> {
     let mut uni =
         |len: usize, scale: f32| -> Vec<f32> { (0..len).map(|_| scale * rng.random_range(-1.0f32..1.0)).collect() };
     let (inf, low_nan) = (f32::INFINITY, f32::from_bits(0x7f80_0001));
-    let base =
-        |name, s, a: &[f32], b: &[f32], c0: &[f32]| Case { name, s, a: a.to_vec(), b: b.to_vec(), c0: c0.to_vec() };
+    let base = |name, s, a: &[f32], b: &[f32], c0: &[f32]| Case {
+        name,
+        dims: (M, N, K),
+        s,
+        a: a.to_vec(),
+        b: b.to_vec(),
+        c0: c0.to_vec(),
+    };
     let (a, b, c0) = (uni(M * K, 1.0), uni(K * N, 1.0), uni(M * N, 1.0));
     let (ah, bh) = (uni(M * K, 0.5), uni(K * N, 0.5));
     let p = AlphaBeta::PRODUCT;
@@ -123,7 +135,40 @@ fn cases() -> Vec<Case> {
         c.a[13 * K + p] *= f32::powi(2.0, -116);
     }
     out.push(c);
+    out.extend(accuracy_classes());
     out
+}
+
+/// The input classes of FP32 accuracy (`C = A B`, `C` poisoned): each
+/// scales uniform(-1, 1) values, the whole of an operand or some of its
+/// rows.
+fn accuracy_classes() -> Vec<Case> {
+    let mut rng = StdRng::seed_from_u64(29);
+    let mut class = |name, (m, n, k): (usize, usize, usize), fa: &dyn Fn(usize, f32) -> f32, fb: &dyn Fn(f32) -> f32| {
+        let mut uni = |len| -> Vec<f32> { (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect() };
+        let (a, b) = (uni(m * k), uni(k * n));
+        let a = a.iter().enumerate().map(|(i, &x)| fa(i / k, x)).collect();
+        let b = b.iter().map(|&x| fb(x)).collect();
+        Case { name, dims: (m, n, k), s: AlphaBeta::PRODUCT, a, b, c0: vec![f32::NAN; m * n] }
+    };
+    // 10^u for the value's own u in [-8, 8], its sign kept.
+    let spread = |x: f32| x.signum() * 10f32.powf(16.0 * (x.abs() * 7919.0).fract() - 8.0);
+    let (every7, dims) = (|i: usize| i % 7 == 3, (M, N, K));
+    vec![
+        class("class: uniform(-1,1)", dims, &|_, x| x, &|x| x),
+        class("class: log-spread 1e-8..1e8", dims, &|_, x| spread(x), &spread),
+        class("class: A, B scaled by 1e-17", dims, &|_, x| x * 1e-17, &|x| x * 1e-17),
+        class("class: A, B scaled by 1e17", dims, &|_, x| x * 1e17, &|x| x * 1e17),
+        class("class: A subnormal (x 1e-39), B x 1e3, 512^3", (512, 512, 512), &|_, x| x * 1e-39, &|x| x * 1e3),
+        class("class: rows of A subnormal (x 1e-39)", dims, &|i, x| if every7(i) { x * 1e-39 } else { x }, &|x| x),
+        class(
+            "class: rows of A near FLT_MAX (x 3e38), B x 1e-3",
+            dims,
+            &|i, x| if every7(i) { x.signum() * 3e38 * (0.5 + 0.5 * x.abs()) } else { x },
+            &|x| x * 1e-3,
+        ),
+        class("class: deep K, 256x256x100000", (256, 256, 100_000), &|_, x| x, &|x| x),
+    ]
 }
 
 fn write(dir: &std::path::Path, name: &str, data: &[u8]) -> std::io::Result<()> {
@@ -140,23 +185,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let gpu = coalesce::init()?;
     let stream = gpu.stream()?;
     let shape = GemmShape::new(M, N, K)?;
-    println!("{} ({M}x{N}x{K}); sgemm runs {}", gpu.name(), gemm::sgemm_variant(&gpu, shape).name());
+    println!(
+        "{} ({M}x{N}x{K} where the name gives no shape); sgemm runs {}",
+        gpu.name(),
+        gemm::sgemm_variant(&gpu, shape).name()
+    );
     println!(
         "outputs: NaN/+inf/-inf/finite, elements off FP32's non-finite pattern, max |c - exact| / sum|ab| of the finite ones"
     );
     println!("{:<44} {:<20} {:<44} {:<44}", "input", "FP32 FMA reference", "sgemm", "double_buffered (step 7)");
     for (i, c) in cases().iter().enumerate() {
         let (fp32, want, mag) = references(c);
+        let shape = GemmShape::new(c.dims.0, c.dims.1, c.dims.2)?;
         let (a, b) = (gpu.upload(&c.a)?, gpu.upload(&c.b)?);
         let mut out = gpu.upload(&c.c0)?;
         gemm::sgemm(&stream, &a, &b, &mut out, shape, c.s)?;
         stream.synchronize()?;
-        let mut ours = vec![0f32; M * N];
+        let mut ours = vec![0f32; shape.c().len()];
         stream.download(&out, &mut ours)?;
         let mut out = gpu.upload(&c.c0)?;
         gemm::launch(&stream, Variant::DoubleBuffered, &a, &b, &mut out, shape, c.s)?;
         stream.synchronize()?;
-        let mut db = vec![0f32; M * N];
+        let mut db = vec![0f32; shape.c().len()];
         stream.download(&out, &mut db)?;
         let r = summary(&fp32, &fp32, &want, &mag);
         println!(
@@ -169,7 +219,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if let Some(dir) = &dir {
             let d = dir.join(format!("case{i}"));
             std::fs::create_dir_all(&d)?;
-            write(&d, "meta.txt", format!("{}\n{} {}\n{M} {N} {K}\n", c.name, c.s.alpha, c.s.beta).as_bytes())?;
+            let (m, n, k) = c.dims;
+            write(&d, "meta.txt", format!("{}\n{} {}\n{m} {n} {k}\n", c.name, c.s.alpha, c.s.beta).as_bytes())?;
             for (name, v) in [("a", &c.a), ("b", &c.b), ("c0", &c.c0), ("fp32", &fp32)] {
                 write(&d, &format!("{name}.f32"), &bytes(v))?;
             }

@@ -145,6 +145,16 @@ pub trait ThreadCtx {
     /// 4-byte aligned.
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn mem_raise_flag(&self, base: *mut u32, len: usize, i: usize);
+    /// Raises the global `u32` at element `i` of the `len` at `base` to
+    /// `value` where it is less (an unsigned maximum), where other threads of
+    /// the launch may raise the same word at the same time: on the GPU one
+    /// `red.max.u32`, on the emulator an atomic maximum, checked and counted
+    /// as a store at the caller's line.
+    ///
+    /// # Safety
+    /// As [`ThreadCtx::mem_raise_flag`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mem_raise_to(&self, base: *mut u32, len: usize, i: usize, value: u32);
     /// The emulator's side of [`crate::Shared::copy_async_16`]: the `U` at
     /// element `j` of the global `src` (`src_len` elements) copied to
     /// element `i` of the shared `dst` (`dst_len`), as one `cp.async`. By

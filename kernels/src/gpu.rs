@@ -105,6 +105,19 @@ impl ThreadCtx for Gpu {
         unsafe { base.add(i).write_volatile(1) }
     }
     #[inline(always)]
+    unsafe fn mem_raise_to(&self, base: *mut u32, _: usize, i: usize, value: u32) {
+        // SAFETY: the caller's contract; the address is converted from
+        // generic to the global window the instruction names.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; red.relaxed.gpu.global.max.u32 [g], {v}; }}",
+                p = in(reg64) base.add(i),
+                v = in(reg32) value,
+                options(nostack),
+            )
+        }
+    }
+    #[inline(always)]
     fn shfl_xor_f32(&self, value: f32, lane_mask: u32) -> f32 {
         // SAFETY: all lanes take part (full member mask), as the trait requires.
         unsafe { shfl_sync_bfly_f32(u32::MAX, value, lane_mask, 0x1f) }

@@ -298,6 +298,18 @@ impl<C: ThreadCtx> GlobalMut<'_, C, u32> {
         // SAFETY: forwarded from the caller.
         unsafe { self.ctx.mem_raise_flag(self.ptr, self.len, i) }
     }
+
+    /// Raises element `i` to `value` where it is less, where other threads
+    /// may raise it at the same time ([`ThreadCtx::mem_raise_to`]).
+    ///
+    /// # Safety
+    /// As [`Self::store`].
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn raise_to(&self, i: usize, value: u32) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.ctx.mem_raise_to(self.ptr, self.len, i, value) }
+    }
 }
 
 impl<'c, C: ?Sized, T> Shared<'c, C, T> {

@@ -12,6 +12,7 @@ pub const OPS: &[(&str, &[Step])] = &[
     ("nested_sin", &crate::nested_sin::Variant::STEPS),
     ("softmax", &crate::softmax::Kernel::STEPS),
     ("gemm", &crate::gemm::Variant::STEPS),
+    ("gemm_maxima", crate::gemm::scale::MAXIMA_STEPS),
     ("gemm_pack", crate::gemm::pack::PACK_STEPS),
     ("gemm_fixup", crate::gemm::fixup::FIXUP_STEPS),
     ("gemm_sum_splits", crate::gemm::split_k::SPLIT_K_STEPS),

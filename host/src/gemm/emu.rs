@@ -93,6 +93,17 @@ fn tma(
             (passes(&layout, shape, base, (a_addr, b_addr), &maps).to_vec(), layout.maps_at(base))
         }
     };
+    let maxima = direct.map_or_else(Vec::new, |d| d.maxima(shape, base, (a_addr, b_addr)));
+    for pass in maxima {
+        use coalesce_kernels::gemm::scale::{maxima, maxima_dims};
+        let dims = maxima_dims(pass.rows, pass.cols, pass.by_rows);
+        GridLimits::CUDA.check("gemm_maxima", &shape, dims)?;
+        // SAFETY: the source holds its rows x cols floats (checked by
+        // `plan`); the peaks lie in the zeroed workspace.
+        emu::launch(dims, |ctx| unsafe {
+            maxima(ctx, pass.src as *const f32, (pass.rows, pass.cols), pass.out as *mut u32, pass.by_rows)
+        })?;
+    }
     for pass in all_passes {
         let dims = pack_dims(pass.shape.rows, pass.shape.cols);
         GridLimits::CUDA.check("gemm_pack", &shape, dims)?;
@@ -102,7 +113,8 @@ fn tma(
         // every emulated thread, and raw pointers are not `Sync`.)
         emu::launch(dims, |ctx| unsafe {
             let out = MapsOut { maps: pass.maps as *mut TensorMap, words: pass.words };
-            let marks = Marks { any: pass.any as *mut u32, lines: pass.lines as *mut u32 };
+            let marks =
+                Marks { any: pass.any as *mut u32, lines: pass.lines as *mut u32, peaks: pass.peaks as *const u32 };
             let (hi, lo) = (pass.hi as *mut f32, pass.lo as *mut f32);
             pack(ctx, pass.src as *const f32, (hi, lo), pass.shape, out, marks)
         })?;

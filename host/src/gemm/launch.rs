@@ -2,7 +2,7 @@
 //! order of its parameters, and a TMA step's sequence (workspace, tensor
 //! maps, operand passes, product, fix-up).
 
-use super::plan::{DirectLayout, Pass, TmaLayout, passes};
+use super::plan::{DirectLayout, Maxima, Pass, TmaLayout, passes};
 use super::tma::{Workspace, encode};
 use super::{AlphaBeta, GemmShape, Problem, Variant};
 use crate::{LaunchDims, Result, Stream};
@@ -14,6 +14,9 @@ const FIXUP: &str = "gemm_fixup";
 
 /// The operand pass's entry point.
 const PACK: &str = "gemm_pack";
+
+/// The peaks' pass's entry point.
+const MAXIMA: &str = "gemm_maxima";
 
 /// The split-K sum's entry point.
 const SUM_SPLITS: &str = "gemm_sum_splits";
@@ -57,7 +60,11 @@ type PackArgs = (
     MapBytes,                // map1: MapParam
     DevicePointer<u32>,      // any: *mut u32
     DevicePointer<u32>,      // lines: *mut u32
+    DevicePointer<u32>,      // peaks: *const u32
 );
+
+/// The parameters of `gemm_maxima`: `(src, rows, cols, out, by_rows)`.
+type MaximaArgs = (DevicePointer<f32>, u32, u32, DevicePointer<u32>, u32);
 
 fn step_args((a, b, c): Operands, p: Problem) -> StepArgs {
     (a, b, c, p.m, p.n, p.k, p.alpha, p.beta)
@@ -156,6 +163,7 @@ fn direct(
 ) -> Result<()> {
     use coalesce_kernels::gemm::fixup::fixup_dims;
     use coalesce_kernels::gemm::pack::pack_dims;
+    use coalesce_kernels::gemm::scale::maxima_dims;
     use coalesce_kernels::gemm::split_k::sum_splits_dims;
     let (ap, bp, cp) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
     let (a_raw, b_raw) = (ap.as_raw(), bp.as_raw());
@@ -166,6 +174,9 @@ fn direct(
     let no_maps = [coalesce_kernels::TensorMap([0; 16]); 2];
     for pass in layout.passes(shape, 0, (a_raw, b_raw), no_maps) {
         limits.check(PACK, &shape, pack_dims(pass.shape.rows, pass.shape.cols))?;
+    }
+    for pass in layout.maxima(shape, 0, (a_raw, b_raw)) {
+        limits.check(MAXIMA, &shape, maxima_dims(pass.rows, pass.cols, pass.by_rows))?;
     }
     let (m, n) = (shape.m(), shape.n());
     let fix = layout.marks.is_some().then(|| fixup_dims(m as u32, n as u32));
@@ -181,8 +192,13 @@ fn direct(
     let [ta, tb] = layout.tensors(shape, base, (a_raw, b_raw));
     let maps = [encode(ta)?, encode(tb)?];
     let marks = layout.marks_at(base);
-    if let Some(any) = marks {
-        zero_marks(stream, any, 1 + m + n)?;
+    if let Some((any, words)) = layout.marks_to_zero(base, shape) {
+        zero_marks(stream, any, words)?;
+    }
+    for pass in layout.maxima(shape, base, (a_raw, b_raw)) {
+        // SAFETY: the source is A (m x k floats) or B (k x n); the peaks
+        // lie inside the workspace, zeroed above.
+        unsafe { maxima(stream, pass) }?;
     }
     for pass in layout.passes(shape, base, (a_raw, b_raw), maps) {
         // SAFETY: A holds m x k floats, B k x n; a copy and the maps lie
@@ -222,6 +238,24 @@ fn zero_marks(stream: &Stream<'_>, any: u64, words: usize) -> Result<()> {
     crate::error::check("cuMemsetD32Async", r)
 }
 
+/// Queues the peaks' pass on `stream`.
+///
+/// # Safety
+/// `src` holds `rows x cols` floats and `out` one word per row (or column).
+unsafe fn maxima(stream: &Stream<'_>, pass: Maxima) -> Result<()> {
+    use coalesce_kernels::gemm::scale::maxima_dims;
+    let dims = maxima_dims(pass.rows, pass.cols, pass.by_rows);
+    let args: MaximaArgs = (
+        DevicePointer::from_raw(pass.src),
+        pass.rows,
+        pass.cols,
+        DevicePointer::from_raw(pass.out),
+        u32::from(pass.by_rows),
+    );
+    // SAFETY: `gemm_maxima` takes `MaximaArgs`; the caller's contract.
+    unsafe { stream.launch(MAXIMA, dims, args) }
+}
+
 /// Queues the pass on `stream`.
 ///
 /// # Safety
@@ -247,6 +281,7 @@ unsafe fn pack(stream: &Stream<'_>, pass: Pass) -> Result<()> {
         map1,
         DevicePointer::from_raw(pass.any),
         DevicePointer::from_raw(pass.lines),
+        DevicePointer::from_raw(pass.peaks),
     );
     // SAFETY: `gemm_pack` takes `PackArgs`; the caller's contract.
     unsafe { stream.launch(PACK, dims, args) }

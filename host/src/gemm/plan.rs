@@ -185,6 +185,19 @@ pub(crate) struct Pass {
     /// any, and the operand's lines (0, 0 when not split).
     pub(crate) any: u64,
     pub(crate) lines: u64,
+    /// Where a scaled pass (`PACK_SCALE`) reads its rows' peaks (0: not scaled).
+    pub(crate) peaks: u64,
+}
+
+/// One `gemm_maxima` launch: the peaks of `src`'s rows (`by_rows`) or
+/// columns raised into `out`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Maxima {
+    pub(crate) src: u64,
+    pub(crate) rows: u32,
+    pub(crate) cols: u32,
+    pub(crate) out: u64,
+    pub(crate) by_rows: bool,
 }
 
 /// The two passes of a TMA step, `A` then `B`, from the arrays and maps of
@@ -215,6 +228,7 @@ pub(crate) fn passes(
             words: a_words,
             any,
             lines: a_lines,
+            peaks: 0,
         },
         Pass {
             src: b,
@@ -225,6 +239,7 @@ pub(crate) fn passes(
             words: b_words,
             any,
             lines: b_lines,
+            peaks: 0,
         },
     ]
 }
@@ -233,7 +248,8 @@ pub(crate) fn passes(
 /// finds its operands: its two tensor maps at the start of the workspace
 /// (`A`'s, then `B`'s); for 3xTF32 (steps 15 and 16), the marks of the
 /// non-finite inputs right after them (`1 + m + n` words, see
-/// `gemm::fixup`); for step 16, `A`'s TF32 halves (`m` rows of `kp` floats
+/// `gemm::fixup`), and for step 16 the peaks of `A`'s rows and `B`'s
+/// columns after them (`m + n` words more, `gemm::scale`); for step 16, `A`'s TF32 halves (`m` rows of `kp` floats
 /// each, `A_hi`'s then `A_lo`'s), which its split pass writes; and, for
 /// an operand whose rows a tensor map cannot describe (not 16-byte aligned:
 /// `K`, or `N`, not a multiple of 4, or a base not 16-byte aligned), a copy
@@ -262,6 +278,9 @@ pub(crate) struct DirectLayout {
     /// Whether `A`'s copy is its TF32 halves (step 16): `m` rows of `A_hi`,
     /// then `m` of `A_lo`, made by a split pass that marks `A`'s rows.
     a_halves: bool,
+    /// Whether the operands are scaled (step 16): the peaks follow the
+    /// marks, and `A`'s pass scales its rows.
+    scaled: bool,
     pub(crate) bytes: usize,
 }
 
@@ -274,10 +293,11 @@ impl DirectLayout {
         let in_place = |base: u64, cols: usize| base.is_multiple_of(16) && cols.is_multiple_of(4);
         let (kp, np) = (k.next_multiple_of(32), n.next_multiple_of(32));
         let mut bytes = 2 * size_of::<coalesce_kernels::TensorMap>();
+        let (a_halves, scaled) = (variant.geometry().a_halves, variant.geometry().scaled);
         let marks = split.then(|| {
             debug_assert_eq!(bytes, coalesce_kernels::gemm::DX3_MARKS_OFFSET);
             let at = bytes;
-            bytes = (bytes + 4 * (1 + m + n)).next_multiple_of(256);
+            bytes = (bytes + 4 * Self::marks_words(scaled, shape)).next_multiple_of(256);
             at
         });
         // Each array starts 256-byte aligned, as the pool's allocations do.
@@ -288,18 +308,49 @@ impl DirectLayout {
                 at
             })
         };
-        let a_halves = variant.geometry().a_halves;
         let a = take(a_halves || !in_place(a, k), if a_halves { 2 * m * kp } else { m * kp });
         let b = take(!in_place(b, n), k * np);
         let parts = take(splits > 1, splits as usize * m * n);
         let (a_box_rows, tf32) = (variant.block_tile().0, !split);
-        DirectLayout { a, b, marks, parts, splits, kp, np, a_box_rows, tf32, a_halves, bytes }
+        DirectLayout { a, b, marks, parts, splits, kp, np, a_box_rows, tf32, a_halves, scaled, bytes }
     }
 
     /// The word raised for any non-finite input, with the workspace at
     /// `base` (the rows' and columns' marks follow it), for a 3xTF32 step.
     pub(crate) fn marks_at(&self, base: u64) -> Option<u64> {
         self.marks.map(|at| base + at as u64)
+    }
+
+    /// Words from [`Self::marks_at`] on that the host zeroes: the `1 + m +
+    /// n` marks, and for a scaled step the `m + n` peaks after them.
+    fn marks_words(scaled: bool, shape: GemmShape) -> usize {
+        let (m, n) = (shape.m(), shape.n());
+        1 + m + n + if scaled { m + n } else { 0 }
+    }
+
+    /// The marks' address and words to zero, with the workspace at `base`
+    /// (3xTF32 only).
+    pub(crate) fn marks_to_zero(&self, base: u64, shape: GemmShape) -> Option<(u64, usize)> {
+        self.marks_at(base).map(|at| (at, Self::marks_words(self.scaled, shape)))
+    }
+
+    /// Where the peaks of `A`'s rows and of `B`'s columns lie, with the
+    /// workspace at `base` (a scaled step only).
+    fn peaks_at(&self, base: u64, shape: GemmShape) -> Option<(u64, u64)> {
+        let rows = self.marks_at(base).filter(|_| self.scaled)? + 4 * (1 + shape.m() + shape.n()) as u64;
+        Some((rows, rows + 4 * shape.m() as u64))
+    }
+
+    /// The `gemm_maxima` launches before the passes (a scaled step only): the
+    /// peaks of `A`'s rows, then of `B`'s columns.
+    pub(crate) fn maxima(&self, shape: GemmShape, base: u64, (a, b): (u64, u64)) -> Vec<Maxima> {
+        let (m, n, k) = (shape.m() as u32, shape.n() as u32, shape.k() as u32);
+        self.peaks_at(base, shape).map_or_else(Vec::new, |(rows, cols)| {
+            vec![
+                Maxima { src: a, rows: m, cols: k, out: rows, by_rows: true },
+                Maxima { src: b, rows: k, cols: n, out: cols, by_rows: false },
+            ]
+        })
     }
 
     /// Where the partial products of a split `K` lie, with the workspace
@@ -361,7 +412,7 @@ impl DirectLayout {
     pub(crate) fn passes(
         &self, shape: GemmShape, base: u64, (a, b): (u64, u64), maps: [coalesce_kernels::TensorMap; 2],
     ) -> Vec<Pass> {
-        use coalesce_kernels::gemm::pack::{PACK_KEEP, PACK_SPLIT, PackShape};
+        use coalesce_kernels::gemm::pack::{PACK_KEEP, PACK_SCALE, PACK_SPLIT, PackShape};
         let (m, n, k) = (shape.m() as u32, shape.n() as u32, shape.k() as u32);
         let pass = |src: u64, shape: PackShape, dst: u64| Pass {
             src,
@@ -372,18 +423,25 @@ impl DirectLayout {
             words: maps,
             any: 0,
             lines: 0,
+            peaks: 0,
         };
         let a_pass = |o: usize| {
             let dst = base + o as u64;
-            let flags = if self.a_halves { PACK_SPLIT } else { PACK_KEEP };
+            let flags = match (self.a_halves, self.scaled) {
+                (true, true) => PACK_SPLIT | PACK_SCALE,
+                (true, false) => PACK_SPLIT,
+                _ => PACK_KEEP,
+            };
             let copy = pass(a, PackShape { rows: m, cols: k, stride: self.kp as u32, flags }, dst);
             if !self.a_halves {
                 return copy;
             }
-            // A's halves, A_lo's rows after A_hi's; the pass marks A's rows
-            // (the words after the first of the marks).
+            // A's halves, A_lo's rows after A_hi's, scaled by its rows'
+            // peaks; the pass marks A's rows (the words after the first of
+            // the marks).
             let any = self.marks_at(base).unwrap_or(0);
-            Pass { lo: dst + 4 * u64::from(m) * self.kp as u64, any, lines: any + 4, ..copy }
+            let peaks = self.peaks_at(base, shape).map_or(0, |p| p.0);
+            Pass { lo: dst + 4 * u64::from(m) * self.kp as u64, any, lines: any + 4, peaks, ..copy }
         };
         let mut out: Vec<Pass> = [
             self.a.map(a_pass),

@@ -87,6 +87,12 @@ impl ThreadCtx for EmuCtx<'_> {
     }
     #[track_caller]
     unsafe fn mem_raise_flag(&self, base: *mut u32, len: usize, i: usize) {
+        // A flag is only ever 0 or 1: raising it to 1 is setting it.
+        // SAFETY: forwarded from the caller.
+        unsafe { self.mem_raise_to(base, len, i, 1) }
+    }
+    #[track_caller]
+    unsafe fn mem_raise_to(&self, base: *mut u32, len: usize, i: usize, value: u32) {
         let (loc, at) = (Location::caller(), (4, len, i));
         self.step(loc);
         if let Some(addr) = self.request().access(loc, Space::Global, true, base.addr(), at, (4, 4), Via::Flag, false) {
@@ -95,11 +101,11 @@ impl ThreadCtx for EmuCtx<'_> {
                 // SAFETY: inside the caller's view (checked), aligned: an
                 // atomic, since other emulated threads raise the same word
                 // at the same time.
-                unsafe { AtomicU32::from_ptr(word).store(1, Ordering::Relaxed) }
+                unsafe { AtomicU32::from_ptr(word).fetch_max(value, Ordering::Relaxed) };
             } else {
                 // SAFETY: inside the view; misaligned, which the checker has
                 // reported (as the GPU would refuse it).
-                unsafe { word.write_unaligned(1) }
+                unsafe { word.write_unaligned(word.read_unaligned().max(value)) }
             }
         }
     }

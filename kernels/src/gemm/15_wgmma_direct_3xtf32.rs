@@ -71,6 +71,7 @@
 //! bound (docs/gemm.md, "Blocks that walk tiles").
 
 use super::split_k::run_of;
+use super::scale::{exponent, pow2, unscale};
 use super::warpgroup::{
     ACC_N128, TMA_GROUP_ROWS, grouped_tile_at, k_major_128b, promote, store_transposed, swizzle_base, swizzled,
 };
@@ -186,19 +187,32 @@ pub(super) const fn parity(g: usize) -> u32 {
 /// fragments of `B` loaded from each stage and split in registers, 12
 /// products a stage into the partial sum, promoted into `acc`, and the
 /// tile stored to `C`. With `SPLITTER`, a pass waits for its stage's
-/// `ready` (the splitter's `A_lo`) as well as its `full`.
+/// `ready` (the splitter's `A_lo`) as well as its `full`. With `SCALED`
+/// (step 16, [`super::scale`]), `A` arrives scaled by rows and the
+/// consumers scale their columns of `B` by `2^-s_j` before the split, and
+/// multiply each element of `C` back by `2^(r_i + s_j)` before the store.
 ///
 /// # Safety
 /// Stage `g % STAGES` holds pass `g`'s tiles of `A`, `A_lo` and `B` once
 /// its barriers complete phase `parity(g)`; `marks` as
-/// [`wgmma_direct_3xtf32`]'s, `c` holds the `m * n` floats.
+/// [`wgmma_direct_3xtf32`]'s, followed when `SCALED` by the `m` rows' and
+/// the `n` columns' peaks (`gemm_maxima`); `c` holds the `m * n` floats.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool>(
+pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool, const SCALED: bool>(
     ctx: &C, (smem, base): (Shared<'_, C, u8>, u32), marks: GlobalMut<'_, C, u32>, c: GlobalMut<'_, C, f32>,
     p: Problem, (units, tiles): (usize, usize), origin: impl Fn(usize) -> (usize, usize), tid: usize,
 ) {
-    let m = p.m as usize;
+    let (m, n) = (p.m as usize, p.n as usize);
+    // The scale exponent of row `i` of `A` and of column `j` of `B`.
+    let row_exp = |i: usize| {
+        // SAFETY: i < m: inside the rows' peaks, after the marks.
+        if i < m { exponent(unsafe { marks.load(1 + m + n + i) }) } else { 0 }
+    };
+    let col_exp = |j: usize| {
+        // SAFETY: j < n: inside the columns' peaks, after the rows'.
+        if j < n { exponent(unsafe { marks.load(1 + 2 * m + n + j) }) } else { 0 }
+    };
     let wait = |g: usize| {
         if SPLITTER {
             ctx.mbarrier_wait(ready(base, g % STAGES), parity(g));
@@ -219,7 +233,7 @@ pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool>(
     // rows (r, r + 8) at columns `q` and `q + 4` in `[4 kk..4 kk + 4]`,
     // `B^T_lo`'s in `[16 + 4 kk..]`. The high half is `b` itself: the
     // tensor cores read its top 19 bits.
-    let load = |s: usize, n_col: usize| -> [f32; 32] {
+    let load = |s: usize, n_col: usize, scale: [f32; 2]| -> [f32; 32] {
         let mut v = [0.0f32; 16];
         unroll!(kk < 4, [0, 1, 2, 3], {
             // SAFETY: inside the stage's B tile, delivered by the copies
@@ -244,6 +258,9 @@ pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool>(
             }
             v = v.map(finite_or_zero);
         }
+        if SCALED {
+            v = core::array::from_fn(|i| v[i] * scale[i % 2]);
+        }
         let lo = v.map(low_half);
         core::array::from_fn(|i| if i < 16 { v[i] } else { lo[i - 16] })
     };
@@ -252,6 +269,8 @@ pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool>(
     for j in 0..units {
         let (m0, n0) = origin(j);
         let n_col = n_col(n0);
+        let col_exps = if SCALED { [col_exp(n_col), col_exp(n_col + 1)] } else { [0; 2] };
+        let scale = col_exps.map(|e| pow2(-e));
         // The flat index of the tile's first pass.
         let g0 = j * tiles;
         let mut acc = [0.0f32; ACC_N128];
@@ -261,7 +280,7 @@ pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool>(
         let mut frag = [0.0f32; 32];
         if tiles > 0 {
             wait(g0);
-            frag = load(g0 % STAGES, n_col);
+            frag = load(g0 % STAGES, n_col, scale);
         }
         for t in 0..tiles {
             let s = (g0 + t) % STAGES;
@@ -284,7 +303,7 @@ pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool>(
             let next = if t + 1 < tiles {
                 let (u, s1) = (g0 + t + 1, (g0 + t + 1) % STAGES);
                 wait(u);
-                load(s1, n_col)
+                load(s1, n_col, scale)
             } else {
                 frag
             };
@@ -295,6 +314,17 @@ pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool>(
             frag = next;
         }
 
+        if SCALED {
+            // acc[4 j + h] is (m, n_col), acc[4 j + 2 + h] is (m, n_col + 1)
+            // with m = m0 + 8 j + 2 q + h (`store_transposed`).
+            unroll!(j < ACC_N128 / 4, {
+                unroll!(h < 2, [0, 1], {
+                    let e = row_exp(m0 + 8 * j + 2 * q + h);
+                    acc[4 * j + h] = unscale(acc[4 * j + h], e + col_exps[0]);
+                    acc[4 * j + 2 + h] = unscale(acc[4 * j + 2 + h], e + col_exps[1]);
+                });
+            });
+        }
         // SAFETY: the caller's contract (C holds its matrix).
         unsafe { store_transposed(&c, &acc, &p, (m0, n_col), q) };
     }
@@ -512,5 +542,5 @@ unsafe fn tiles_of<C: ThreadCtx, const WALK: bool>(ctx: &C, a: *const f32, b: *c
     ctx.setmaxnreg_inc::<{ DX3_REGS.1 }>();
     // SAFETY: the caller's contract; the splitter writes each stage's
     // A_lo before its `ready` arrival.
-    unsafe { consume::<C, true>(ctx, (smem, base), marks, c, p, (units, tiles), origin, tid) }
+    unsafe { consume::<C, true, false>(ctx, (smem, base), marks, c, p, (units, tiles), origin, tid) }
 }

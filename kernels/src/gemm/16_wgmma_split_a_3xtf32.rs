@@ -35,6 +35,15 @@
 //! non-finite `b` and mark its column (as in step 15); `gemm_fixup`
 //! recomputes those rows and columns of `C` after the product.
 //!
+//! **Every finite input:** the product runs on `A` and `B` scaled by
+//! exact powers of two, each row of `A` and each column of `B` peaking in
+//! `[1, 2)`, and unscales each element of `C` before the store
+//! ([`super::scale`]): subnormal rows, near-`FLT_MAX` rows and operands
+//! scaled by `1e-17` or `1e17` keep FP32's accuracy. `gemm_maxima` finds
+//! the peaks before the pass, the pass scales `A`'s rows as it splits them
+//! ([`super::pack::PACK_SCALE`]), and the consumers scale their two columns
+//! of `B` as they load them.
+//!
 //! **Accuracy:** `A`'s split is step 13's (exact to `2^-22 |a|`), `B`'s
 //! step 15's (`2^-21 |b|`): step 15's bound holds
 //! ([`super::Variant::error_bound`]).
@@ -56,6 +65,7 @@ pub const GEOMETRY: Geometry =
         .fed_by_tma()
         .reading_the_matrices()
         .splitting_a_first()
+        .scaling_operands()
         .splitting_k();
 
 const STAGES: usize = DX3_STAGES as usize;
@@ -74,7 +84,9 @@ const BK: usize = DX3_BK as usize;
 /// rows, box 32 x 128), `b`'s describes `B` (`N` columns by `K` rows, box
 /// 32 x 32), both f32 with the 128-byte swizzle; [`DX3_MARKS_OFFSET`] bytes
 /// from `a` lie the `1 + m + n` words of marks (`gemm::fixup`), zeroed and
-/// then raised by the pass for `A`'s rows. `c`, `p` as [`super::naive`].
+/// then raised by the pass for `A`'s rows, and after them the peaks of
+/// `A`'s `m` rows and of `B`'s `n` columns (`gemm_maxima`), by which `A`
+/// arrives scaled. `c`, `p` as [`super::naive`].
 /// Shared memory: [`DX3_SHARED_BYTES`] (193 KiB, an opt-in size).
 ///
 /// # Thread mapping
@@ -96,7 +108,9 @@ pub unsafe fn wgmma_split_a_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *con
     ctx.launch_bound::<DX3_THREADS>();
     let (map_a, map_b) = (a.cast::<TensorMap>(), b.cast::<TensorMap>());
     let (m, n) = (p.m as usize, p.n as usize);
-    let marks = ctx.global_mut(a.cast::<u8>().wrapping_add(DX3_MARKS_OFFSET).cast::<u32>().cast_mut(), 1 + m + n);
+    // The marks, then the rows' and the columns' peaks.
+    let marks =
+        ctx.global_mut(a.cast::<u8>().wrapping_add(DX3_MARKS_OFFSET).cast::<u32>().cast_mut(), 1 + 2 * (m + n));
     // Split K (`gridDim.z` runs, [`super::split_k`]): this block's run of
     // K's tiles, and its slice of the partial products.
     let (z, splits) = (ctx.block_idx().z, ctx.grid_dim().z);
@@ -154,7 +168,7 @@ pub unsafe fn wgmma_split_a_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *con
     ctx.setmaxnreg_inc::<{ DX3_REGS.1 }>();
     // SAFETY: the caller's contract; the copies of each stage bring A_hi,
     // A_lo and B (`full`), and the consumers release it (`empty`).
-    unsafe { consume::<C, false>(ctx, (smem, base), marks, c, p, (1, tiles), |_| (m0, n0), tid) }
+    unsafe { consume::<C, false, true>(ctx, (smem, base), marks, c, p, (1, tiles), |_| (m0, n0), tid) }
 }
 
 const _: () = assert!(A_BYTES * 2 + (BN * BK * 4) == DX3_STAGE_BYTES as usize);

@@ -20,6 +20,7 @@ mod tiles;
 mod warpgroup;
 pub mod fixup;
 pub mod pack;
+pub mod scale;
 pub mod split_k;
 
 // What code outside the steps uses (the host's plans, the lessons, the
@@ -147,6 +148,12 @@ pub struct Geometry {
     /// TF32 halves first (`m` rows of `A_hi`, then `m` of `A_lo`, one map
     /// over both), `B` still read as it is.
     pub a_halves: bool,
+    /// Whether the product runs on `A` and `B` scaled by exact powers of
+    /// two, by rows and by columns, and unscales `C` ([`scale`]): the host
+    /// runs `gemm_maxima` before the pass over `A`, which scales as it
+    /// splits. Such a step keeps FP32's accuracy on subnormal and
+    /// near-`FLT_MAX` operands.
+    pub scaled: bool,
     /// Whether the kernel reads a run of `K` from `blockIdx.z` and writes
     /// its partial product to slice `z` of `c` ([`split_k`]): the host
     /// may then split `K` where `C` has too few tiles for the GPU.
@@ -170,6 +177,7 @@ impl Geometry {
             tma: false,
             direct: false,
             a_halves: false,
+            scaled: false,
             splits_k: false,
             walks_tiles: 0,
         }
@@ -188,6 +196,11 @@ impl Geometry {
     /// The same, with `A` split into TF32 halves by a pass first.
     pub const fn splitting_a_first(self) -> Geometry {
         Geometry { a_halves: true, ..self }
+    }
+
+    /// The same, on operands scaled by rows and columns ([`scale`]).
+    pub const fn scaling_operands(self) -> Geometry {
+        Geometry { scaled: true, ..self }
     }
 
     /// The same, reading its run of `K` from `blockIdx.z` ([`split_k`]).

@@ -17,6 +17,7 @@
 //! padding column (`+ 1`) keeps the transposed reads free of bank
 //! conflicts.
 
+use super::scale::{exponent, pow2};
 use super::to_tf32;
 use crate::registry::{Step, utilities};
 use crate::{Dim3, LaunchDims, TensorMap, ThreadCtx};
@@ -47,6 +48,11 @@ pub const PACK_SPLIT: u32 = 2;
 /// maps of type TF32 round in the copy, to nearest even, as they do where
 /// the operand is read in place).
 pub const PACK_KEEP: u32 = 4;
+/// Scale (with [`PACK_SPLIT`], step 16's pass over `A`): each destination
+/// row is multiplied by `2^-e` before the split, `e` the [`exponent`] of
+/// its peak ([`Marks::peaks`], from `gemm_maxima`): exact, and every row's
+/// largest finite `|x|` then splits in `[1, 2)` ([`super::scale`]).
+pub const PACK_SCALE: u32 = 8;
 
 const T: usize = PACK_TILE as usize;
 const ROWS: usize = PACK_ROWS as usize;
@@ -115,10 +121,13 @@ pub fn split(x: f32) -> (f32, f32) {
 /// raised if there is one, and `lines[r]` for each destination row `r`
 /// that holds one (a row of `A`, or a column of `B` for the transposed
 /// pass). Both are zeroed before the pass and only ever raised (set to 1).
+/// A scaled pass ([`PACK_SCALE`]) reads `peaks[r]`, the bits of row `r`'s
+/// largest finite `|x|`.
 #[derive(Clone, Copy, Debug)]
 pub struct Marks {
     pub any: *mut u32,
     pub lines: *mut u32,
+    pub peaks: *const u32,
 }
 
 /// Copies `src` into `hi` (and `lo`), as [`PackShape`] says; block `(0, 0)`
@@ -135,7 +144,8 @@ pub struct Marks {
 /// [`PackShape::dst_len`] floats each, and overlap nothing else; `out.maps`
 /// is null or holds two tensor maps that nothing reads during the pass;
 /// when split, `marks.any` holds one `u32` and `marks.lines` one per
-/// destination row ([`PackShape::dst_rows`]), overlapping nothing else.
+/// destination row ([`PackShape::dst_rows`]), overlapping nothing else;
+/// when scaled, `marks.peaks` one per destination row.
 #[inline(always)]
 pub unsafe fn pack<C: ThreadCtx>(
     ctx: &C, src: *const f32, (hi, lo): (*mut f32, *mut f32), s: PackShape, out: MapsOut, marks: Marks,
@@ -162,6 +172,8 @@ pub unsafe fn pack<C: ThreadCtx>(
     let lo = ctx.global_mut(lo, if split { dst_len } else { 0 });
     let any = ctx.global_mut(marks.any, if split { 1usize } else { 0 });
     let lines = ctx.global_mut(marks.lines, if split { s.dst_rows() } else { 0 });
+    let scaled = split && s.flags & PACK_SCALE != 0;
+    let peaks = ctx.global(marks.peaks, if scaled { s.dst_rows() } else { 0 });
     let tile = ctx.shared::<f32>(T * (T + 1));
     let t = ctx.thread_idx();
     let (tx, ty) = (t.x as usize, t.y as usize);
@@ -191,6 +203,8 @@ pub unsafe fn pack<C: ThreadCtx>(
                 // finite (inf - inf in the split, a NaN whose payload lies
                 // in the low 13 bits read as inf), and the fix-up
                 // recomputes its row or column of `C` from the source.
+                // SAFETY: dr < drows, the length of `peaks` when scaled.
+                let x = if scaled { x * pow2(-exponent(unsafe { peaks.load(dr) })) } else { x };
                 let (h, l) = if x.is_finite() { self::split(x) } else { (0.0, 0.0) };
                 // SAFETY: dr < drows, dc < dcols <= stride: inside both.
                 unsafe {
@@ -224,10 +238,10 @@ pub struct MapParam(pub [u64; 16]);
 #[allow(improper_gpu_kernel_arg, clippy::too_many_arguments)]
 pub unsafe extern "gpu-kernel" fn gemm_pack(
     src: *const f32, hi: *mut f32, lo: *mut f32, rows: u32, cols: u32, stride: u32, flags: u32, maps: *mut TensorMap,
-    map0: MapParam, map1: MapParam, any: *mut u32, lines: *mut u32,
+    map0: MapParam, map1: MapParam, any: *mut u32, lines: *mut u32, peaks: *const u32,
 ) {
     let out = MapsOut { maps, words: [TensorMap(map0.0), TensorMap(map1.0)] };
-    let marks = Marks { any, lines };
+    let marks = Marks { any, lines, peaks };
     // SAFETY: the host launcher checked the lengths and the geometry.
     unsafe { pack(&crate::gpu::Gpu, src, (hi, lo), PackShape { rows, cols, stride, flags }, out, marks) }
 }

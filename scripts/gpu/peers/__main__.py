@@ -54,7 +54,7 @@ def main():
                    "at 2^28, 1024 elements on events, host clock and a CUDA graph; writes OUT/torch_peers.json", "out"))
     out_option(add("softmax", "softmax", "run", "docs/softmax.md's peers: torch.softmax at the bench's shapes and "
                    "on special values; writes OUT/torch_softmax.json", "out"))
-    p = add("gemm-tc", "gemm", "tc", "cuBLAS SGEMM and TF32 at 4096^3 and 8192^3, and the errors of the dumped "
+    p = add("gemm-tc", "gemm", "tc", "cuBLAS SGEMM and TF32 at 4096^3, 8192^3 and 16384^3, and the errors of the dumped "
             "outputs of examples/gemm_tensor_cores.rs; writes OUT/torch_gemm_tc.json", "out", "dump")
     p.add_argument("dump", nargs="?", metavar="DUMP", help="the folder examples/gemm_tensor_cores.rs dumped into")
     out_option(p)

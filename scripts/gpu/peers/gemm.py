@@ -1,7 +1,7 @@
 """cuBLAS (through PyTorch) beside our GEMM steps, in the same device call:
 
 - `gemm-tc` (docs/gemm.md's cuBLAS columns and error table): times torch.mm
-  at 4096^3 and 8192^3 with TF32 allowed and with it off (SGEMM), CUDA-event
+  at 4096^3, 8192^3 and 16384^3 with TF32 allowed and with it off (SGEMM), CUDA-event
   medians after warm-up; then, for each size N with dumps from
   examples/gemm_tensor_cores.rs in DUMP (a_N.bin, b_N.bin, c_<step>_N.bin:
   raw f32), computes the f64 product on the GPU and reports, for every
@@ -28,7 +28,7 @@ from .timing import bench, event_times_ms
 
 def tc(out, dump):
     dev = torch.device("cuda")
-    reps = {4096: 50, 8192: 20}
+    reps = {4096: 50, 8192: 20, 16384: 10}
     p = torch.cuda.get_device_properties(0)
     res = {"gpu": p.name, "torch": torch.__version__, "cuda": torch.version.cuda}
     print("GPU", p.name, "torch", torch.__version__, flush=True)
@@ -42,7 +42,7 @@ def tc(out, dump):
         torch.set_float32_matmul_precision("high" if tf32 else "highest")
         return torch.mm(a, b)
 
-    for n in (4096, 8192):
+    for n in reps:
         g = torch.Generator(device=dev); g.manual_seed(n)
         a = torch.rand(n, n, device=dev, generator=g) * 2 - 1
         b = torch.rand(n, n, device=dev, generator=g) * 2 - 1
@@ -58,7 +58,7 @@ def tc(out, dump):
         del a, b, c
 
     if dump:
-        for n in (4096, 8192):
+        for n in reps:
             fa = os.path.join(dump, f"a_{n}.bin")
             if not os.path.exists(fa):
                 continue
