@@ -881,7 +881,7 @@ if specials:
       "C0` from the product's value, which is non-finite everywhere; steps 13, 15 and 16 hand such a product to step 7 "
       "(the host's plan, `fp32_for`). Split K scales the sum of the runs by `alpha`, not each run, so runs that "
       "overflow alone but not together give FP32's finite result (`tests/gemm/split_k.rs`).")
-    w("- **Subnormals:** step 7 computes them as FP32 FMAs do (no flush to zero). In steps 13 and 16 a TF32 half keeps a "
+    w("- **Subnormals:** step 7 computes them as FP32 FMAs do (no flush to zero). In steps 13 and 15 a TF32 half keeps a "
       "subnormal's bits from `2^-136` up (below `2^-137` it splits into zeros), so an input under `2^-126` carries an "
       "absolute error up to `2^-137`, not a relative one, and a product of halves below `2^-126` may lose bits in the "
       "tensor cores. The tests bound it by `|alpha| sum_k (d(a) |b| + |a| d(b) + 4 * 2^-126)`, `d(x) = 2^-126` for "
@@ -889,7 +889,14 @@ if specials:
       f"by `{sub_scale}` has a largest error of {sci(sub_ours)} of `sum |a b|` where "
       + (f"cuBLAS SGEMM and step 7 keep {sci(sub_db)}" if sci(sub_db) == sci(sub_cublas)
          else f"cuBLAS SGEMM keeps {sci(sub_cublas)} and step 7 {sci(sub_db)}")
-      + "; the tensor cores do not flush the subnormal halves (a flush would lose the whole row).")
+      + "; the tensor cores do not flush the subnormal halves (a flush would lose the whole row). That run is of step 16 "
+      "before it scaled its operands. **Step 16 (`gemm::sgemm`) now scales them** ([`gemm/scale.rs`](../kernels/src/gemm/scale.rs)): "
+      "`maxima` (entry `gemm_maxima`) finds each row of `A`'s and each column of `B`'s largest finite `|x|`, a row or column whose peak lies "
+      "outside `[2^0, 2^46]` is scaled into it by an exact power of two (`A`'s rows by the split pass, `B`'s columns in the "
+      "consumers' registers), and the epilogue multiplies each element back once, in f64. Subnormal rows, near-`FLT_MAX` "
+      "rows and operands scaled by `1e-17` or `1e17` then split without losing bits, and the tests hold step 16 to the "
+      "FP32-level bound with no subnormal slack. The error on each input class beside cuBLAS SGEMM, and the same-run "
+      "timings against the build before, are in [2026-12-02-h200-gemm-scaling](measurements/2026-12-02-h200-gemm-scaling).")
     w("- **Teaching steps:** steps 10 and 11 keep the plain split of the threads' staging: an inf or NaN input turns "
       "its whole row or column into NaN, and `|x|` near `FLT_MAX` rounds to inf in `hi`. Step 12 (TF32) rounds inf to inf; "
       "it is not FP32 either. Steps 1-7 are FP32.")
