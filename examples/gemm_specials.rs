@@ -144,13 +144,14 @@ fn cases() -> Vec<Case> {
 /// rows.
 fn accuracy_classes() -> Vec<Case> {
     let mut rng = StdRng::seed_from_u64(29);
-    let mut class = |name, (m, n, k): (usize, usize, usize), fa: &dyn Fn(usize, f32) -> f32, fb: &dyn Fn(f32) -> f32| {
-        let mut uni = |len| -> Vec<f32> { (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect() };
-        let (a, b) = (uni(m * k), uni(k * n));
-        let a = a.iter().enumerate().map(|(i, &x)| fa(i / k, x)).collect();
-        let b = b.iter().map(|&x| fb(x)).collect();
-        Case { name, dims: (m, n, k), s: AlphaBeta::PRODUCT, a, b, c0: vec![f32::NAN; m * n] }
-    };
+    let mut class =
+        |name, (m, n, k): (usize, usize, usize), fa: &dyn Fn(usize, f32) -> f32, fb: &dyn Fn(f32) -> f32| {
+            let mut uni = |len| -> Vec<f32> { (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect() };
+            let (a, b) = (uni(m * k), uni(k * n));
+            let a = a.iter().enumerate().map(|(i, &x)| fa(i / k, x)).collect();
+            let b = b.iter().map(|&x| fb(x)).collect();
+            Case { name, dims: (m, n, k), s: AlphaBeta::PRODUCT, a, b, c0: vec![f32::NAN; m * n] }
+        };
     // 10^u for the value's own u in [-8, 8], its sign kept.
     let spread = |x: f32| x.signum() * 10f32.powf(16.0 * (x.abs() * 7919.0).fract() - 8.0);
     let (every7, dims) = (|i: usize| i % 7 == 3, (M, N, K));

@@ -68,8 +68,8 @@ fn magnitude(x: f32) -> u32 {
 ///
 /// # Thread mapping
 /// Block `(32, 8)`, grid [`maxima_dims`]. By rows: block `(x, y)` reads
-/// rows `32 y..+32`, columns `512 x..+512`; warp `ty` takes rows `32 y + ty
-/// + 8 j` (`j < 4`), lane `tx` columns `tx + 32 i` of the span; the warp
+/// rows `32 y..+32`, columns `512 x..+512`; warp `ty` takes rows
+/// `32 y + ty + 8 j` (`j < 4`), lane `tx` columns `tx + 32 i` of the span; the warp
 /// reduces each row with shuffles and lane 0 raises its word. By columns:
 /// block `(x, y)` reads columns `32 x..+32`, rows `512 y..+512`; thread
 /// `(tx, ty)` takes column `32 x + tx`, rows `ty + 8 i` of the span, and
