@@ -64,7 +64,12 @@ fn tensor_core_truncation_drifts_with_k_unless_promoted_on_the_emulator() {
     }
     // K four times larger: a bias grows 4 times, rounding errors 2 times.
     let growth = |i: usize| errors[1][i].1 / errors[0][i].1;
-    let (fp32, x3, promoted) = (errors[1][0].0, errors[1][1].0, errors[1][2].0);
+    // The bias shows in the norm, which sums every element's error. One
+    // element's largest error is FP32's noisiest figure (1.0e-6 to 2.4e-6
+    // of max |ref| at K = 1024 over seven seeds, against 3xTF32's 9.6e-6 to
+    // 1.3e-5: under 5x apart once), while the norms sit at 5.7e-7 and
+    // 9.4e-6 for every seed.
+    let (fp32, x3, promoted) = (errors[1][0], errors[1][1].1, errors[1][2].0);
     eprintln!(
         "||err|| growth, K = 256 -> 1024: FP32 {:.2}, 3xTF32 {:.2}, promoted {:.2}",
         growth(0),
@@ -73,8 +78,16 @@ fn tensor_core_truncation_drifts_with_k_unless_promoted_on_the_emulator() {
     );
     assert!(growth(1) > 3.0, "3xTF32's error grew {:.2} times with K 4 times larger: no drift", growth(1));
     assert!(growth(2) < 2.5, "promoted 3xTF32's error grew {:.2} times with K 4 times larger", growth(2));
-    assert!(x3 > 5.0 * fp32, "at K = 1024, 3xTF32's largest error {x3:.2e} is not far above FP32's {fp32:.2e}");
-    assert!(promoted <= fp32, "at K = 1024, promoted 3xTF32's largest error {promoted:.2e} is above FP32's {fp32:.2e}");
+    assert!(
+        x3 > 5.0 * fp32.1,
+        "at K = 1024, 3xTF32's ||err|| / ||ref|| {x3:.2e} is not far above FP32's {:.2e}",
+        fp32.1
+    );
+    assert!(
+        promoted <= fp32.0,
+        "at K = 1024, promoted 3xTF32's largest error {promoted:.2e} is above FP32's {:.2e}",
+        fp32.0
+    );
 }
 
 /// The split is exact as far as it goes: `hi` and `lo` are TF32 values, and
