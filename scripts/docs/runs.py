@@ -3,7 +3,8 @@
 
 - every `measurements/<run>` that a file of the repository names (pages,
   sources, scripts, other runs' notes) is a folder there, or is named as
-  `measurements/<run> at commit <sha>`, a run that git history holds;
+  `measurements/<run>[/<file>] at commit <sha>`, a run (or a file of it)
+  that git history holds;
 - every run folder is named by some file outside itself, so no evidence
   lies in the tree that no page, source or note stands on.
 
@@ -15,7 +16,7 @@ import pathlib, re, subprocess, sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 RUNS = ROOT / "docs" / "measurements"
-NAME = re.compile(r"measurements/(20\d\d-\d\d-\d\d-[\w.-]*\w)(\s+at\s+commit\s+([0-9a-f]{7,40}))?")
+NAME = re.compile(r"measurements/(20\d\d-\d\d-\d\d-[\w.-]*\w)(/[\w./-]*\w)?(\s+at\s+commit\s+([0-9a-f]{7,40}))?")
 
 
 def git(*args):
@@ -35,13 +36,14 @@ for rel in filter(None, files):
         continue
     inside = rel.startswith("docs/measurements/") and rel.split("/")[2]
     for m in NAME.finditer(text):
-        run, sha = m.group(1), m.group(3)
+        run, path, sha = m.group(1), m.group(2) or "", m.group(4)
         if run != inside:
             named.add(run)
         line = text.count("\n", 0, m.start()) + 1
         if sha:
-            if not shallow and git("cat-file", "-e", f"{sha}:docs/measurements/{run}").returncode:
-                print(f"{rel}:{line}: {run} at commit {sha}: commit {sha} has no such run folder", file=sys.stderr)
+            if not shallow and git("cat-file", "-e", f"{sha}:docs/measurements/{run}{path}").returncode:
+                print(f"{rel}:{line}: {run}{path} at commit {sha}: commit {sha} has no such run file or folder",
+                      file=sys.stderr)
                 bad += 1
         elif not (RUNS / run).is_dir():
             print(f"{rel}:{line}: {run}: no such run folder (a run that is gone: name it '... at commit <sha>')", file=sys.stderr)

@@ -17,7 +17,8 @@
 #   bench.log              criterion's gemm groups (every step at 4096^3 and 8192^3,
 #                          sgemm off the tile), then PyTorch at the off-tile shapes
 #   criterion_medians.json scripts/gpu/criterion_medians.py
-#   ncu.txt                every step once at 4096^3, then cuBLAS SGEMM's kernel
+#   run.json               the run file (scripts/gpu/runfile.py): every figure above, and ncu's
+#                          of every step once at 4096^3, then cuBLAS SGEMM's kernel
 #   sanitizer.log          compute-sanitizer memcheck, then racecheck, over the GEMM GPU tests
 # Time on an H100: about 7 minutes (tests 1, tensor-core timings and errors 1,
 # bench 2, ncu 1/2, sanitizers 2). Each part has a timeout so that a hang cannot pass 9 minutes.
@@ -36,6 +37,7 @@ cat "$OUT/machine.txt"
 
 timeout 150 "$B/test-gemm" >"$OUT/tests.log" 2>&1
 note "tests: $(status $?); $(grep '^test result' "$OUT/tests.log")"
+tests "$B/test-gemm" "$OUT/tests.log"
 
 # The module an H100 loads: the newest of sm_90a and sm_90 in the bundle.
 module=$(ls .gpu/sm_90a.ptx .gpu/sm_90.ptx 2>/dev/null | head -1)
@@ -46,13 +48,13 @@ ptxas -arch="$arch" -v "$module" -o /dev/null 2>&1 | grep -A3 "entry function 'g
 mkdir -p /tmp/dump
 timeout 180 "$B/example-gemm_tensor_cores" 4096,8192 30 /tmp/dump >"$OUT/tc.log" 2>&1
 note "tensor-core timings: $(status $?)"
-timeout 200 python3 scripts/gpu/peers gemm-tc --out /tmp /tmp/dump >>"$OUT/tc.log" 2>&1
+timeout 200 python3 scripts/gpu/peers gemm-tc --out "$RUN" /tmp/dump >>"$OUT/tc.log" 2>&1
 note "cuBLAS and errors: $(status $?)"
 rm -rf /tmp/dump
 
 CRITERION_HOME=/tmp/criterion timeout 300 "$B/bench-gemm" --bench >"$OUT/bench.log" 2>&1
 note "bench: $(status $?)"
-timeout 90 python3 scripts/gpu/peers gemm-shapes "$OUT/bench.log" >/tmp/torch_shapes.txt 2>&1
+OUT=$RUN timeout 90 python3 scripts/gpu/peers gemm-shapes "$OUT/bench.log" >/tmp/torch_shapes.txt 2>&1
 cat /tmp/torch_shapes.txt >>"$OUT/bench.log"
 python3 scripts/gpu/criterion_medians.py /tmp/criterion >"$OUT/criterion_medians.json"
 
@@ -67,16 +69,17 @@ STALLS=$(ncu --query-metrics 2>/dev/null | grep -o '^smsp__average_warps_issue_s
     sed 's/$/.ratio/' | paste -sd, -)
 METRICS=$METRICS${STALLS:+,$STALLS}
 timeout 150 ncu --clock-control none --kernel-name regex:'^gemm_' "${SECTIONS[@]}" --metrics "$METRICS" \
-    "$B/test-gemm" every_variant_on_the_gpu_at_4096_spot_checked >"$OUT/ncu.txt" 2>&1
+    --csv --print-units base "$B/test-gemm" every_variant_on_the_gpu_at_4096_spot_checked >"$RUN/ncu.csv" 2>&1
 note "ncu: $(status $?)"
 timeout 90 ncu --clock-control none --kernel-name regex:'gemm|xmma|sm90' --launch-skip 2 --launch-count 1 "${SECTIONS[@]}" \
-    --metrics "$METRICS" python3 -c '
+    --metrics "$METRICS" --csv --print-units base python3 -c '
 import torch
 torch.backends.cuda.matmul.allow_tf32 = False
 a, b = (torch.rand(4096, 4096, device="cuda") for _ in range(2))
 for _ in range(3):
     a @ b
-torch.cuda.synchronize()' >>"$OUT/ncu.txt" 2>&1
+torch.cuda.synchronize()' >"$RUN/ncu-cublas.csv" 2>&1
 note "ncu cuBLAS: $(status $?)"
 SANITIZER_TIMEOUT=150 sanitize "$B/test-gemm"
+runfile "bash scripts/gpu/gemm.sh" --criterion /tmp/criterion --ptxas "$OUT/ptxas.txt"
 grep -E "TFLOP|error|sgemm" "$OUT/tc.log" "$OUT/bench.log" | tail -30

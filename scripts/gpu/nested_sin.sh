@@ -15,7 +15,8 @@
 #   end_to_end.json        example-nested_sin_end_to_end --json (H2D + kernel + D2H vs every CPU core)
 #   torch_peers.json       scripts/gpu/peers nested-sin: four torch.sin, torch.compile, CUDA graph
 #   sanitizer.log          compute-sanitizer memcheck, then racecheck, over the GPU tests
-#   ncu.txt                ncu over example-nested_sin_end_to_end --profile: each kernel once at 2^28
+#   run.json               the run file (scripts/gpu/runfile.py): every figure above, ncu's over
+#                          example-nested_sin_end_to_end --profile (each kernel once at 2^28) too
 # The end-to-end table, PyTorch's lines and a status line per part go to the console.
 #
 # Time on an H100: about 115 s (tests 14 s, bench 41 s, end to end 12 s,
@@ -46,6 +47,7 @@ echo >>"$OUT/tests.log"
 # keeps the ACCURACY lines (2^24 inputs against f64).
 timeout 90 "$B/test-nested_sin" --nocapture >>"$OUT/tests.log" 2>&1
 note "tests: $(status $?); $(grep '^test result' "$OUT/tests.log" | tail -1)"
+tests "$B/test-nested_sin" "$OUT/tests.log"
 
 # Registers and stack of the nested-sin kernels, as an H100 compiles the PTX that ran (sm_90a).
 ptxas -arch=sm_90a -v .gpu/sm_90a.ptx -o /dev/null 2>&1 \
@@ -61,6 +63,7 @@ note "end to end: $(status $?)"
 
 # PyTorch in the same call: writes $OUT/torch_peers.json, prints its lines.
 timeout 100 python3 scripts/gpu/peers nested-sin 2>&1
+cp "$OUT/torch_peers.json" "$RUN/" 2>/dev/null
 note "torch: $(status $?)"
 
 # The GPU tests (their names hold "gpu") under each tool; COALESCE_SANITIZER=1
@@ -76,11 +79,12 @@ METRICS=dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,gpu__
 # without them rather than lose the rest.
 STALLS=$(printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' long_scoreboard wait \
     math_pipe_throttle not_selected selected short_scoreboard lg_throttle dispatch_stall no_instruction mio_throttle drain)
-timeout 60 ncu --clock-control none --kernel-name regex:'^(copy_f32|sin_f32|nested_sin_)' --metrics "$STALLS$METRICS" \
-    "$B/example-nested_sin_end_to_end" --profile >"$OUT/ncu.txt" 2>&1 \
-    || timeout 60 ncu --clock-control none --kernel-name regex:'^(copy_f32|sin_f32|nested_sin_)' --metrics "$METRICS" \
-        "$B/example-nested_sin_end_to_end" --profile >"$OUT/ncu.txt" 2>&1
-note "ncu: $(status $?); $(grep -cE '^  [a-z_0-9]+ \(' "$OUT/ncu.txt") launches profiled"
+NCU=(timeout 60 ncu --clock-control none --kernel-name regex:'^(copy_f32|sin_f32|nested_sin_)' --csv --print-units base)
+"${NCU[@]}" --metrics "$STALLS$METRICS" "$B/example-nested_sin_end_to_end" --profile >"$RUN/ncu.csv" 2>&1 \
+    || "${NCU[@]}" --metrics "$METRICS" "$B/example-nested_sin_end_to_end" --profile >"$RUN/ncu.csv" 2>&1
+note "ncu: $(status $?)"
+cp "$OUT/end_to_end.json" "$RUN/values.json" 2>/dev/null   # the example's named figures
+runfile "bash scripts/gpu/nested_sin.sh" --criterion "$CRIT" --ptxas "$OUT/ptxas.txt"
 
 echo
 grep -E '^ACCURACY [a-z_]+:|^test result' "$OUT/tests.log" | cut -c1-160

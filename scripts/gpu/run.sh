@@ -3,7 +3,8 @@
 # runs every test binary (GPU tests included), compute-sanitizer memcheck and
 # racecheck over every kernel, ncu counters of the transpose kernels, the
 # main report, and PyTorch's figures, all in one call. Logs go to $OUT
-# (at most 8 files come back); the summary is printed last.
+# (at most 8 files come back), and the run file, $OUT/run.json, holds every
+# figure (scripts/gpu/runfile.py); the summary is printed last.
 #
 #   device run: scripts/gpu/build.sh here, then
 #   run(command="bash scripts/gpu/run.sh", carry=[".gpu"])
@@ -13,10 +14,9 @@
 # binary and BENCH_FILTER=gemm_shapes one group of it.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT" /tmp/extras
-B=.gpu/bin
-[[ -d $B || ! -f .gpu/bin.tgz ]] || tar -C .gpu -xzf .gpu/bin.tgz   # build.sh packs the binaries
+mkdir -p /tmp/extras
+# shellcheck source=scripts/gpu/lib.sh
+source scripts/gpu/lib.sh   # $OUT, $B, $RUN, and the run file's verdicts
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
 status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
@@ -34,8 +34,10 @@ cat "$OUT/tests.log"
 rc_all=0
 want tests && for t in "$B"/test-${TESTS:-*}; do
     echo "### $t" >>"$OUT/tests.log"
-    "$t" >>"$OUT/tests.log" 2>&1
+    "$t" >/tmp/test.log 2>&1
     rc=$?; rc_all=$((rc_all | rc))
+    cat /tmp/test.log >>"$OUT/tests.log"
+    tests "$t" /tmp/test.log
     grep -E '^test result' "$OUT/tests.log" | tail -1 | sed "s#^#$(basename "$t"): #"
 done
 want tests && note "tests: $(status $rc_all); $(grep -c '^test .* ok$' "$OUT/tests.log") ok, $(grep -c '^test .* FAILED$' "$OUT/tests.log") failed"
@@ -83,8 +85,10 @@ want sanitizer && for tool in memcheck racecheck; do
         fi
         COALESCE_SANITIZER=1 COALESCE_STRESS_ITERATIONS=200 timeout "${SANITIZER_TIMEOUT:-300}" \
             compute-sanitizer --tool "$tool" --error-exitcode 99 ${opts[@]+"${opts[@]}"} \
-            "$t" gpu --test-threads=1 ${skip[@]+"${skip[@]}"} >>"$OUT/sanitizer.log" 2>&1
+            "$t" gpu --test-threads=1 ${skip[@]+"${skip[@]}"} >/tmp/sanitizer.log 2>&1
         rc=$?
+        cat /tmp/sanitizer.log >>"$OUT/sanitizer.log"
+        verdict "$tool" "$t" "$rc" /tmp/sanitizer.log
         note "compute-sanitizer $tool $(basename "$t"): $(status $rc); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
     done
 done
@@ -92,11 +96,11 @@ done
 # 3. The main report (the README's first command), with PyTorch's figures
 #    from this same call merged in (torch first, so --peers can use them).
 if want torch && [[ -f .gpu/peers/__main__.py ]]; then
-    PYTHONUNBUFFERED=1 OUT="$OUT" timeout 300 python3 .gpu/peers report >"$OUT/torch.txt" 2>&1
+    PYTHONUNBUFFERED=1 OUT="$RUN" timeout 300 python3 .gpu/peers report >"$OUT/torch.txt" 2>&1
     note "torch peers: $(status $?)"
 fi
 if want report && [[ -x $B/bin-coalesce ]]; then
-    peers=(); [[ -f $OUT/torch_peers.json ]] && peers=(--peers "$OUT/torch_peers.json")
+    peers=(); [[ -f $RUN/torch_peers.json ]] && peers=(--peers "$RUN/torch_peers.json")
     "$B/bin-coalesce" --shapes 8192,16384,4096,8192x2048 --reps 50 --out "$OUT/report" "${peers[@]}" 2>&1 | tee "$OUT/report.txt"
     note "report: $(status "${PIPESTATUS[0]}")"
     [[ -f $OUT/torch.txt ]] && { echo -e "\n### PyTorch (scripts/gpu/peers report), same call"; cat "$OUT/torch.txt"; } >>"$OUT/report.txt"
@@ -128,7 +132,7 @@ want bench && for b in "$B"/bench-${BENCHES:-*}; do
     CRITERION_HOME=/tmp/criterion "$b" --bench ${BENCH_FILTER:-} >>"$OUT/bench.log" 2>&1
     note "bench $(basename "$b"): $(status $?)"
     # PyTorch at the same awkward GEMM shapes, in the same call.
-    [[ $b == *bench-gemm ]] && python3 scripts/gpu/peers gemm-shapes "$OUT/bench.log" >/tmp/torch_shapes.txt 2>&1 && cat /tmp/torch_shapes.txt >>"$OUT/bench.log"
+    [[ $b == *bench-gemm ]] && OUT=$RUN python3 scripts/gpu/peers gemm-shapes "$OUT/bench.log" >/tmp/torch_shapes.txt 2>&1 && cat /tmp/torch_shapes.txt >>"$OUT/bench.log"
 done
 
 # 4. ncu counters of the transpose kernels: shared-memory bank conflicts and
@@ -136,9 +140,14 @@ done
 if want ncu && command -v ncu >/dev/null && [[ -x $B/bin-coalesce ]]; then
     ncu --clock-control none --kernel-name regex:'transpose|copy_f32' \
         --metrics smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,dram__bytes.sum \
-        "$B/bin-coalesce" --ops transpose --shapes 8192 --reps 1 --warmup 0 --warmup-ms 0 --out /tmp/ncu-report >/tmp/extras/ncu.txt 2>&1
+        --csv --print-units base \
+        "$B/bin-coalesce" --ops transpose --shapes 8192 --reps 1 --warmup 0 --warmup-ms 0 --out /tmp/ncu-report >"$RUN/ncu.csv" 2>&1
     note "ncu: $(status $?)"
 fi
+
+# 5. The run file: every figure above, by name ($OUT/run.json).
+ptxas -arch=sm_90a -v .gpu/sm_90a.ptx -o /dev/null >"$RUN/ptxas.txt" 2>&1
+runfile "bash scripts/gpu/run.sh" --criterion /tmp/criterion --ptxas "$RUN/ptxas.txt"
 
 echo
 echo "================ summary ================"
@@ -146,5 +155,5 @@ printf '%s\n' "${summary[@]}"
 [[ -f $OUT/report.txt ]] && cat "$OUT/report.txt"
 grep -E 'thrpt' -B2 "$OUT/bench.log" 2>/dev/null | grep -E '^[a-z]|thrpt' | cut -c1-100
 [[ -d /tmp/criterion ]] && mv /tmp/criterion /tmp/extras/
-tar -czf "$OUT/extras.tgz" -C /tmp extras   # criterion's files and ncu.txt
+tar -czf "$OUT/extras.tgz" -C /tmp extras   # criterion's files
 exit 0

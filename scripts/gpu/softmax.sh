@@ -14,7 +14,8 @@
 #   criterion_medians.json scripts/gpu/criterion_medians.py over criterion's folder
 #   torch_softmax.json     scripts/gpu/peers softmax: torch.softmax at the bench's shapes
 #   sanitizer.log          compute-sanitizer memcheck, then racecheck, over the GPU tests
-#   ncu.txt                ncu over the gpu_ncu_probe test: one launch per kernel and shape
+#   run.json               the run file (scripts/gpu/runfile.py): every figure above, ncu's
+#                          over the gpu_ncu_probe test (one launch per kernel and shape) too
 # PyTorch's table and a summary go to the console.
 #
 # Time on an H200: about 380 s (tests 31 s, bench 325 s with its sweep of
@@ -40,6 +41,7 @@ cat "$OUT/summary.txt"
 # keeps the accuracy: lines (one per kernel and benchmark shape).
 timeout 90 "$B/test-softmax" --nocapture >"$OUT/tests.log" 2>&1
 note "tests: $(status $?); $(grep '^test result' "$OUT/tests.log" | tail -1)"
+tests "$B/test-softmax" "$OUT/tests.log"
 
 # Registers and stack of every kernel, as the H100 compiles the PTX that ran.
 ptxas -arch=sm_90a -v .gpu/sm_90a.ptx -o /dev/null >"$OUT/ptxas.txt" 2>&1
@@ -51,6 +53,7 @@ python3 scripts/gpu/criterion_medians.py "$CRIT" >"$OUT/criterion_medians.json"
 
 # PyTorch in the same call: writes $OUT/torch_softmax.json, prints its table.
 timeout 90 python3 scripts/gpu/peers softmax 2>&1
+cp "$OUT/torch_softmax.json" "$RUN/" 2>/dev/null
 note "torch: $(status $?)"
 
 # The GPU tests (their names hold "gpu") under each tool, at the odd shapes:
@@ -64,9 +67,13 @@ sanitize "$B/test-softmax"
 # Requests, sectors and wavefronts: what the emulator's counters model
 # (`--emulate --counters`), for the page's emulator-against-ncu table.
 METRICS=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,launch__block_size,launch__grid_size,launch__registers_per_thread,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
-timeout 60 ncu --clock-control none --kernel-name regex:'^softmax_' --metrics "$METRICS" \
-    "$B/test-softmax" gpu_ncu_probe --ignored --nocapture >"$OUT/ncu.txt" 2>&1
-note "ncu: $(status $?); $(grep -c '^  softmax_' "$OUT/ncu.txt") launches profiled"
+# As CSV for the run file, each launch labelled with the probe's `ncu
+# probe: <kernel> on <shape>` line, in order.
+timeout 60 ncu --clock-control none --kernel-name regex:'^softmax_' --metrics "$METRICS" --csv --print-units base \
+    "$B/test-softmax" gpu_ncu_probe --ignored --nocapture >"$RUN/ncu.csv" 2>&1
+note "ncu: $(status $?)"
+grep -o 'ncu probe: .*' "$RUN/ncu.csv" | sed 's/^ncu probe: //' >"$RUN/ncu-labels.txt"
+runfile "bash scripts/gpu/softmax.sh" --criterion "$CRIT" --ptxas "$OUT/ptxas.txt"
 
 echo
 grep -E '^softmax_|thrpt: +\[[0-9]' "$OUT/bench.log" | cut -c1-100   # GB/s per case

@@ -23,7 +23,7 @@ import sys
 
 import torch
 
-from .timing import bench, event_times_ms
+from .timing import bench, event_times_ms, record
 
 
 def tc(out, dump):
@@ -53,6 +53,7 @@ def tc(out, dump):
             med, lo, hi = stats(lambda: torch.mm(a, b, out=c), reps[n])
             res[f"{name}_{n}"] = {"median_ms": med, "min_ms": lo, "max_ms": hi, "reps": reps[n],
                                   "TFLOPs": 2 * n**3 / med / 1e9}
+            record(res, "gemm", name, f"{n}^3", med, flops=2 * n**3, reps=reps[n], source="cublas")
             print(f"cuBLAS {name:5} {n}^3: median {med:.4f} ms (min {lo:.4f}, max {hi:.4f}, {reps[n]} reps) "
                   f"{2 * n**3 / med / 1e9:.1f} TFLOP/s", flush=True)
         del a, b, c
@@ -83,7 +84,10 @@ def tc(out, dump):
 
 
 def shapes(log):
+    """Prints each shape's line and writes $OUT/torch_gemm_shapes.json (the
+    run file's `cublas` timings)."""
     torch.backends.cuda.matmul.allow_tf32 = False
+    res = {}
     text = open(log).read() if log else sys.stdin.read()
     found = list(dict.fromkeys(re.findall(r"gemm_shapes/(\d+)x(\d+)x(\d+)", text)))
     if not found:
@@ -92,6 +96,8 @@ def shapes(log):
         a = torch.randn(m, k, device="cuda"); b = torch.randn(k, n, device="cuda")
         ms = bench(lambda: a @ b)
         print(f"torch sgemm {m}x{n}x{k}: {ms:.3f} ms {2 * m * n * k / ms / 1e9:.1f} TFLOP/s")
+        record(res, "gemm", "sgemm", f"{m}x{n}x{k}", ms, flops=2 * m * n * k, source="cublas")
+    json.dump(res, open(os.path.join(os.environ.get("OUT", "."), "torch_gemm_shapes.json"), "w"), indent=1)
 
 
 def specials(root):

@@ -10,7 +10,7 @@ import os
 
 import torch
 
-from .timing import bench, copy_roof_ms
+from .timing import bench, copy_roof_ms, record
 
 inf, nan = float("inf"), float("nan")
 # Special values: what torch.softmax returns, row by row, on the GPU.
@@ -43,6 +43,7 @@ def run(out):
     n = 1 << 28
     ms = copy_roof_ms(n, iters=50, warm=5)
     res["copy_GBs"] = 2 * n * 4 / ms / 1e6
+    record(res, "roof", "copy_", "1 GiB", ms, bytes=2 * n * 4, reps=50)
     print(f"copy 1 GiB: {ms:.3f} ms {res['copy_GBs']:.0f} GB/s", flush=True)
 
     for (R, C) in SHAPES:
@@ -51,6 +52,7 @@ def run(out):
         g = 2 * R * C * 4 / ms / 1e6
         res[f"torch_softmax_{R}x{C}_ms"] = ms
         res[f"torch_softmax_{R}x{C}_GBs"] = g
+        record(res, "softmax", "torch.softmax", f"{R}x{C}", ms, bytes=2 * R * C * 4, reps=50)
         print(f"torch softmax {R}x{C}: {ms:.4f} ms {g:.0f} GB/s", flush=True)
         del a
         torch.cuda.empty_cache()

@@ -52,6 +52,14 @@ def copy_roof_ms(n, **timing):
     return bench(lambda: y.copy_(x), **timing)
 
 
+def record(res, op, kernel, shape, ms, bytes=None, flops=None, reps=None, source="pytorch"):
+    """Adds one timing, as a run file holds it (docs/contributing.md), to
+    res["timings"]: scripts/gpu/runfile.py gathers every JSON file's list."""
+    res.setdefault("timings", []).append({"source": source, "op": op, "kernel": kernel, "shape": shape,
+                                          "statistic": "median", "ms": ms, "reps": reps, "bytes": bytes,
+                                          "flops": flops, "warmup_ms": WARM_MS})
+
+
 def compile_timed(fn, *args):
     """`torch.compile(fn)`, compiled by a first call on `args`, and the host
     time that took, in s."""

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Writes one device call's run file, `run.json` (docs/contributing.md's
+schema), from the structured files its scripts left in a folder:
+
+    python3 scripts/gpu/runfile.py --to RUN_JSON --made-by "bash scripts/gpu/run.sh" [--criterion DIR] [--ptxas FILE] FOLDER ..
+
+Read from the folders (scripts/gpu/lib.sh's $RUN and $OUT), each where present:
+  report.json or report/report.json  the report binary's roofs and timings (--out)
+  any *.json with a `timings` list   PyTorch's and cuBLAS's timings (scripts/gpu/peers)
+  ncu*.csv                           ncu --csv --print-units base: one `ncu` entry per launch, those of
+                                     ncu.csv labelled from ncu-labels.txt (a line per launch, in order)
+  sanitizer.jsonl, tests.jsonl       a line per tool and test binary (scripts/gpu/lib.sh)
+  values.json                        named figures a test or example wrote as JSON
+and with --criterion, criterion's folder (CRITERION_HOME): one timing per
+benchmark, its bootstrap median; with --ptxas, `ptxas -v`'s registers, stack
+and spills per entry. The GPU, its driver and CUDA come from nvidia-smi and
+nvcc, the commit from .gpu/commit (build.sh)."""
+import argparse, csv, datetime, json, pathlib, re, subprocess
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def command(*args):
+    try:
+        return subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def gpu(report):
+    smi = command("nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader").splitlines()
+    name, driver = ([s.strip() for s in smi[0].split(",")] + [None])[:2] if smi else (None, None)
+    cuda = re.search(r"release ([\d.]+)", command("nvcc", "--version"))
+    return {"name": name or (report or {}).get("gpu"), "sm_count": (report or {}).get("sm_count"), "driver": driver,
+            "cuda": cuda.group(1) if cuda else None, "ptx_arch": (report or {}).get("ptx_arch")}
+
+
+def report_timings(report):
+    return [{"source": "report", "op": r["op"], "kernel": r["kernel"], "shape": r["shape"], "statistic": "median",
+             "ms": r["median_ms"], "reps": r["reps"], "bytes": r["bytes"], "flops": r["flops"],
+             "warmup_ms": report.get("warmup_ms")} for r in report["rows"]]
+
+
+def criterion_timings(folder):
+    """criterion's `new/estimates.json` per benchmark: group `<op>_<shape>`, function the kernel."""
+    out = []
+    for est in sorted(pathlib.Path(folder).glob("**/new/estimates.json")):
+        bench = json.loads((est.parent / "benchmark.json").read_text())
+        group = bench["group_id"]
+        op, _, shape = group.rpartition("_") if re.search(r"_\d+(x\d+)*$", group) else (group, "", "")
+        tp = bench.get("throughput") or {}
+        out.append({"source": "criterion", "op": op, "kernel": bench.get("function_id") or bench["full_id"],
+                    "shape": shape or bench.get("value_str") or "", "group": group, "statistic": "median",
+                    "ms": json.loads(est.read_text())["median"]["point_estimate"] / 1e6,
+                    "bytes": tp.get("Bytes") or tp.get("BytesDecimal")})
+    return out
+
+
+def ncu_launches(path, labels):
+    """ncu's CSV (one row per metric) -> one entry per launch, in launch order."""
+    launches = {}
+    with open(path, newline="") as f:
+        rows = [r for r in csv.reader(line for line in f if line.startswith('"'))]
+    head = rows[0] if rows else []
+    for r in rows[1:]:
+        r = dict(zip(head, r))
+        entry = launches.setdefault(r["ID"], {"kernel": r["Kernel Name"].split("(")[0].strip(), "label": None,
+                                              "metrics": {}})
+        try:
+            entry["metrics"][r["Metric Name"]] = float(r["Metric Value"].replace(",", ""))
+        except ValueError:
+            entry["metrics"][r["Metric Name"]] = r["Metric Value"]
+    out = [launches[k] for k in sorted(launches, key=int)]
+    for entry, label in zip(out, labels):
+        entry["label"] = label
+    return out
+
+
+def ptxas(path):
+    """`ptxas -v` -> {entry: registers, stack, spill stores, spill loads}."""
+    out, name = {}, None
+    for line in pathlib.Path(path).read_text().splitlines():
+        if m := re.search(r"entry function '(\w+)'", line):
+            name = m.group(1)
+        elif name and (m := re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)):
+            out.setdefault(name, {}).update(stack=int(m[1]), spill_stores=int(m[2]), spill_loads=int(m[3]))
+        elif name and (m := re.search(r"Used (\d+) registers", line)):
+            out.setdefault(name, {})["registers"] = int(m[1])
+    return out
+
+
+def lines(path):
+    return [json.loads(l) for l in path.read_text().splitlines() if l.strip()] if path.is_file() else []
+
+
+def find(folders, *names):
+    """The first of `names` (paths under a folder) in the first folder that has it."""
+    return next((f / n for f in folders for n in names if (f / n).is_file()), None)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folders", type=pathlib.Path, nargs="+")
+    ap.add_argument("--to", type=pathlib.Path, required=True, help="the run file to write")
+    ap.add_argument("--made-by", required=True, help="the command that made the device call's files")
+    ap.add_argument("--criterion", help="criterion's folder (CRITERION_HOME)")
+    ap.add_argument("--ptxas", help="`ptxas -v` of the PTX that ran")
+    args = ap.parse_args()
+    report = find(args.folders, "report.json", "report/report.json")
+    report = json.loads(report.read_text()) if report else None
+    timings = report_timings(report) if report else []
+    for p in sorted(p for f in args.folders for p in f.glob("*.json")):
+        data = json.loads(p.read_text()) if p.name not in ("run.json", "report.json", "values.json") else {}
+        if isinstance(data, dict) and isinstance(data.get("timings"), list):
+            timings += data["timings"]
+    if args.criterion:
+        timings += criterion_timings(args.criterion)
+    labels, values = (find(args.folders, n) for n in ("ncu-labels.txt", "values.json"))
+    labels = labels.read_text().splitlines() if labels else []
+    ncu = [launch for f in args.folders for p in sorted(f.glob("ncu*.csv"))
+           for launch in ncu_launches(p, labels if p.name == "ncu.csv" else [])]
+    commit = (ROOT / ".gpu" / "commit").read_text().strip() if (ROOT / ".gpu" / "commit").is_file() else "unknown"
+    run = {"schema": 1, "made_by": args.made_by, "commit": commit, "date": datetime.date.today().isoformat(),
+           "gpu": gpu(report), "roofs": report["roofs"] if report else {}, "timings": timings,
+           "ncu": ncu,
+           "ptxas": ptxas(args.ptxas) if args.ptxas else {},
+           "sanitizer": [l for f in args.folders for l in lines(f / "sanitizer.jsonl")],
+           "tests": [l for f in args.folders for l in lines(f / "tests.jsonl")],
+           "values": json.loads(values.read_text()) if values else {}}
+    args.to.write_text(json.dumps(run, indent=1) + "\n")
+    print(f"{args.to}: {len(timings)} timings, {len(run['ncu'])} ncu launches, "
+          f"{len(run['sanitizer'])} sanitizer verdicts, {len(run['tests'])} test binaries")
+
+
+if __name__ == "__main__":
+    main()
