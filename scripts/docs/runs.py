@@ -16,7 +16,7 @@ import pathlib, re, subprocess, sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 RUNS = ROOT / "docs" / "measurements"
-NAME = re.compile(r"measurements/(20\d\d-\d\d-\d\d-[\w.-]*\w)(/[\w./-]*\w)?(\s+at\s+commit\s+([0-9a-f]{7,40}))?")
+NAME = re.compile(r"measurements/(20\d\d-\d\d-\d\d-[\w.-]*\w)(/[\w./-]*\w)?`?(\s+at\s+commit\s+([0-9a-f]{7,40}))?")
 
 
 def git(*args):

@@ -41,17 +41,33 @@ def report_timings(report):
              "warmup_ms": report.get("warmup_ms")} for r in report["rows"]]
 
 
+# benches/*.rs's criterion groups: (pattern, its timings' op, shape and kernel
+# from the match and the function id `f`), as the pages read them.
+GROUPS = [
+    (r"transpose_(\d+x\d+)(_\w+)?", lambda m, f: ("transpose", m[1], f)),
+    (r"softmax_(\d+x\d+)", lambda m, f: ("softmax", m[1], f)),
+    (r"softmax_len_(\d+)", lambda m, f: ("softmax_len", m[1], f)),
+    (r"nested_sin_2_28", lambda m, f: ("nested_sin", "2^28", f)),
+    (r"nested_sin_1024", lambda m, f: ("nested_sin", "1024", f)),
+    (r"nested_sin_1024_end_to_end", lambda m, f: (m[0], "1024", f)),
+    (r"gemm_(\d+)", lambda m, f: ("gemm", f"{m[1]}x{m[1]}x{m[1]}", f)),
+    (r"gemm_shapes", lambda m, f: ("gemm_shapes", f, "sgemm")),
+    (r"gemm_(\w+)_shapes", lambda m, f: ("gemm_shapes", f, f"wgmma_{m[1]}")),
+]
+
+
 def criterion_timings(folder):
-    """criterion's `new/estimates.json` per benchmark: group `<op>_<shape>`, function the kernel."""
+    """criterion's `new/estimates.json` per benchmark, its bootstrap median;
+    a group of no known pattern keeps its name as the op."""
     out = []
     for est in sorted(pathlib.Path(folder).glob("**/new/estimates.json")):
         bench = json.loads((est.parent / "benchmark.json").read_text())
-        group = bench["group_id"]
-        op, _, shape = group.rpartition("_") if re.search(r"_\d+(x\d+)*$", group) else (group, "", "")
+        group, f = bench["group_id"], bench.get("function_id") or bench.get("value_str") or ""
+        op, shape, kernel = next((rule(m, f) for pattern, rule in GROUPS if (m := re.fullmatch(pattern, group))),
+                                 (group, "", f))
         tp = bench.get("throughput") or {}
-        out.append({"source": "criterion", "op": op, "kernel": bench.get("function_id") or bench["full_id"],
-                    "shape": shape or bench.get("value_str") or "", "group": group, "statistic": "median",
-                    "ms": json.loads(est.read_text())["median"]["point_estimate"] / 1e6,
+        out.append({"source": "criterion", "op": op, "kernel": kernel, "shape": shape, "group": group,
+                    "statistic": "median", "ms": json.loads(est.read_text())["median"]["point_estimate"] / 1e6,
                     "bytes": tp.get("Bytes") or tp.get("BytesDecimal")})
     return out
 
