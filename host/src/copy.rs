@@ -54,7 +54,7 @@ fn launch_copy(
 /// `dst = src` by the bulk copy engine ([`coalesce_kernels::copy_bulk`]):
 /// one thread a block hands 16 KiB runs to `cp.async.bulk`, through four
 /// shared buffers: 93-96% of `cuMemcpyDtoD` on an H100, 89-92% on an
-/// H200, below [`copy`]'s one vector a thread (`docs/measurements/2026-11-28-copy-order`).
+/// H200, below [`copy`]'s one vector a thread (`docs/measurements/2026-11-28-copy-order` at commit f58f145).
 /// The `sm_90a` module alone has it. Empty slices queue nothing.
 ///
 /// Errors: as [`copy`], and [`Error::ArchitectureRequired`] where the loaded

@@ -105,7 +105,7 @@ pub mod softmax;
 /// The untimed time `time_sustained` gives a kernel by default, in ms: a
 /// tensor-core GEMM brings an H200 to its power limit, and its clock from
 /// 1980 MHz down to 1425-1575 within about 0.4 s, its throughput settling
-/// within about 200 ms (`docs/measurements/2026-11-28-h200-gemm-sustained`).
+/// within about 200 ms (`docs/measurements/2026-11-28-h200-gemm-sustained` at commit f58f145).
 pub const SUSTAIN_MS: f64 = 500.0;
 
 #[cfg(feature = "cuda")]

@@ -33,7 +33,7 @@ pub const COPY_BLOCK: u32 = 256;
 /// bytes in flight stay one compact window sweeping memory. A grid-stride
 /// wave (8 blocks of 256 a SM) measured 88-94% of `cuMemcpyDtoD` on an
 /// H100 and an H200 where this grid measured 97-101%
-/// (`docs/measurements/2026-11-28-copy-order`); that the wave's blocks
+/// (`docs/measurements/2026-11-28-copy-order` at commit f58f145); that the wave's blocks
 /// drift apart over the array is the likely reason, not profiled.
 pub const fn copy_dims(len: u64, max_blocks: u32) -> LaunchDims {
     LaunchDims::covering(len, 4, COPY_BLOCK, max_blocks)

@@ -8,11 +8,11 @@
 //! then a store back out of it. Loads of the next three chunks are in
 //! flight while the thread waits for the first, and no thread touches the
 //! bytes. Its registry entry is in [`crate::copy::STEPS`]. Measured
-//! (`docs/measurements/2026-11-24-copy-bulk`): on an H100 2.2 points of
+//! (`docs/measurements/2026-11-24-copy-bulk` at commit f58f145): on an H100 2.2 points of
 //! `cuMemcpyDtoD` above a grid-stride wave of 16-byte copies (93.7% and
 //! 95.8% at 8192^2 and 16384^2), on an H200 level with it; one vector a
 //! thread ([`crate::copy::copy`] as it is now) beats both
-//! (`docs/measurements/2026-11-28-copy-order`).
+//! (`docs/measurements/2026-11-28-copy-order` at commit f58f145).
 
 use crate::{Dim3, LaunchDims, ThreadCtx};
 

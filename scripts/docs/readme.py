@@ -19,7 +19,6 @@ figure it shows from the same report.txt.
 README's picture, docs/roofline.svg, is the report binary's drawing of the
 run's report.json (`--from`); scripts/docs/check.sh compares it."""
 import json, pathlib, re, sys
-from common import commit_of, report_json
 
 run = pathlib.Path(sys.argv[1]).resolve()
 check = "--check" in sys.argv[2:]
@@ -73,10 +72,12 @@ for l in rows:
             or (op == "gemm" and size == "4096^3"))
     if keep:
         excerpt.append(l)
-commit = next(commit_of((run / f).read_text()) for f in ("run1.log", "tests.log") if (run / f).is_file())
+# The commit the binaries were built from: the hash on the log's `commit <hash>` line.
+commit = next(l.split()[1] for f in ("run1.log", "tests.log") if (run / f).is_file()
+              for l in (run / f).read_text().splitlines() if l.startswith("commit "))
 date = re.match(r"(\d{4}-\d\d-\d\d)", run.name).group(1)
 rel = run.relative_to(root)
-report = report_json(run)
+report = json.loads((run / "report.json").read_text())
 if report is None:
     sys.exit(f"{run}: no report.json (the README's excerpt quotes its `warmup_ms`)")
 if report.get("warmup_ms") is None:

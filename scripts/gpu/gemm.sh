@@ -2,8 +2,9 @@
 # The run docs/gemm.md is generated from, in one device call on the GPU machine
 # (no Rust there): scripts/gpu/build.sh first, here; then
 #   run(command="bash scripts/gpu/gemm.sh", carry=[".gpu"])
-# and, here, with $OUT's files in docs/measurements/<date>-<gpu>-gemm:
-#   python3 scripts/docs/gemm.py docs/measurements/<date>-<gpu>-gemm > docs/gemm.md
+# and, here, with $OUT's run.json in docs/measurements/<date>-<gpu>-gemm, named
+# in docs/templates/gemm.md's front matter:
+#   python3 scripts/docs/pages.py gemm
 #
 # Writes into $OUT (the device call returns at most eight files):
 #   machine.txt            commit, GPU, driver, toolkit
@@ -16,7 +17,6 @@
 #                          the f64 product on the same inputs
 #   bench.log              criterion's gemm groups (every step at 4096^3 and 8192^3,
 #                          sgemm off the tile), then PyTorch at the off-tile shapes
-#   criterion_medians.json scripts/gpu/criterion_medians.py
 #   run.json               the run file (scripts/gpu/runfile.py): every figure above, and ncu's
 #                          of every step once at 4096^3, then cuBLAS SGEMM's kernel
 #   sanitizer.log          compute-sanitizer memcheck, then racecheck, over the GEMM GPU tests
@@ -56,7 +56,6 @@ CRITERION_HOME=/tmp/criterion timeout 300 "$B/bench-gemm" --bench >"$OUT/bench.l
 note "bench: $(status $?)"
 OUT=$RUN timeout 90 python3 scripts/gpu/peers gemm-shapes "$OUT/bench.log" >/tmp/torch_shapes.txt 2>&1
 cat /tmp/torch_shapes.txt >>"$OUT/bench.log"
-python3 scripts/gpu/criterion_medians.py /tmp/criterion >"$OUT/criterion_medians.json"
 
 SECTIONS=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy
     --section SchedulerStats --section WarpStateStats)

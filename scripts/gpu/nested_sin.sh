@@ -2,16 +2,16 @@
 # The run docs/nested_sin.md is generated from, in one device call on the GPU
 # machine (no Rust there): scripts/gpu/build.sh first, here; then
 #   run(command="bash scripts/gpu/nested_sin.sh", carry=[".gpu"])
-# and, here, with $OUT's eight files in docs/measurements/<date>-<gpu>-nested_sin:
-#   python3 scripts/docs/nested_sin.py docs/measurements/<date>-<gpu>-nested_sin > docs/nested_sin.md
+# and, here, with $OUT's run.json in docs/measurements/<date>-<gpu>-nested_sin, named
+# in docs/templates/nested_sin.md's front matter:
+#   python3 scripts/docs/pages.py nested_sin
 #
-# Writes exactly the eight files scripts/docs/nested_sin.py reads (the device
-# call returns at most eight) into $OUT:
+# Writes into $OUT (the device call returns at most eight files) the logs to
+# read and the run file the page is filled from:
 #   tests.log              the machine (commit, date, nvidia-smi, CPU, nvcc), a blank line, then
 #                          test-nested_sin --nocapture: every test, with the ACCURACY lines and ACCURACY_JSON
 #   ptxas.txt              ptxas -v of the sm_90a module, the nested-sin kernels' entries
 #   bench.log              criterion's nested_sin groups (benches/nested_sin.rs)
-#   criterion_medians.json scripts/gpu/criterion_medians.py over criterion's folder
 #   end_to_end.json        example-nested_sin_end_to_end --json (H2D + kernel + D2H vs every CPU core)
 #   torch_peers.json       scripts/gpu/peers nested-sin: four torch.sin, torch.compile, CUDA graph
 #   sanitizer.log          compute-sanitizer memcheck, then racecheck, over the GPU tests
@@ -56,7 +56,6 @@ note "ptxas: $(grep -c 'entry function' "$OUT/ptxas.txt") entries"
 
 CRITERION_HOME=$CRIT timeout 120 "$B/bench-nested_sin" --bench >"$OUT/bench.log" 2>&1
 note "bench: $(status $?)"
-python3 scripts/gpu/criterion_medians.py "$CRIT" >"$OUT/criterion_medians.json"
 
 timeout 60 "$B/example-nested_sin_end_to_end" --json "$OUT/end_to_end.json" 2>&1
 note "end to end: $(status $?)"

@@ -75,7 +75,7 @@ want sanitizer && for tool in memcheck racecheck; do
         echo "### $tool $t" >>"$OUT/sanitizer.log"
         # racecheck loses track of launches from several host threads at
         # once and then hangs, with any kernel (CUDA 13.0, measured in
-        # docs/measurements/2026-11-25-h100-racecheck-threads-probe), so it
+        # docs/measurements/2026-11-25-h100-racecheck-threads-probe at commit f58f145), so it
         # skips the 8-thread stress test, which memcheck runs with 200
         # iterations a thread; every kernel it launches is racechecked by
         # its own op's tests.

@@ -2,16 +2,16 @@
 # The run docs/softmax.md is generated from, in one device call on the GPU
 # machine (no Rust there): scripts/gpu/build.sh first, here; then
 #   run(command="bash scripts/gpu/softmax.sh", carry=[".gpu"])
-# and, here, with $OUT's eight files in docs/measurements/<date>-<gpu>-softmax:
-#   python3 scripts/docs/softmax.py docs/measurements/<date>-<gpu>-softmax > docs/softmax.md
+# and, here, with $OUT's run.json in docs/measurements/<date>-<gpu>-softmax, named
+# in docs/templates/softmax.md's front matter:
+#   python3 scripts/docs/pages.py softmax
 #
-# Writes exactly the eight files scripts/docs/softmax.py reads (the device
-# call returns at most eight) into $OUT:
+# Writes into $OUT (the device call returns at most eight files) the logs to
+# read and the run file the page is filled from:
 #   summary.txt            commit, nvidia-smi, nvcc; then one `== [Ns] part: status` line per part
 #   tests.log              test-softmax --nocapture: every test, with the `accuracy:` lines
 #   ptxas.txt              ptxas -v of the sm_90a module (every kernel's registers and stack)
 #   bench.log              criterion's softmax groups (benches/softmax.rs)
-#   criterion_medians.json scripts/gpu/criterion_medians.py over criterion's folder
 #   torch_softmax.json     scripts/gpu/peers softmax: torch.softmax at the bench's shapes
 #   sanitizer.log          compute-sanitizer memcheck, then racecheck, over the GPU tests
 #   run.json               the run file (scripts/gpu/runfile.py): every figure above, ncu's
@@ -49,7 +49,6 @@ echo "ptxas: exit $?; $(grep -c 'entry function' "$OUT/ptxas.txt") entries"
 
 CRITERION_HOME=$CRIT timeout 420 "$B/bench-softmax" --bench >"$OUT/bench.log" 2>&1
 note "bench: $(status $?)"
-python3 scripts/gpu/criterion_medians.py "$CRIT" >"$OUT/criterion_medians.json"
 
 # PyTorch in the same call: writes $OUT/torch_softmax.json, prints its table.
 timeout 90 python3 scripts/gpu/peers softmax 2>&1

@@ -11,7 +11,7 @@
 //! in eps: libdevice composed four times measures 2.6 eps over 2^24 inputs,
 //! while in ulp it is 3.7, and even a *correctly rounded* sine composed
 //! four times, rounding to f32 in between as four launches must, reaches
-//! 3.1 ulp (docs/measurements/2026-11-28-h200-nested_sin-bounds/tests.log): an error just under a power of two doubles in ulp. `fast` has
+//! 3.1 ulp (docs/measurements/2026-11-28-h200-nested_sin-bounds/tests.log at commit f58f145): an error just under a power of two doubles in ulp. `fast` has
 //! no relative bound; its absolute error is measured.
 
 use crate::common::*;

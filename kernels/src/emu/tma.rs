@@ -53,7 +53,7 @@ pub struct TmaMap {
 }
 
 /// What a copy through a TF32 tensor map makes of the f32 `bits`, as an
-/// H100 makes it (`docs/measurements/2026-11-28-h100-tma-tf32-probe`): the
+/// H100 makes it (`docs/measurements/2026-11-28-h100-tma-tf32-probe` at commit f58f145): the
 /// 13 low mantissa bits rounded away to nearest, ties to even (a carry may
 /// reach the exponent: `FLT_MAX` becomes inf); subnormals rounded the same
 /// way, not flushed; inf kept; every NaN the one NaN `0x7fffe000`.

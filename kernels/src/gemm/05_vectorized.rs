@@ -59,7 +59,7 @@ pub unsafe fn vectorized<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c:
     let tid = ctx.thread_idx().x as usize;
     let blk = ctx.block_idx();
     // A literal, not `TileCtx::new`: built through it, this step measured
-    // 3.2-3.4% slower (docs/measurements/2026-11-24-h100-dedup-ab).
+    // 3.2-3.4% slower (docs/measurements/2026-11-24-h100-dedup-ab at commit f58f145).
     let t = TileCtx {
         m: p.m as usize,
         n: p.n as usize,

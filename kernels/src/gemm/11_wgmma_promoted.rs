@@ -240,7 +240,7 @@ unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(
 // This step keeps its own `interior`, `products_3x`, `promote` and
 // `store_fragment`, the same logic as `warpgroup.rs`'s that steps 9, 10, 12
 // and 13 share: built from the shared ones, this kernel ran 2.0-3.0% slower
-// in a same-run A/B on an H100 (docs/measurements/2026-11-24-h100-registry-ab),
+// in a same-run A/B on an H100 (docs/measurements/2026-11-24-h100-registry-ab at commit f58f145),
 // over the ±1% a refactor may cost (docs/contributing.md).
 
 /// One 32-deep tile's 3xTF32 products into `part`, a new partial sum:

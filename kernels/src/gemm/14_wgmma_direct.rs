@@ -11,7 +11,7 @@
 //! - **The TMA rounds.** A tensor map of element type TF32
 //!   (`CU_TENSOR_MAP_DATA_TYPE_TFLOAT32`) makes each copy round every f32
 //!   to TF32, to nearest even (the probe in
-//!   `docs/measurements/2026-11-28-h100-tma-tf32-probe` shows it bit by
+//!   `docs/measurements/2026-11-28-h100-tma-tf32-probe` at commit f58f145 shows it bit by
 //!   bit), so the copies read `A` and `B` themselves and the tensor cores
 //!   see rounded operands: the products have cuBLAS TF32's error.
 //! - **`B` goes through registers.** `wgmma` reads its first operand from
@@ -33,7 +33,7 @@
 //! chunks, all 32 banks: `n = 2 (g % 2) + 4 (g / 4) + 16 ((g / 2) % 2)`
 //! for lane group `g = l / 4` ([`pair_of`]): 2 wavefronts a load, the
 //! least 256 bytes take, as the emulator counts and as an H100 serves these
-//! addresses alone (`docs/measurements/2026-11-28-h100-ld64-probe`; in
+//! addresses alone (`docs/measurements/2026-11-28-h100-ld64-probe` at commit f58f145; in
 //! lane order, `n = 2 g`, they take 4). The same pairing makes the stores
 //! 8 bytes wide.
 //!

@@ -126,7 +126,7 @@ pub const VECTORS_PER_THREAD: u32 = 4;
 /// block scheduler hands out blocks in launch order, so the bytes in flight
 /// stay in a few compact windows sweeping memory, where a resident wave's
 /// blocks drift apart over the whole array (likely; its copy lost 6-12% of
-/// `cuMemcpyDtoD`, `docs/measurements/2026-11-28-copy-order`). Four
+/// `cuMemcpyDtoD`, `docs/measurements/2026-11-28-copy-order` at commit f58f145). Four
 /// vectors a thread, not one, so that the steps whose instructions weigh
 /// pay a block's start and drain a quarter as often (`docs/nested_sin.md`
 /// measures 2, 4 and 8 on the H200, 1, 2 and 4 on the H100).

@@ -78,7 +78,7 @@ pub const WARP_ROWS_PER_BLOCK: u32 = 4;
 /// rows to an SM at 2048 threads), so an SM holds several rows and all the
 /// warps it can: `block8` runs ahead of `block16` at 3072 and 4096 columns
 /// on an H200 (`docs/softmax.md`, "Every row length") and level with it at
-/// 4096 on an H100 (`docs/measurements/2026-11-25-h100-softmax`).
+/// 4096 on an H100 (`docs/measurements/2026-11-25-h100-softmax` at commit f58f145).
 pub const BLOCK_TARGET_THREADS: u32 = 512;
 /// The shortest row the dispatch gives a cluster ([`Strategy::Cluster`])
 /// rather than one block: one past 512 threads of [`Kernel::Block32`]'s 32

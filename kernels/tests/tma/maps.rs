@@ -77,7 +77,7 @@ fn the_128_byte_swizzle_is_the_wgmma_descriptors() {
 }
 
 /// The emulator's TF32 copies round as an H100's TMA does, on the values of
-/// `docs/measurements/2026-11-28-h100-tma-tf32-probe` (input, what the GPU
+/// `docs/measurements/2026-11-28-h100-tma-tf32-probe` at commit f58f145 (input, what the GPU
 /// copied): ties to even, a carry into the exponent, FLT_MAX to inf,
 /// subnormals rounded and not flushed, inf kept, every NaN `0x7fffe000`.
 #[test]

@@ -207,8 +207,8 @@ pub fn table(all: &[Counted]) -> Result<String> {
     Ok(s)
 }
 
-/// Every kernel's totals per op and its lines, for the doc generators
-/// (`scripts/docs/common.py`, `emulator_counters`).
+/// Every kernel's totals per op and its lines, for the pages
+/// (`scripts/docs/pages.py`, `Counters`).
 pub fn json(all: &[Counted]) -> Value {
     let tally = |t: &Tally| {
         json!({
