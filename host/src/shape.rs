@@ -66,16 +66,18 @@ impl MatrixShape {
 
     /// Checks that a buffer of `actual` elements holds exactly this matrix.
     pub(crate) fn check_len(self, buffer: &'static str, actual: usize) -> Result<()> {
-        if actual != self.len() {
-            return Err(Error::LengthMismatch {
-                buffer,
-                shape: format!("a {self} matrix"),
-                expected: self.len(),
-                actual,
-            });
-        }
-        Ok(())
+        check_len(buffer, (self.rows(), self.cols()), actual)
     }
+}
+
+/// Checks that a buffer of `actual` elements holds exactly a row-major
+/// `rows x cols` matrix ([`Error::LengthMismatch`] if not).
+pub(crate) fn check_len(buffer: &'static str, (rows, cols): (usize, usize), actual: usize) -> Result<()> {
+    let expected = rows * cols;
+    if actual != expected {
+        return Err(Error::LengthMismatch { buffer, shape: format!("a {rows}x{cols} matrix"), expected, actual });
+    }
+    Ok(())
 }
 
 impl fmt::Display for MatrixShape {

@@ -26,6 +26,18 @@ fn grade(n: u32, body: Body<'_>, shared_floats: Option<usize>) -> Grade {
     grade_submission(e, Submission { body, shared_floats, file: Some(file!()), source: None }).unwrap()
 }
 
+/// Grades `body` as exercise `n`'s transpose, asking for `shared_floats`.
+fn transpose(
+    n: u32, shared_floats: Option<usize>, body: impl Fn(&EmuCtx<'_>, *const f32, *mut f32, u32, u32) + Sync,
+) -> Grade {
+    grade(n, Body::Transpose(&body), shared_floats)
+}
+
+/// Grades `body` as exercise 5's copy.
+fn copy(body: impl Fn(&EmuCtx<'_>, *const f32, *mut f32, u64) + Sync) -> Grade {
+    grade(5, Body::Copy(&body), None)
+}
+
 /// Asserts that `g` failed and that some problem says each of `says`.
 #[track_caller]
 fn fails_saying(g: &Grade, says: &[&str]) {
@@ -39,25 +51,66 @@ fn fails_saying(g: &Grade, says: &[&str]) {
 /// A coalesced transpose, the correct answer to exercise 1, with
 /// `store(out_index, value)` doing the store: the classes below break it
 /// one way each.
-fn coalesced<C: Checked>(ctx: &C, rows: u32, cols: u32, mut each: impl FnMut(usize, usize, usize)) {
+fn coalesced<C: Checked>(ctx: &C, i: *const f32, rows: u32, cols: u32, mut store: impl FnMut(usize, f32)) {
+    let input = ctx.global(i, (rows, cols));
     let (t, b) = (ctx.thread_idx(), ctx.block_idx());
     let (rows, cols) = (rows as usize, cols as usize);
     let out_col = b.x as usize * T + t.x as usize; // an input row
     for k in 0..T / R {
         let out_row = b.y as usize * T + t.y as usize + k * R; // an input column
         if out_col < rows && out_row < cols {
-            each(out_row * rows + out_col, out_col * cols + out_row, k);
+            store(out_row * rows + out_col, input.get(out_col * cols + out_row));
         }
+    }
+}
+
+/// Exercise 1's answer: [`coalesced`], storing through the output's view.
+fn the_answer(ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32) {
+    let output = ctx.global_mut(o, (rows, cols));
+    coalesced(ctx, i, rows, cols, |dst, v| output.set(dst, v));
+}
+
+/// A tiled transpose's two passes, as exercise 2's answer: `fill(j, tx,
+/// src)` puts input element `src` at tile row `j`, column `tx`; then, after
+/// `between()`, `drain(tx, j, dst)` stores output element `dst` from tile
+/// row `tx`, column `j`. The classes below break it one way each.
+fn tiled<C: Checked>(
+    ctx: &C, rows: u32, cols: u32, mut fill: impl FnMut(usize, usize, usize), between: impl FnOnce(),
+    mut drain: impl FnMut(usize, usize, usize),
+) {
+    let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+    let (tx, ty, rows, cols) = (t.x as usize, t.y as usize, rows as usize, cols as usize);
+    let (row0, col0) = (b.y as usize * T, b.x as usize * T);
+    for k in 0..T / R {
+        let (row, col) = (row0 + ty + k * R, col0 + tx);
+        if row < rows && col < cols {
+            fill(ty + k * R, tx, row * cols + col);
+        }
+    }
+    between();
+    for k in 0..T / R {
+        let (out_row, out_col) = (col0 + ty + k * R, row0 + tx);
+        if out_row < cols && out_col < rows {
+            drain(tx, ty + k * R, out_row * rows + out_col);
+        }
+    }
+}
+
+/// A grid-stride loop, as exercise 5's answer: `each(i)` for this
+/// thread's indices below `n`.
+fn grid_stride(ctx: &EmuCtx<'_>, n: u64, mut each: impl FnMut(usize)) {
+    let (t, b, bd, gd) = (ctx.thread_idx(), ctx.block_idx(), ctx.block_dim(), ctx.grid_dim());
+    let stride = gd.x as u64 * bd.x as u64;
+    let mut i = b.x as u64 * bd.x as u64 + t.x as u64;
+    while i < n {
+        each(i as usize);
+        i += stride;
     }
 }
 
 #[test]
 fn the_answer_itself_passes_from_this_file() {
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
-        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
-        coalesced(ctx, rows, cols, |dst, src, _| output.set(dst, input.get(src)));
-    };
-    let g = grade(1, Body::Transpose(&body), None);
+    let g = transpose(1, None, the_answer);
     assert!(g.passed(), "{:?}", g.problems);
 }
 
@@ -65,17 +118,16 @@ fn the_answer_itself_passes_from_this_file() {
 /// ones would average to "at most 4".
 #[test]
 fn a_strided_line_beside_coalesced_ones_fails() {
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+    let g = transpose(1, None, |ctx, i, o, rows, cols| {
+        the_answer(ctx, i, o, rows, cols);
         let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
-        coalesced(ctx, rows, cols, |dst, src, _| output.set(dst, input.get(src)));
         let (t, b) = (ctx.thread_idx(), ctx.block_idx());
         if b.x == 0 && b.y == 0 && t.y == 0 && t.x < cols {
             // One warp also stores a tile column: lane t.x one output row
             // down from lane t.x - 1, `rows` floats apart (the same values).
             output.set(t.x as usize * rows as usize, input.get(t.x as usize));
         }
-    };
-    let g = grade(1, Body::Transpose(&body), None);
+    });
     fails_saying(&g, &["global st sectors per request 32.0 (worst line)"]);
 }
 
@@ -83,26 +135,18 @@ fn a_strided_line_beside_coalesced_ones_fails() {
 /// score 0.0, which would meet "at most").
 #[test]
 fn no_store_at_all_fails() {
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, _o: *mut f32, rows: u32, cols: u32| {
-        let input = ctx.global(i, (rows, cols));
-        coalesced(ctx, rows, cols, |_, src, _| {
-            let _ = input.get(src);
-        });
-    };
-    let g = grade(1, Body::Transpose(&body), None);
+    let g = transpose(1, None, |ctx, i, _o, rows, cols| coalesced(ctx, i, rows, cols, |_, _| {}));
     fails_saying(&g, &["no global st request was counted", "wrong result"]);
 }
 
 /// Total work is checked: storing each element several times fails.
 #[test]
 fn redundant_stores_fail() {
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
-        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+    let g = transpose(1, None, |ctx, i, o, rows, cols| {
         for _ in 0..4 {
-            coalesced(ctx, rows, cols, |dst, src, _| output.set(dst, input.get(src)));
+            the_answer(ctx, i, o, rows, cols);
         }
-    };
-    let g = grade(1, Body::Transpose(&body), None);
+    });
     fails_saying(&g, &["global st bytes per output element 16.000, target exactly 4.000"]);
 }
 
@@ -110,7 +154,7 @@ fn redundant_stores_fail() {
 /// everything.
 #[test]
 fn a_block_stride_copy_fails() {
-    let body = |ctx: &EmuCtx<'_>, s: *const f32, d: *mut f32, len: u64| {
+    let g = copy(|ctx, s, d, len| {
         let (src, dst) = (ctx.global(s.cast::<F4>(), len / 4), ctx.global_mut(d.cast::<F4>(), len / 4));
         let mut i = ctx.thread_idx().x as u64;
         while i < len / 4 {
@@ -123,8 +167,7 @@ fn a_block_stride_copy_fails() {
             let j = (len - len % 4 + first) as usize;
             all.set(j, tail.get(j));
         }
-    };
-    let g = grade(5, Body::Copy(&body), None);
+    });
     fails_saying(&g, &["global st bytes per output element", "target exactly 4.000"]);
 }
 
@@ -132,11 +175,11 @@ fn a_block_stride_copy_fails() {
 /// coalesced only at the fixed counted size fails.
 #[test]
 fn coalesced_at_one_size_only_fails() {
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
-        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
+    let g = transpose(1, None, |ctx, i, o, rows, cols| {
         if (rows, cols) == (256, 256) {
-            coalesced(ctx, rows, cols, |dst, src, _| output.set(dst, input.get(src)));
+            the_answer(ctx, i, o, rows, cols);
         } else {
+            let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
             let (t, b) = (ctx.thread_idx(), ctx.block_idx());
             let (r, c) = (rows as usize, cols as usize);
             let col = b.y as usize * T + t.x as usize;
@@ -147,8 +190,7 @@ fn coalesced_at_one_size_only_fails() {
                 }
             }
         }
-    };
-    let g = grade(1, Body::Transpose(&body), None);
+    });
     fails_saying(&g, &["global st sectors per request 32.0", "(drawn at random)"]);
 }
 
@@ -156,16 +198,15 @@ fn coalesced_at_one_size_only_fails() {
 /// right output, a race between blocks.
 #[test]
 fn a_store_into_another_blocks_tile_fails() {
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
-        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
-        coalesced(ctx, rows, cols, |dst, src, _| output.set(dst, input.get(src)));
+    let g = transpose(1, None, |ctx, i, o, rows, cols| {
+        the_answer(ctx, i, o, rows, cols);
+        let output = ctx.global_mut(o, (rows, cols));
         let (t, b) = (ctx.thread_idx(), ctx.block_idx());
         let next = (b.x as usize + 1) * T; // the next block's first output column
         if t.x == 0 && t.y == 0 && next < rows as usize && (b.y as usize * T) < cols as usize {
             output.set(b.y as usize * T * rows as usize + next, 0.0);
         }
-    };
-    let g = grade(1, Body::Transpose(&body), None);
+    });
     fails_saying(&g, &["blocks run in any order"]);
 }
 
@@ -173,16 +214,11 @@ fn a_store_into_another_blocks_tile_fails() {
 /// that stores that way shows no store, and fails.
 #[test]
 fn raw_pointer_stores_fail() {
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
-        let input = ctx.global(i, (rows, cols));
-        coalesced(ctx, rows, cols, |dst, src, _| {
-            let v = input.get(src);
-            // SAFETY: dst < rows * cols, inside the output (the class is
-            // the learner reaching around the views).
-            unsafe { *o.add(dst) = v };
-        });
-    };
-    let g = grade(1, Body::Transpose(&body), None);
+    let g = transpose(1, None, |ctx, i, o, rows, cols| {
+        // SAFETY: dst < rows * cols, inside the output (the class is the
+        // learner reaching around the views).
+        coalesced(ctx, i, rows, cols, |dst, v| unsafe { *o.add(dst) = v });
+    });
     fails_saying(&g, &["no global st request was counted"]);
 }
 
@@ -190,32 +226,25 @@ fn raw_pointer_stores_fail() {
 /// pointer: no shared read is seen, so exercise 6 fails.
 #[test]
 fn a_sleep_for_a_barrier_with_raw_reads_fails() {
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+    let g = transpose(6, None, |ctx, i, o, rows, cols| {
         let shared = ctx.shared::<f32>(T * (T + 1));
         let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
-        let (t, b) = (ctx.thread_idx(), ctx.block_idx());
-        let (tx, ty, rows, cols) = (t.x as usize, t.y as usize, rows as usize, cols as usize);
-        let (row0, col0) = (b.y as usize * T, b.x as usize * T);
-        for k in 0..T / R {
-            let (row, col) = (row0 + ty + k * R, col0 + tx);
-            if row < rows && col < cols {
-                shared.set((ty + k * R) * (T + 1) + tx, input.get(row * cols + col));
-            }
-        }
-        if tx == 0 && ty == 0 {
-            std::thread::sleep(std::time::Duration::from_micros(1));
-        }
         let raw = ctx.shared_mem::<f32>();
-        for k in 0..T / R {
-            let (out_row, out_col) = (col0 + ty + k * R, row0 + tx);
-            if out_row < cols && out_col < rows {
-                // SAFETY: inside the tile (the class reaches around the views).
-                let v = unsafe { *raw.add(tx * (T + 1) + ty + k * R) };
-                output.set(out_row * rows + out_col, v);
-            }
-        }
-    };
-    let g = grade(6, Body::Transpose(&body), None);
+        tiled(
+            ctx,
+            rows,
+            cols,
+            |row, col, src| shared.set(row * (T + 1) + col, input.get(src)),
+            || {
+                let t = ctx.thread_idx();
+                if t.x == 0 && t.y == 0 {
+                    std::thread::sleep(std::time::Duration::from_micros(1));
+                }
+            },
+            // SAFETY: inside the tile (the class reaches around the views).
+            |row, col, dst| output.set(dst, unsafe { *raw.add(row * (T + 1) + col) }),
+        );
+    });
     fails_saying(&g, &["no shared ld request was counted"]);
 }
 
@@ -223,13 +252,13 @@ fn a_sleep_for_a_barrier_with_raw_reads_fails() {
 #[test]
 fn a_file_without_forbid_unsafe_fails() {
     let e = all().iter().find(|e| e.number == 1).unwrap();
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
-        let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
-        coalesced(ctx, rows, cols, |dst, src, _| output.set(dst, input.get(src)));
-    };
     let source = e.source.replace("#![forbid(unsafe_code)]", "");
-    let s =
-        Submission { body: Body::Transpose(&body), shared_floats: None, file: Some(file!()), source: Some(&source) };
+    let s = Submission {
+        body: Body::Transpose(&the_answer),
+        shared_floats: None,
+        file: Some(file!()),
+        source: Some(&source),
+    };
     let g = grade_submission(e, s).unwrap();
     fails_saying(&g, &["#![forbid(unsafe_code)]"]);
 }
@@ -237,11 +266,8 @@ fn a_file_without_forbid_unsafe_fails() {
 /// Calling the ladder's step does the work in kernels/src, not here.
 #[test]
 fn calling_the_ladder_step_fails() {
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
-        // SAFETY: the grader's buffers and launch are step 2's.
-        unsafe { Variant::NaiveCols.run(ctx, i, o, rows, cols) }
-    };
-    let g = grade(1, Body::Transpose(&body), None);
+    // SAFETY: the grader's buffers and launch are step 2's.
+    let g = transpose(1, None, |ctx, i, o, rows, cols| unsafe { Variant::NaiveCols.run(ctx, i, o, rows, cols) });
     fails_saying(&g, &["counted accesses come from kernels/src/transpose/02_naive_cols.rs"]);
 }
 
@@ -249,23 +275,15 @@ fn calling_the_ladder_step_fails() {
 fn padded_transpose(ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32, floats: usize) {
     let tile = ctx.shared::<f32>(floats);
     let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
-    let (t, b) = (ctx.thread_idx(), ctx.block_idx());
-    let (tx, ty, rows, cols) = (t.x as usize, t.y as usize, rows as usize, cols as usize);
-    let (row0, col0) = (b.y as usize * T, b.x as usize * T);
     let stride = floats / T;
-    for k in 0..T / R {
-        let (row, col) = (row0 + ty + k * R, col0 + tx);
-        if row < rows && col < cols {
-            tile.set((ty + k * R) * stride + tx, input.get(row * cols + col));
-        }
-    }
-    ctx.sync_threads();
-    for k in 0..T / R {
-        let (out_row, out_col) = (col0 + ty + k * R, row0 + tx);
-        if out_row < cols && out_col < rows {
-            output.set(out_row * rows + out_col, tile.get(tx * stride + ty + k * R));
-        }
-    }
+    tiled(
+        ctx,
+        rows,
+        cols,
+        |row, col, src| tile.set(row * stride + col, input.get(src)),
+        || ctx.sync_threads(),
+        |row, col, dst| output.set(dst, tile.get(row * stride + col)),
+    );
 }
 
 /// Shared memory is checked against what the exercise needs and the 48 KB
@@ -274,16 +292,11 @@ fn padded_transpose(ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, col
 #[test]
 fn a_huge_tile_fails() {
     let floats = T * 1057;
-    let body = move |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
-        padded_transpose(ctx, i, o, rows, cols, floats)
-    };
-    let g = grade(3, Body::Transpose(&body), Some(floats));
+    let g = transpose(3, Some(floats), |ctx, i, o, rows, cols| padded_transpose(ctx, i, o, rows, cols, floats));
     fails_saying(&g, &["past the 49152 a block gets without opting in", "shared memory 33824 floats per block"]);
     // The right padding passes, from this file too.
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
-        padded_transpose(ctx, i, o, rows, cols, T * (T + 1))
-    };
-    let g = grade(3, Body::Transpose(&body), Some(T * (T + 1)));
+    let floats = T * (T + 1);
+    let g = transpose(3, Some(floats), |ctx, i, o, rows, cols| padded_transpose(ctx, i, o, rows, cols, floats));
     assert!(g.passed(), "{:?}", g.problems);
 }
 
@@ -334,7 +347,8 @@ fn gemm_reading_b_from_global_fails() {
 /// thread 0 never advances. A finding, within seconds and bounded memory.
 #[test]
 fn an_endless_loop_is_a_finding() {
-    let body = |ctx: &EmuCtx<'_>, s: *const f32, d: *mut f32, len: u64| {
+    let start = Instant::now();
+    let g = copy(|ctx, s, d, len| {
         let (t, b, bd) = (ctx.thread_idx(), ctx.block_idx(), ctx.block_dim());
         let first = b.x as u64 * bd.x as u64 + t.x as u64;
         let (src, dst) = (ctx.global(s, len), ctx.global_mut(d, len));
@@ -343,9 +357,7 @@ fn an_endless_loop_is_a_finding() {
             dst.set(i as usize, src.get(i as usize));
             i += first;
         }
-    };
-    let start = Instant::now();
-    let g = grade(5, Body::Copy(&body), None);
+    });
     fails_saying(&g, &["a loop that does not end", "block (0, 0, 0) thread (0, 0, 0)", "wrong.rs"]);
     assert!(start.elapsed().as_secs() < 60, "took {:?}", start.elapsed());
 }
@@ -354,33 +366,24 @@ fn an_endless_loop_is_a_finding() {
 /// end is refused (never written outside), and reported.
 #[test]
 fn an_overrun_past_the_buffer_is_refused() {
-    let body = |ctx: &EmuCtx<'_>, s: *const f32, d: *mut f32, len: u64| {
-        let (t, b, bd, gd) = (ctx.thread_idx(), ctx.block_idx(), ctx.block_dim(), ctx.grid_dim());
-        let first = b.x as u64 * bd.x as u64 + t.x as u64;
-        let stride = gd.x as u64 * bd.x as u64;
+    let g = copy(|ctx, s, d, len| {
         let n = len.div_ceil(4);
         let (src, dst) = (ctx.global(s.cast::<F4>(), n), ctx.global_mut(d.cast::<F4>(), n));
-        let mut i = first;
-        while i < n {
-            dst.set(i as usize, src.get(i as usize));
-            i += stride;
-        }
-    };
-    let g = grade(5, Body::Copy(&body), None);
+        grid_stride(ctx, n, |i| dst.set(i, src.get(i)));
+    });
     fails_saying(&g, &["outside every buffer", "reaches past the buffer it was made from"]);
 }
 
 /// A panic in every thread is one finding, with its line.
 #[test]
 fn a_panic_is_one_finding() {
-    let body = |ctx: &EmuCtx<'_>, s: *const f32, d: *mut f32, len: u64| {
+    let g = copy(|ctx, s, d, len| {
         let table = [0usize; 4];
         let (src, dst) = (ctx.global(s, len), ctx.global_mut(d, len));
         let t = ctx.thread_idx().x as usize;
         let j = table[t + 4 * (len as usize % 7 + 1)];
         dst.set(j, src.get(j));
-    };
-    let g = grade(5, Body::Copy(&body), None);
+    });
     fails_saying(&g, &["panicked", "index out of bounds", "Rust checks array indices"]);
     let panics = g.problems.iter().filter(|p| p.contains("panicked")).count();
     assert_eq!(panics, 1, "{:?}", g.problems);
@@ -389,7 +392,7 @@ fn a_panic_is_one_finding() {
 /// An index past the view: out of bounds, with its hint.
 #[test]
 fn an_unguarded_index_is_out_of_bounds() {
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+    let g = transpose(1, None, |ctx, i, o, rows, cols| {
         let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
         let (t, b) = (ctx.thread_idx(), ctx.block_idx());
         let (rows, cols) = (rows as usize, cols as usize);
@@ -398,63 +401,46 @@ fn an_unguarded_index_is_out_of_bounds() {
             let out_row = b.y as usize * T + t.y as usize + k * R;
             output.set(out_row * rows + out_col, input.get(out_col * cols + out_row));
         }
-    };
-    let g = grade(1, Body::Transpose(&body), None);
+    });
     fails_saying(&g, &["out of bounds", "Compare the guard"]);
 }
 
 /// An `F4` view that starts one float in: misaligned, with its hint.
 #[test]
 fn a_misaligned_vector_is_found() {
-    let body = |ctx: &EmuCtx<'_>, s: *const f32, d: *mut f32, len: u64| {
-        let (t, b, bd, gd) = (ctx.thread_idx(), ctx.block_idx(), ctx.block_dim(), ctx.grid_dim());
-        let first = b.x as u64 * bd.x as u64 + t.x as u64;
-        let stride = gd.x as u64 * bd.x as u64;
+    let g = copy(|ctx, s, d, len| {
         let n = (len - 1) / 4;
         let (src, dst) =
             (ctx.global(s.wrapping_add(1).cast::<F4>(), n), ctx.global_mut(d.wrapping_add(1).cast::<F4>(), n));
-        let mut i = first;
-        while i < n {
-            dst.set(i as usize, src.get(i as usize));
-            i += stride;
-        }
+        grid_stride(ctx, n, |i| dst.set(i, src.get(i)));
         let (src, dst) = (ctx.global(s, len), ctx.global_mut(d, len));
-        let mut j = first;
-        while j < len {
-            if j == 0 || j > 4 * n {
-                dst.set(j as usize, src.get(j as usize));
+        grid_stride(ctx, len, |j| {
+            if j == 0 || j > 4 * n as usize {
+                dst.set(j, src.get(j));
             }
-            j += stride;
-        }
-    };
-    let g = grade(5, Body::Copy(&body), None);
+        });
+    });
     fails_saying(&g, &["not aligned", "multiple of its size"]);
 }
 
 /// A barrier inside a branch that some threads skip: divergent, with its hint.
 #[test]
 fn a_barrier_some_threads_skip_is_found() {
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+    let g = transpose(6, None, |ctx, i, o, rows, cols| {
         let shared = ctx.shared::<f32>(T * (T + 1));
         let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
-        let (t, b) = (ctx.thread_idx(), ctx.block_idx());
-        let (tx, ty, rows, cols) = (t.x as usize, t.y as usize, rows as usize, cols as usize);
-        let (row0, col0) = (b.y as usize * T, b.x as usize * T);
-        for k in 0..T / R {
-            let (row, col) = (row0 + ty + k * R, col0 + tx);
-            if row < rows && col < cols {
-                shared.set((ty + k * R) * (T + 1) + tx, input.get(row * cols + col));
+        tiled(
+            ctx,
+            rows,
+            cols,
+            |row, col, src| {
+                shared.set(row * (T + 1) + col, input.get(src));
                 ctx.sync_threads();
-            }
-        }
-        for k in 0..T / R {
-            let (out_row, out_col) = (col0 + ty + k * R, row0 + tx);
-            if out_row < cols && out_col < rows {
-                output.set(out_row * rows + out_col, shared.get(tx * (T + 1) + ty + k * R));
-            }
-        }
-    };
-    let g = grade(6, Body::Transpose(&body), None);
+            },
+            || {},
+            |row, col, dst| output.set(dst, shared.get(row * (T + 1) + col)),
+        );
+    });
     fails_saying(&g, &["not every thread", "Where can a barrier stand"]);
 }
 
@@ -475,28 +461,19 @@ fn the_missing_barrier_is_a_race() {
 /// checker's hint names the collision.
 #[test]
 fn a_colliding_layout_is_found() {
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+    let g = transpose(4, Some(T * T), |ctx, i, o, rows, cols| {
         let at = |row: usize, col: usize| row * T + ((col ^ row) & !1);
         let tile = ctx.shared::<f32>(T * T);
         let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
-        let (t, b) = (ctx.thread_idx(), ctx.block_idx());
-        let (tx, ty, rows, cols) = (t.x as usize, t.y as usize, rows as usize, cols as usize);
-        let (row0, col0) = (b.y as usize * T, b.x as usize * T);
-        for k in 0..T / R {
-            let (row, col) = (row0 + ty + k * R, col0 + tx);
-            if row < rows && col < cols {
-                tile.set(at(ty + k * R, tx), input.get(row * cols + col));
-            }
-        }
-        ctx.sync_threads();
-        for k in 0..T / R {
-            let (out_row, out_col) = (col0 + ty + k * R, row0 + tx);
-            if out_row < cols && out_col < rows {
-                output.set(out_row * rows + out_col, tile.get(at(tx, ty + k * R)));
-            }
-        }
-    };
-    let g = grade(4, Body::Transpose(&body), Some(T * T));
+        tiled(
+            ctx,
+            rows,
+            cols,
+            |row, col, src| tile.set(at(row, col), input.get(src)),
+            || ctx.sync_threads(),
+            |row, col, dst| output.set(dst, tile.get(at(row, col))),
+        );
+    });
     fails_saying(&g, &["two threads write one shared word", "a permutation of the columns"]);
 }
 
@@ -504,7 +481,7 @@ fn a_colliding_layout_is_found() {
 /// sector (under "at most 4"), each element once, and the result right.
 #[test]
 fn one_thread_doing_the_blocks_work_fails() {
-    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+    let g = transpose(1, None, |ctx, i, o, rows, cols| {
         let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
         let (t, b) = (ctx.thread_idx(), ctx.block_idx());
         let (rows, cols) = (rows as usize, cols as usize);
@@ -515,8 +492,7 @@ fn one_thread_doing_the_blocks_work_fails() {
                 }
             }
         }
-    };
-    let g = grade(1, Body::Transpose(&body), None);
+    });
     fails_saying(&g, &["lanes per request 1.0 (worst line), target 32"]);
 }
 
@@ -528,11 +504,10 @@ fn a_recursion_without_end_is_a_finding() {
         let v = src.get(i % src.len());
         if v.is_nan() { v } else { v + walk(src, i + 1) }
     }
-    let body = |ctx: &EmuCtx<'_>, s: *const f32, d: *mut f32, len: u64| {
+    let g = copy(|ctx, s, d, len| {
         let (src, dst) = (ctx.global(s, len), ctx.global_mut(d, len));
         let i = ctx.thread_idx().x as usize;
         dst.set(i, walk(&src, i));
-    };
-    let g = grade(5, Body::Copy(&body), None);
+    });
     fails_saying(&g, &["had used up its stack", "does a function call itself"]);
 }

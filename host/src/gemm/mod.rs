@@ -70,15 +70,7 @@ impl OperandShape {
     }
     /// Checks that a buffer of `actual` elements holds exactly this matrix.
     fn check_len(self, buffer: &'static str, actual: usize) -> Result<()> {
-        if actual != self.len() {
-            return Err(crate::Error::LengthMismatch {
-                buffer,
-                shape: format!("a {self} matrix"),
-                expected: self.len(),
-                actual,
-            });
-        }
-        Ok(())
+        crate::shape::check_len(buffer, (self.rows, self.cols), actual)
     }
 }
 

@@ -241,98 +241,55 @@ pub static ALL: &[Exercise] = &[
     },
 ];
 
-/// The learner's kernel, from the exercise's file.
-fn yours<'k>(e: usize, body: Body<'k>, shared_floats: Option<usize>) -> Submission<'k> {
+/// Hands `grade` exercise `e`'s kernel: the learner's `body`, from the
+/// exercise's file, or the ladder's step that its launch runs (the
+/// reference, graded without the file checks). `floats`: the shared memory
+/// each asks for, `[yours, the step's]`; `None`: what the launch gives.
+fn submit(which: Which, grade: Grader<'_>, e: usize, body: Body<'_>, floats: Option<[usize; 2]>) -> Result<Grade> {
     let e = &ALL[e];
-    Submission { body, shared_floats, file: Some(e.file), source: Some(e.source) }
+    let [yours, step] = floats.map_or([None; 2], |f| f.map(Some));
+    match which {
+        Which::Yours => grade(Submission { body, shared_floats: yours, file: Some(e.file), source: Some(e.source) }),
+        Which::Solution => {
+            // SAFETY (every step): the grader passes buffers of the
+            // documented sizes, distinct, 256-byte aligned, and launches
+            // each step with the grid and shared memory it documents.
+            let body = match e.launch {
+                Launch::Transpose(v) => Body::Transpose(&move |ctx, i, o, r, c| unsafe { v.run(ctx, i, o, r, c) }),
+                Launch::Copy => Body::Copy(&|ctx, s, d, len| unsafe { coalesce::kernels::copy::copy(ctx, s, d, len) }),
+                Launch::Gemm => Body::Gemm(&|ctx, a, b, c, p| unsafe { Gemm::Blocktile1d.run(ctx, a, b, c, p) }),
+            };
+            grade(Submission { body, shared_floats: step, file: None, source: None })
+        }
+    }
 }
-
-/// The ladder's step: the reference, graded without the file checks.
-fn solution(body: Body<'_>, shared_floats: Option<usize>) -> Submission<'_> {
-    Submission { body, shared_floats, file: None, source: None }
-}
-
-// SAFETY (every solution): the grader passes buffers of the documented
-// sizes, distinct, 256-byte aligned, and launches each step with the grid
-// and shared memory it documents.
 
 fn e1(which: Which, grade: Grader<'_>) -> Result<Grade> {
-    match which {
-        Which::Yours => {
-            grade(yours(0, Body::Transpose(&|ctx, i, o, r, c| e1_coalesce_stores::transpose(ctx, i, o, r, c)), None))
-        }
-        Which::Solution => grade(solution(
-            Body::Transpose(&|ctx, i, o, r, c| unsafe { Variant::NaiveCols.run(ctx, i, o, r, c) }),
-            None,
-        )),
-    }
+    submit(which, grade, 0, Body::Transpose(&|ctx, i, o, r, c| e1_coalesce_stores::transpose(ctx, i, o, r, c)), None)
 }
 
 fn e2(which: Which, grade: Grader<'_>) -> Result<Grade> {
-    match which {
-        Which::Yours => {
-            grade(yours(1, Body::Transpose(&|ctx, i, o, r, c| e2_shared_tile::transpose(ctx, i, o, r, c)), None))
-        }
-        Which::Solution => {
-            grade(solution(Body::Transpose(&|ctx, i, o, r, c| unsafe { Variant::Tiled.run(ctx, i, o, r, c) }), None))
-        }
-    }
+    submit(which, grade, 1, Body::Transpose(&|ctx, i, o, r, c| e2_shared_tile::transpose(ctx, i, o, r, c)), None)
 }
 
 fn e3(which: Which, grade: Grader<'_>) -> Result<Grade> {
-    match which {
-        Which::Yours => grade(yours(
-            2,
-            Body::Transpose(&|ctx, i, o, r, c| e3_padding::transpose(ctx, i, o, r, c)),
-            Some(e3_padding::Layout::floats::<{ TILE as usize }>()),
-        )),
-        Which::Solution => grade(solution(
-            Body::Transpose(&|ctx, i, o, r, c| unsafe { Variant::Padded.run(ctx, i, o, r, c) }),
-            Some(Padded::floats::<{ TILE as usize }>()),
-        )),
-    }
+    let floats = [e3_padding::Layout::floats::<{ TILE as usize }>(), Padded::floats::<{ TILE as usize }>()];
+    submit(which, grade, 2, Body::Transpose(&|ctx, i, o, r, c| e3_padding::transpose(ctx, i, o, r, c)), Some(floats))
 }
 
 fn e4(which: Which, grade: Grader<'_>) -> Result<Grade> {
-    match which {
-        Which::Yours => grade(yours(
-            3,
-            Body::Transpose(&|ctx, i, o, r, c| e4_swizzle::transpose(ctx, i, o, r, c)),
-            Some(e4_swizzle::Layout::floats::<{ TILE as usize }>()),
-        )),
-        Which::Solution => grade(solution(
-            Body::Transpose(&|ctx, i, o, r, c| unsafe { Variant::Swizzled.run(ctx, i, o, r, c) }),
-            Some(Swizzled::floats::<{ TILE as usize }>()),
-        )),
-    }
+    let floats = [e4_swizzle::Layout::floats::<{ TILE as usize }>(), Swizzled::floats::<{ TILE as usize }>()];
+    submit(which, grade, 3, Body::Transpose(&|ctx, i, o, r, c| e4_swizzle::transpose(ctx, i, o, r, c)), Some(floats))
 }
 
 fn e5(which: Which, grade: Grader<'_>) -> Result<Grade> {
-    match which {
-        Which::Yours => grade(yours(4, Body::Copy(&|ctx, s, d, len| e5_vector::copy(ctx, s, d, len)), None)),
-        Which::Solution => grade(solution(
-            Body::Copy(&|ctx, s, d, len| unsafe { coalesce::kernels::copy::copy(ctx, s, d, len) }),
-            None,
-        )),
-    }
+    submit(which, grade, 4, Body::Copy(&|ctx, s, d, len| e5_vector::copy(ctx, s, d, len)), None)
 }
 
 fn e6(which: Which, grade: Grader<'_>) -> Result<Grade> {
-    match which {
-        Which::Yours => {
-            grade(yours(5, Body::Transpose(&|ctx, i, o, r, c| e6_barrier::transpose(ctx, i, o, r, c)), None))
-        }
-        Which::Solution => {
-            grade(solution(Body::Transpose(&|ctx, i, o, r, c| unsafe { Variant::Padded.run(ctx, i, o, r, c) }), None))
-        }
-    }
+    submit(which, grade, 5, Body::Transpose(&|ctx, i, o, r, c| e6_barrier::transpose(ctx, i, o, r, c)), None)
 }
 
 fn e7(which: Which, grade: Grader<'_>) -> Result<Grade> {
-    match which {
-        Which::Yours => grade(yours(6, Body::Gemm(&|ctx, a, b, c, p| e7_register_tile::gemm(ctx, a, b, c, p)), None)),
-        Which::Solution => {
-            grade(solution(Body::Gemm(&|ctx, a, b, c, p| unsafe { Gemm::Blocktile1d.run(ctx, a, b, c, p) }), None))
-        }
-    }
+    submit(which, grade, 6, Body::Gemm(&|ctx, a, b, c, p| e7_register_tile::gemm(ctx, a, b, c, p)), None)
 }
