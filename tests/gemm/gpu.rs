@@ -6,7 +6,7 @@
 
 use crate::common::*;
 use crate::reference::{Case, check, reference};
-use crate::{EDGE_SHAPES, SCALARS, WGMMA_SHAPES, WGMMA_STEPS};
+use crate::{EDGE_SHAPES, SCALARS, WGMMA_SHAPES, tma_steps, wgmma_steps};
 use coalesce::gemm::{self, AlphaBeta, Variant};
 use cust::memory::CopyDestination;
 use rand::Rng;
@@ -151,7 +151,7 @@ fn wgmma_at_every_kind_of_edge_on_the_gpu() {
     let shapes = WGMMA_SHAPES.iter().chain(if under_sanitizer() { &large[..1] } else { &large[..] });
     for &dims in shapes {
         let s = AlphaBeta::new(1.5, -0.5);
-        check_on_gpu(&gpu, &stream, &Case::new(&mut rng, dims, s), &WGMMA_STEPS);
+        check_on_gpu(&gpu, &stream, &Case::new(&mut rng, dims, s), &wgmma_steps());
     }
 }
 
@@ -187,7 +187,7 @@ fn tma_steps_in_a_graph_and_beside_another_thread_on_the_gpu() {
     let case = Case::new(&mut rng, (300, 260, 1001), AlphaBeta::PRODUCT);
     let (want, bound) = reference(&case, None);
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-    for &v in &WGMMA_STEPS[3..] {
+    for v in tma_steps() {
         let stream = gpu.nonblocking_stream().unwrap();
         let bufs = GpuBufs::new(&gpu, &case, 0);
         let direct = run_gpu(&stream, v, &case, &bufs, 0);

@@ -70,18 +70,34 @@ const WGMMA_SHAPES: [(usize, usize, usize); 9] = [
     (64, 300, 7), (192, 132, 97), (256, 512, 96),
 ];
 
-/// The tensor-core steps that run `wgmma` (`sm_90a` only); the last five
-/// read their operands through TMA tensor maps.
-const WGMMA_STEPS: [Variant; 8] = [
-    Variant::Wgmma,
-    Variant::Wgmma3xTf32,
-    Variant::WgmmaPromoted,
-    Variant::WgmmaTma,
-    Variant::WgmmaTma3xTf32,
-    Variant::WgmmaDirect,
-    Variant::WgmmaDirect3xTf32,
-    Variant::WgmmaSplitA3xTf32,
-];
+/// The steps whose registry entry and geometry `pick` accepts, in ladder
+/// order: the sets of steps the tests run are queries, so that a new step
+/// joins the tests its launch and precision call for.
+fn steps(pick: impl Fn(&Variant) -> bool) -> Vec<Variant> {
+    Variant::ALL.into_iter().filter(pick).collect()
+}
+
+/// The steps that run `wgmma`: those only the `sm_90a` module has.
+fn wgmma_steps() -> Vec<Variant> {
+    steps(|v| v.registry().needs == Some("sm_90a"))
+}
+
+/// The steps that read their operands through TMA tensor maps.
+fn tma_steps() -> Vec<Variant> {
+    steps(|v| v.geometry().tma)
+}
+
+/// The steps that may split `K` (one run a block, summed after).
+fn split_k_steps() -> Vec<Variant> {
+    steps(|v| v.geometry().splits_k)
+}
+
+/// What `sgemm` may run: step 7 ([`Variant::BEST`], every module) and the
+/// FP32-accurate steps fed by the TMA (`sm_90a`).
+fn sgemm_steps() -> Vec<Variant> {
+    let accurate_tma = |v: &Variant| v.geometry().tma && v.geometry().precision.is_3xtf32();
+    std::iter::once(Variant::BEST).chain(steps(accurate_tma)).collect()
+}
 
 /// The epilogue cases: the plain product (C is NaN-poisoned and must not be
 /// read), a scaled product (also poisoned), the general update, and

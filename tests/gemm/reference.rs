@@ -84,7 +84,7 @@
 //! (`tensor_cores.rs`) measures that drift and step 11's fix.
 
 use crate::common::*;
-use coalesce::gemm::{AlphaBeta, GemmShape, Variant};
+use coalesce::gemm::{AlphaBeta, GemmShape, Precision, Split, Variant};
 use rand::Rng;
 use rand::rngs::StdRng;
 
@@ -113,18 +113,17 @@ impl Case {
 /// The factor of the error bound (module doc) for version `v` and depth `k`.
 fn bound_factor(v: Variant, k: usize) -> f64 {
     let gamma = |n: usize| n as f64 * U / (1.0 - n as f64 * U);
-    let want = match v {
-        Variant::Wgmma3xTf32 => 3.0 * f64::powi(2.0, -22) * (1.0 + f64::powi(2.0, -20)) + 2.0 * gamma(3 * k + 3),
-        Variant::WgmmaPromoted | Variant::WgmmaTma3xTf32 => {
-            3.0 * f64::powi(2.0, -22) * (1.0 + f64::powi(2.0, -20))
-                + 2.0 * gamma(3 * k.min(32))
-                + gamma(k.div_ceil(32) + 3)
+    let split = |s: Split| match s {
+        Split::Rounded => 3.0 * f64::powi(2.0, -22) * (1.0 + f64::powi(2.0, -20)),
+        Split::TopBits => f64::powi(2.0, -19),
+    };
+    let want = match v.geometry().precision {
+        Precision::Fp32 => gamma(k + 3),
+        Precision::Tf32 => f64::powi(2.0, -10) + f64::powi(2.0, -22) + 2.0 * gamma(k + 3),
+        Precision::Split3xTf32 { split: s, promoted: false } => split(s) + 2.0 * gamma(3 * k + 3),
+        Precision::Split3xTf32 { split: s, promoted: true } => {
+            split(s) + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
         }
-        Variant::WgmmaDirect3xTf32 | Variant::WgmmaSplitA3xTf32 => {
-            f64::powi(2.0, -19) + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
-        }
-        v if v.is_tf32() => f64::powi(2.0, -10) + f64::powi(2.0, -22) + 2.0 * gamma(k + 3),
-        _ => gamma(k + 3),
     };
     assert_eq!(v.error_bound(k), want, "{}: Variant::error_bound and the module doc disagree", v.name());
     want

@@ -3,10 +3,10 @@
 //! on the GPU; the `wgmma` steps without the `sm_90a` module are an
 //! error.
 
-use crate::WGMMA_STEPS;
 use crate::common::*;
 use crate::gpu::{GpuBufs, run_gpu};
 use crate::reference::{Case, check, reference};
+use crate::wgmma_steps;
 use coalesce::Error;
 use coalesce::gemm::{self, AlphaBeta, GemmShape, Variant};
 
@@ -76,7 +76,7 @@ fn wgmma_without_the_sm_90a_module_is_an_error_on_the_gpu() {
     let a = gpu.upload(&vec![1.0f32; shape.a().len()]).unwrap();
     let b = gpu.upload(&vec![1.0f32; shape.b().len()]).unwrap();
     let mut c = gpu.alloc::<f32>(shape.c().len()).unwrap();
-    for v in WGMMA_STEPS {
+    for v in wgmma_steps() {
         // The TMA steps refuse before they allocate or encode anything.
         let e = gemm::launch(&stream, v, &a, &b, &mut c, shape, AlphaBeta::PRODUCT).unwrap_err();
         assert!(matches!(e, Error::ArchitectureRequired { needs: "sm_90a", .. }), "{}: {e}", v.name());

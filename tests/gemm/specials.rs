@@ -6,6 +6,7 @@
 use crate::common::*;
 use crate::gpu::{GpuBufs, run_gpu};
 use crate::reference::{Case, reference};
+use crate::{sgemm_steps, split_k_steps};
 use coalesce::gemm::{self, AlphaBeta, Variant};
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -25,10 +26,6 @@ const BIG: f32 = f32::MAX;
 /// (`with_huge`).
 const SPECIAL_SHAPES: [(usize, usize, usize); 3] = [(130, 259, 33), (5, 3, 9), SPLIT_SHAPE];
 const SPLIT_SHAPE: (usize, usize, usize) = (130, 100, 600);
-/// What `sgemm` may run or has run: step 7 (FMA units, every GPU) and the
-/// FP32-accurate TMA steps 13, 15 and 16 (an H100).
-const SGEMM_STEPS: [Variant; 4] =
-    [Variant::DoubleBuffered, Variant::WgmmaTma3xTf32, Variant::WgmmaDirect3xTf32, Variant::WgmmaSplitA3xTf32];
 
 /// Element `(i, p)` of an `r x c` matrix, the indices wrapped into it (the
 /// positions below are for the large shape; on a small one they still land).
@@ -218,10 +215,11 @@ pub(crate) fn special_cases(rng: &mut StdRng, dims: (usize, usize, usize)) -> Ve
 fn special_values_give_fp32_results_on_the_emulator() {
     let mut rng = rng("emulator gemm specials");
     for dims in SPECIAL_SHAPES {
-        let steps: &[Variant] = if dims == SPLIT_SHAPE { &SGEMM_STEPS[2..] } else { &SGEMM_STEPS };
+        // What `sgemm` may run or has run; at the split shape, the steps that split it.
+        let steps = if dims == SPLIT_SHAPE { split_k_steps() } else { sgemm_steps() };
         for (kind, case) in special_cases(&mut rng, dims) {
             let r = special_reference(&case);
-            for &v in steps {
+            for &v in &steps {
                 let mut c = case.c0.clone();
                 gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
                 let (nan, inf, fin) = check_fp32_semantics(v, v.name(), &case, &r, &c);
@@ -293,7 +291,7 @@ fn special_values_give_fp32_results_on_the_gpu() {
     let Some(gpu) = gpu_or_skip("gpu gemm specials") else { return };
     let stream = gpu.stream().unwrap();
     let mut rng = rng("gpu gemm specials");
-    let steps: Vec<Variant> = SGEMM_STEPS.into_iter().filter(|v| gpu.has_kernel(v.entry_point())).collect();
+    let steps: Vec<Variant> = sgemm_steps().into_iter().filter(|v| gpu.has_kernel(v.entry_point())).collect();
     for dims in with_large(&SPECIAL_SHAPES, [(1000, 1001, 1003)]) {
         for (kind, case) in special_cases(&mut rng, dims) {
             let r = special_reference(&case);

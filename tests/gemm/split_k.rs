@@ -3,14 +3,11 @@
 //! reference, on the emulator and on the GPU, with every epilogue and
 //! uneven runs.
 
-use crate::SCALARS;
 use crate::common::*;
 use crate::reference::{Case, check, reference};
+use crate::{SCALARS, split_k_steps};
 use coalesce::gemm::{self, Variant};
 use coalesce::kernels::gemm::split_k::{run_of, splits_for};
-
-/// The steps that split `K`.
-const STEPS: [Variant; 2] = [Variant::WgmmaDirect3xTf32, Variant::WgmmaSplitA3xTf32];
 
 /// Steps 15's and 16's tiles (128 x 128) of an `m x n` `C`, and `K`'s 32-deep tiles.
 pub(crate) fn tiles(m: u32, n: u32, k: u32) -> (u32, u32) {
@@ -61,7 +58,7 @@ fn split_k_products_match_the_reference_on_the_emulator() {
         for &s in scalars {
             let case = Case::new(&mut rng, dims, s);
             let (want, bound) = reference(&case, None);
-            for v in STEPS {
+            for v in split_k_steps() {
                 let mut c = case.c0.clone();
                 gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, s).unwrap();
                 let worst = check(v, &case, None, &c, &want, &bound);
@@ -91,7 +88,7 @@ fn split_k_scales_the_sum_not_the_runs() {
             *x = if p < 320 { 1.0 } else { -1.0 };
         }
         let r = special_reference(&case);
-        for v in [Variant::DoubleBuffered, STEPS[0], STEPS[1]] {
+        for v in std::iter::once(Variant::BEST).chain(split_k_steps()) {
             let mut c = case.c0.clone();
             gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, s).unwrap();
             check_fp32_semantics(v, v.name(), &case, &r, &c);
@@ -116,7 +113,7 @@ fn split_k_products_match_the_reference_on_the_gpu() {
             let case = Case::new(&mut rng, dims, s);
             let (want, bound) = reference(&case, None);
             let bufs = crate::gpu::GpuBufs::new(&gpu, &case, 0);
-            for v in STEPS {
+            for v in split_k_steps() {
                 let got = crate::gpu::run_gpu(&stream, v, &case, &bufs, 0);
                 let worst = check(v, &case, None, &got, &want, &bound);
                 eprintln!("gpu split k {} {} {s:?}: max error / bound {worst:.2e}", v.name(), case.shape);

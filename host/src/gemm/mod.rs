@@ -18,7 +18,7 @@
 //! ```
 
 use crate::{MatrixShape, Result};
-pub use coalesce_kernels::gemm::{DB, Precision, Problem, Variant, WT, WarpTiling};
+pub use coalesce_kernels::gemm::{DB, Precision, Problem, Split, Variant, WT, WarpTiling};
 use std::fmt;
 
 #[cfg(feature = "cuda")]

@@ -3,7 +3,7 @@
 //! and for a TMA step, where its operands live in the workspace
 //! ([`TmaLayout`]) and the two operand passes that write them ([`passes`]).
 
-use super::{AlphaBeta, GemmShape, Precision, Variant};
+use super::{AlphaBeta, GemmShape, Variant};
 use crate::{GridLimits, LaunchDims, Result};
 
 /// What a GEMM launch runs, once its buffers are checked.
@@ -33,11 +33,7 @@ pub(crate) enum Plan {
 /// are FP32's.
 pub(crate) fn fp32_for(variant: Variant, scalars: AlphaBeta) -> Variant {
     let g = variant.geometry();
-    if g.tma && g.precision == Precision::Split3xTf32 && !scalars.alpha.is_finite() {
-        Variant::DoubleBuffered
-    } else {
-        variant
-    }
+    if g.tma && g.precision.is_3xtf32() && !scalars.alpha.is_finite() { Variant::DoubleBuffered } else { variant }
 }
 
 /// Checks buffer lengths against `shape` and the launch against `limits`;
@@ -124,7 +120,7 @@ pub(crate) struct TmaLayout {
 impl TmaLayout {
     pub(crate) fn new(variant: Variant, shape: GemmShape) -> TmaLayout {
         let kp = shape.k().next_multiple_of(32);
-        let halves = if variant.geometry().precision == Precision::Split3xTf32 { 2 } else { 1 };
+        let halves = if variant.geometry().precision.is_3xtf32() { 2 } else { 1 };
         let a = 2 * halves * size_of::<coalesce_kernels::TensorMap>();
         let bt = a + 4 * halves * shape.m() * kp;
         let end = bt + 4 * halves * shape.n() * kp;
@@ -289,7 +285,7 @@ impl DirectLayout {
     /// and `B` at `b`, `K` in `splits` runs.
     pub(crate) fn new(variant: Variant, shape: GemmShape, (a, b): (u64, u64), splits: u32) -> DirectLayout {
         let (m, n, k) = (shape.m(), shape.n(), shape.k());
-        let split = variant.geometry().precision == Precision::Split3xTf32;
+        let split = variant.geometry().precision.is_3xtf32();
         let in_place = |base: u64, cols: usize| base.is_multiple_of(16) && cols.is_multiple_of(4);
         let (kp, np) = (k.next_multiple_of(32), n.next_multiple_of(32));
         let mut bytes = 2 * size_of::<coalesce_kernels::TensorMap>();

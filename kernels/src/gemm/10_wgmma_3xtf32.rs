@@ -50,11 +50,15 @@ use super::{Problem, to_tf32};
 use crate::ThreadCtx;
 
 use super::wgmma::{WG_BM, WG_BN, WG_THREADS};
-use super::{Dim3, Geometry, Precision};
+use super::{Dim3, Geometry, Precision, Split};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry =
-    Geometry::of(Precision::Split3xTf32, (WG_BM, WG_BN), Dim3::xy(WG_THREADS, 1), X3_SHARED_BYTES / 4);
+pub const GEOMETRY: Geometry = Geometry::of(
+    Precision::Split3xTf32 { split: Split::Rounded, promoted: false },
+    (WG_BM, WG_BN),
+    Dim3::xy(WG_THREADS, 1),
+    X3_SHARED_BYTES / 4,
+);
 
 /// Rows, columns and depth of a block's tile, and threads: step 9's.
 const BM: usize = super::wgmma::WG_BM as usize;

@@ -55,11 +55,15 @@ use super::warpgroup::{ROW_BYTES, k_major_128b, load4, store_split, swizzle_base
 use super::{Problem, aligned16, store_c_at};
 use crate::{Global, GlobalMut, Load, ThreadCtx};
 
-use super::{Dim3, Geometry, Precision};
+use super::{Dim3, Geometry, Precision, Split};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry =
-    Geometry::of(Precision::Split3xTf32, (PR_BM, PR_BN), Dim3::xy(PR_THREADS, 1), PR_SHARED_BYTES / 4);
+pub const GEOMETRY: Geometry = Geometry::of(
+    Precision::Split3xTf32 { split: Split::Rounded, promoted: true },
+    (PR_BM, PR_BN),
+    Dim3::xy(PR_THREADS, 1),
+    PR_SHARED_BYTES / 4,
+);
 
 /// Rows of the `C` tile per block: two warpgroups of 64.
 pub const PR_BM: u32 = 128;

@@ -38,11 +38,16 @@ use super::Problem;
 use super::warpgroup::{ACC_N128, ROW_BYTES, grouped_tile, products_3x, promote, store_fragment, swizzle_base};
 use crate::{TensorMap, ThreadCtx};
 
-use super::{Dim3, Geometry, Precision};
+use super::{Dim3, Geometry, Precision, Split};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry =
-    Geometry::of(Precision::Split3xTf32, (TX3_BM, TX3_BN), Dim3::xy(TX3_THREADS, 1), TX3_SHARED_BYTES / 4).fed_by_tma();
+pub const GEOMETRY: Geometry = Geometry::of(
+    Precision::Split3xTf32 { split: Split::Rounded, promoted: true },
+    (TX3_BM, TX3_BN),
+    Dim3::xy(TX3_THREADS, 1),
+    TX3_SHARED_BYTES / 4,
+)
+.fed_by_tma();
 
 /// Rows of the `C` tile per block: two consumer warpgroups of 64.
 pub const TX3_BM: u32 = 128;

@@ -70,24 +70,28 @@
 //! walk in it: code in the splitters' loop costs the step where it is
 //! bound (docs/gemm.md, "Blocks that walk tiles").
 
-use super::split_k::run_of;
 use super::scale::{exponent, pow2, unscale};
+use super::split_k::run_of;
 use super::warpgroup::{
     ACC_N128, TMA_GROUP_ROWS, grouped_tile_at, k_major_128b, promote, store_transposed, swizzle_base, swizzled,
 };
 use super::wgmma_direct::{DIRECT_B_BOX, pair_of};
-use super::{Dim3, F4, Geometry, Precision, Problem};
+use super::{Dim3, F4, Geometry, Precision, Problem, Split};
 use crate::mem::{GlobalMut, Shared};
 use crate::vector::F2;
 use crate::{TensorMap, ThreadCtx};
 
 /// How this step is launched: `launch_dims` reads it.
-pub const GEOMETRY: Geometry =
-    Geometry::of(Precision::Split3xTf32, (DX3_BM, DX3_BN), Dim3::xy(DX3_THREADS, 1), DX3_SHARED_BYTES / 4)
-        .fed_by_tma()
-        .reading_the_matrices()
-        .splitting_k()
-        .walking_tiles(DX3_WALK_PASSES);
+pub const GEOMETRY: Geometry = Geometry::of(
+    Precision::Split3xTf32 { split: Split::TopBits, promoted: true },
+    (DX3_BM, DX3_BN),
+    Dim3::xy(DX3_THREADS, 1),
+    DX3_SHARED_BYTES / 4,
+)
+.fed_by_tma()
+.reading_the_matrices()
+.splitting_k()
+.walking_tiles(DX3_WALK_PASSES);
 
 /// The most passes over `K` a tile may take for blocks to walk tiles: a
 /// walk hides each tile's pipeline fill and its store behind the next

@@ -55,18 +55,22 @@ use super::wgmma_direct_3xtf32::{
     A_BYTES, CONSUMERS, DX3_BK, DX3_BM, DX3_BN, DX3_MARKS_OFFSET, DX3_REGS, DX3_SHARED_BYTES, DX3_STAGE_BYTES,
     DX3_STAGES, DX3_THREADS, a_tile, b_box, consume, empty, full, lo_tile, parity,
 };
-use super::{Dim3, Geometry, Precision, Problem};
+use super::{Dim3, Geometry, Precision, Problem, Split};
 use crate::{TensorMap, ThreadCtx};
 
 /// How this step is launched: `launch_dims` reads it. Step 15's block and
 /// stages.
-pub const GEOMETRY: Geometry =
-    Geometry::of(Precision::Split3xTf32, (DX3_BM, DX3_BN), Dim3::xy(DX3_THREADS, 1), DX3_SHARED_BYTES / 4)
-        .fed_by_tma()
-        .reading_the_matrices()
-        .splitting_a_first()
-        .scaling_operands()
-        .splitting_k();
+pub const GEOMETRY: Geometry = Geometry::of(
+    Precision::Split3xTf32 { split: Split::TopBits, promoted: true },
+    (DX3_BM, DX3_BN),
+    Dim3::xy(DX3_THREADS, 1),
+    DX3_SHARED_BYTES / 4,
+)
+.fed_by_tma()
+.reading_the_matrices()
+.splitting_a_first()
+.scaling_operands()
+.splitting_k();
 
 const STAGES: usize = DX3_STAGES as usize;
 const BM: usize = DX3_BM as usize;
@@ -109,8 +113,7 @@ pub unsafe fn wgmma_split_a_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *con
     let (map_a, map_b) = (a.cast::<TensorMap>(), b.cast::<TensorMap>());
     let (m, n) = (p.m as usize, p.n as usize);
     // The marks, then the rows' and the columns' peaks.
-    let marks =
-        ctx.global_mut(a.cast::<u8>().wrapping_add(DX3_MARKS_OFFSET).cast::<u32>().cast_mut(), 1 + 2 * (m + n));
+    let marks = ctx.global_mut(a.cast::<u8>().wrapping_add(DX3_MARKS_OFFSET).cast::<u32>().cast_mut(), 1 + 2 * (m + n));
     // Split K (`gridDim.z` runs, [`super::split_k`]): this block's run of
     // K's tiles, and its slice of the partial products.
     let (z, splits) = (ctx.block_idx().z, ctx.grid_dim().z);

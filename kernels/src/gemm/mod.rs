@@ -112,7 +112,8 @@ macro_rules! gemm_steps {
 gemm_steps!(ladder);
 
 /// What a GEMM version computes its products in, and so what it is held to
-/// and compared with: cuBLAS SGEMM's accuracy and speed, or TF32's.
+/// ([`Variant::error_bound`]) and compared with: cuBLAS SGEMM's accuracy
+/// and speed, or TF32's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Precision {
     /// FP32 FMAs (the SIMT ladder).
@@ -120,8 +121,29 @@ pub enum Precision {
     /// Inputs rounded to TF32 (10 mantissa bits) on the tensor cores.
     Tf32,
     /// Each input split into two TF32 halves, three tensor-core products:
-    /// FP32-level accuracy.
-    Split3xTf32,
+    /// FP32-level accuracy where the sum is `promoted`, each 32-deep
+    /// partial sum added into f32 registers rounded to nearest; without,
+    /// the tensor cores' accumulator, which truncates, holds all of `K`.
+    Split3xTf32 { split: Split, promoted: bool },
+}
+
+/// How a 3xTF32 step splits an f32 `x` into its halves `hi + lo`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    /// `hi = tf32(x)`, `lo = tf32(x - hi)`, both rounded to nearest
+    /// ([`split_tf32`]).
+    Rounded,
+    /// `hi` is the f32's top 19 bits, as the tensor cores read an f32 tile
+    /// the TMA copied (truncated), `lo = tf32(x - hi)`.
+    TopBits,
+}
+
+impl Precision {
+    /// Whether the products are 3xTF32's (FP32's accuracy, a third of the
+    /// TF32 roof).
+    pub const fn is_3xtf32(self) -> bool {
+        matches!(self, Precision::Split3xTf32 { .. })
+    }
 }
 
 /// How a GEMM version is launched: one block per `tile` of `C`; and the
@@ -275,26 +297,31 @@ impl Variant {
     ///   rounded to nearest). Below FP32's `gamma_{k+3}` from `k = 256` on
     ///   (12 times at 4096); not below it for small `k`, where the split's
     ///   `12 u` alone passes `gamma_4`;
-    /// - step 15: step 13's, with each split's high half truncated (`x =
-    ///   hi + r`, `|r| < 2^-10 |x|`, `lo = tf32(r)` within `2^-21 |x|`):
-    ///   `2^-19` for the split (the two residues and the dropped `lo * lo`);
-    /// - step 16: step 15's (its `A` split is step 13's, tighter, and its
-    ///   `B` split step 15's).
+    /// - the split by the tensor cores' truncated top bits ([`Split::TopBits`],
+    ///   steps 15 and 16): step 13's, with each split's high half truncated
+    ///   (`x = hi + r`, `|r| < 2^-10 |x|`, `lo = tf32(r)` within `2^-21 |x|`):
+    ///   `2^-19` for the split (the two residues and the dropped `lo lo`).
+    ///   Step 16 splits `A` by rounding, tighter, and `B` by its top bits:
+    ///   the looser holds.
     pub fn error_bound(self, k: usize) -> f64 {
         const U: f64 = 1.0 / (1u64 << 24) as f64;
         let gamma = |n: usize| n as f64 * U / (1.0 - n as f64 * U);
         let p = |e: u32| 1.0 / (1u64 << e) as f64;
-        let split = 3.0 * p(22) * (1.0 + p(20));
-        match self {
-            Variant::Wgmma3xTf32 => split + 2.0 * gamma(3 * k + 3),
-            Variant::WgmmaPromoted | Variant::WgmmaTma3xTf32 => {
-                split + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
+        match self.geometry().precision {
+            Precision::Fp32 => gamma(k + 3),
+            Precision::Tf32 => p(10) + p(22) + 2.0 * gamma(k + 3),
+            Precision::Split3xTf32 { split, promoted } => {
+                let split = match split {
+                    Split::Rounded => 3.0 * p(22) * (1.0 + p(20)),
+                    Split::TopBits => p(19),
+                };
+                let sums = if promoted {
+                    2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
+                } else {
+                    2.0 * gamma(3 * k + 3)
+                };
+                split + sums
             }
-            Variant::WgmmaDirect3xTf32 | Variant::WgmmaSplitA3xTf32 => {
-                p(19) + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
-            }
-            v if v.is_tf32() => p(10) + p(22) + 2.0 * gamma(k + 3),
-            _ => gamma(k + 3),
         }
     }
 

@@ -48,7 +48,7 @@ impl Roof {
         match p {
             Precision::Fp32 => Roof::Fma,
             Precision::Tf32 => Roof::Tf32,
-            Precision::Split3xTf32 => Roof::Tf32Third,
+            Precision::Split3xTf32 { .. } => Roof::Tf32Third,
         }
     }
 
@@ -450,10 +450,14 @@ mod tests {
     /// roof, named as such.
     #[test]
     fn each_gemm_row_is_measured_against_the_roof_of_its_units() {
-        use coalesce::gemm::{Precision, Variant};
+        use coalesce::gemm::{Precision, Split, Variant};
         assert_eq!(Roof::for_precision(Precision::Fp32), Roof::Fma);
         assert_eq!(Roof::for_precision(Precision::Tf32), Roof::Tf32);
-        assert_eq!(Roof::for_precision(Precision::Split3xTf32), Roof::Tf32Third);
+        for split in [Split::Rounded, Split::TopBits] {
+            for promoted in [false, true] {
+                assert_eq!(Roof::for_precision(Precision::Split3xTf32 { split, promoted }), Roof::Tf32Third);
+            }
+        }
         let step = |s: &str| Variant::ALL.into_iter().find(|v| v.step() == s).unwrap();
         let roof_of = |s: &str| Roof::for_precision(step(s).geometry().precision);
         for s in ["1", "2", "3", "4", "5", "6", "7"] {
