@@ -1,11 +1,13 @@
 //! The GEMM launchers on the CPU emulator: same checks, same kernel bodies,
 //! host slices. Every access is checked: small shapes only.
 
-use super::plan::{Plan, plan, scale_only};
+use super::plan::{Plan, Tensor2d, plan, scale_only};
+use super::run::{Device, Launch};
 use super::{AlphaBeta, GemmShape, Variant};
 use crate::emu::{Report, staged};
-use crate::{GridLimits, Result};
-use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr};
+use crate::{GridLimits, LaunchDims, Result};
+use coalesce_kernels::TensorMap;
+use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr, TmaMap, TmaSwizzle};
 
 /// The SMs the plan sizes a split `K` for: an H100's, as [`sgemm`] runs
 /// the version an H100 runs.
@@ -48,23 +50,47 @@ pub fn launch_on(
     Ok(())
 }
 
-/// A TMA step on the emulator, laid out as on the GPU ([`TmaLayout`]):
-/// the operand passes into a zeroed host workspace (256-byte aligned, as
-/// the pool's allocations are; the marks zeroed as on the GPU), writing
-/// the emulator's tensor maps ([`TmaMap`]), then the product, then for
-/// 3xTF32 the fix-up. The passes' and the fix-up's findings fail the
-/// launch; the product's are returned in its [`Report`] when `checked`,
-/// else fail it.
+/// A TMA step on the emulator: the GPU's sequence ([`super::run::run`]) on
+/// a zeroed host workspace, `C` staged 256-byte aligned, as a device buffer
+/// is, for the counters. The passes' and the follow-up kernels' findings
+/// fail the launch; the product's are returned in its [`Report`] when
+/// `checked`, else fail it.
 fn tma(
-    variant: Variant, (a, b, c): (&[f32], &[f32], &mut [f32]), shape: GemmShape, scalars: AlphaBeta,
-    dims: coalesce_kernels::LaunchDims, checked: bool,
+    variant: Variant, (a, b, c): (&[f32], &[f32], &mut [f32]), shape: GemmShape, scalars: AlphaBeta, dims: LaunchDims,
+    checked: bool,
 ) -> Result<Report> {
-    use super::plan::{DirectLayout, TmaLayout, passes};
-    use coalesce_kernels::TensorMap;
-    use coalesce_kernels::emu::{TmaMap, TmaSwizzle};
-    use coalesce_kernels::gemm::fixup::{fixup, fixup_dims};
-    use coalesce_kernels::gemm::pack::{MapsOut, Marks, pack, pack_dims};
-    let emu_map = |t: super::plan::Tensor2d| {
+    let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
+    let operands = (a.as_ptr() as u64, b.as_ptr() as u64, staged_c.as_mut_slice().as_mut_ptr() as u64);
+    let mut device = Emulated { shape, variant, checked, workspace: None, report: Report::default() };
+    super::run::run(&mut device, variant, shape, scalars, dims, operands)?;
+    c.copy_from_slice(staged_c.as_mut_slice());
+    Ok(device.report)
+}
+
+/// The emulator as the [`Device`] of one TMA product: the workspace a
+/// zeroed host buffer (256-byte aligned, as the pool's allocations are),
+/// the maps the emulator's ([`TmaMap`]).
+struct Emulated {
+    shape: GemmShape,
+    variant: Variant,
+    checked: bool,
+    workspace: Option<crate::emu::Aligned>,
+    report: Report,
+}
+
+impl Device for Emulated {
+    fn check(&self, entry: &'static str, dims: LaunchDims) -> Result<()> {
+        GridLimits::CUDA.check(entry, &self.shape, dims)
+    }
+
+    fn workspace(&mut self, bytes: usize) -> Result<u64> {
+        let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; bytes.div_ceil(4)], 0);
+        let base = ws.as_mut_slice().as_mut_ptr() as u64;
+        self.workspace = Some(ws); // its blocks stay where they are
+        Ok(base)
+    }
+
+    fn encode(&self, t: Tensor2d) -> Result<TensorMap> {
         let map = TmaMap {
             base: t.base,
             cols: t.cols as u32,
@@ -75,87 +101,47 @@ fn tma(
             swizzle: TmaSwizzle::B128,
             tf32: t.tf32,
         };
-        (t.base, map.encode())
-    };
-    let (a_addr, b_addr) = (a.as_ptr() as u64, b.as_ptr() as u64);
-    let layout = TmaLayout::new(variant, shape);
-    let direct = variant.geometry().direct.then(|| DirectLayout::new(variant, shape, (a_addr, b_addr), dims.grid.z));
-    let bytes = direct.map_or(layout.bytes, |d| d.bytes);
-    let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; bytes.div_ceil(4)], 0);
-    let base = ws.as_mut_slice().as_mut_ptr() as u64;
-    let (all_passes, (pa, pb)) = match direct {
-        Some(d) => {
-            let maps = d.tensors(shape, base, (a_addr, b_addr)).map(|t| emu_map(t).1);
-            (d.passes(shape, base, (a_addr, b_addr), maps), d.maps_at(base))
+        Ok(map.encode())
+    }
+
+    fn run(&mut self, launch: Launch, dims: LaunchDims) -> Result<()> {
+        use coalesce_kernels::gemm::pack::{MapsOut, Marks, pack};
+        use coalesce_kernels::gemm::{fixup::fixup, scale::maxima, split_k::sum_splits};
+        let variant = self.variant;
+        // SAFETY (each launch): the sequence's addresses are `A`, `B` and
+        // the staged `C` (lengths checked by `plan`, the three apart) or lie
+        // in the workspace, laid out for this shape. The closures take the
+        // addresses as integers: they run on every emulated thread, and raw
+        // pointers are not `Sync`.
+        match launch {
+            Launch::Zero { at, words } => unsafe { std::ptr::write_bytes(at as *mut u32, 0, words) },
+            Launch::Maxima(m) => emu::launch(dims, |ctx| unsafe {
+                maxima(ctx, m.src as *const f32, (m.rows, m.cols), m.out as *mut u32, m.by_rows)
+            })?,
+            Launch::Pack(pass) => emu::launch(dims, |ctx| unsafe {
+                let out = MapsOut { maps: pass.maps as *mut TensorMap, words: pass.words };
+                let marks =
+                    Marks { any: pass.any as *mut u32, lines: pass.lines as *mut u32, peaks: pass.peaks as *const u32 };
+                pack(ctx, pass.src as *const f32, (pass.hi as *mut f32, pass.lo as *mut f32), pass.shape, out, marks)
+            })?,
+            Launch::Product { a, b, c, p } => {
+                let report = emu::launch_checked(dims, |ctx| unsafe {
+                    variant.run(ctx, a as *const f32, b as *const f32, c as *mut f32, p)
+                })?;
+                if !self.checked && !report.findings.is_empty() {
+                    return Err(emu::EmuError::Checker(report.findings).into());
+                }
+                self.report = report;
+            }
+            Launch::SumSplits { parts, c, p, splits } => {
+                emu::launch(dims, |ctx| unsafe { sum_splits(ctx, parts as *const f32, c as *mut f32, p, splits) })?
+            }
+            Launch::Fixup { a, b, c, p, marks } => emu::launch(dims, |ctx| unsafe {
+                fixup(ctx, a as *const f32, b as *const f32, c as *mut f32, p, marks as *const u32)
+            })?,
         }
-        None => {
-            let maps: Vec<(u64, TensorMap)> = layout.tensors(variant, shape, base).into_iter().map(emu_map).collect();
-            (passes(&layout, shape, base, (a_addr, b_addr), &maps).to_vec(), layout.maps_at(base))
-        }
-    };
-    let maxima = direct.map_or_else(Vec::new, |d| d.maxima(shape, base, (a_addr, b_addr)));
-    for pass in maxima {
-        use coalesce_kernels::gemm::scale::{maxima, maxima_dims};
-        let dims = maxima_dims(pass.rows, pass.cols, pass.by_rows);
-        GridLimits::CUDA.check("gemm_maxima", &shape, dims)?;
-        // SAFETY: the source holds its rows x cols floats (checked by
-        // `plan`); the peaks lie in the zeroed workspace.
-        emu::launch(dims, |ctx| unsafe {
-            maxima(ctx, pass.src as *const f32, (pass.rows, pass.cols), pass.out as *mut u32, pass.by_rows)
-        })?;
+        Ok(())
     }
-    for pass in all_passes {
-        let dims = pack_dims(pass.shape.rows, pass.shape.cols);
-        GridLimits::CUDA.check("gemm_pack", &shape, dims)?;
-        // SAFETY: the source holds its rows x cols floats (checked by
-        // `plan`); the destinations and the maps lie in the workspace.
-        // (The closure takes the addresses as integers: it runs on
-        // every emulated thread, and raw pointers are not `Sync`.)
-        emu::launch(dims, |ctx| unsafe {
-            let out = MapsOut { maps: pass.maps as *mut TensorMap, words: pass.words };
-            let marks =
-                Marks { any: pass.any as *mut u32, lines: pass.lines as *mut u32, peaks: pass.peaks as *const u32 };
-            let (hi, lo) = (pass.hi as *mut f32, pass.lo as *mut f32);
-            pack(ctx, pass.src as *const f32, (hi, lo), pass.shape, out, marks)
-        })?;
-    }
-    // C staged 256-byte aligned, as a device buffer is, for the counters.
-    let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
-    let pc = SyncMutPtr::new(staged_c.as_mut_slice());
-    let p = shape.problem(scalars);
-    let c_addr = pc.get() as u64;
-    let (product_c, product_scalars) = direct.map_or((c_addr, scalars), |d| d.product_target(base, c_addr, scalars));
-    let product_p = shape.problem(product_scalars);
-    // SAFETY: the maps describe the workspace's arrays, written above; the
-    // product writes C (m x n floats, checked by `plan`) or the
-    // workspace's slices of partial products.
-    let report = emu::launch_checked(dims, |ctx| unsafe {
-        variant.run(ctx, pa as *const f32, pb as *const f32, product_c as *mut f32, product_p)
-    })?;
-    if !checked && !report.findings.is_empty() {
-        return Err(emu::EmuError::Checker(report.findings).into());
-    }
-    if let Some((at, splits)) = direct.and_then(|d| d.parts_at(base).map(|at| (at, d.splits))) {
-        use coalesce_kernels::gemm::split_k::{sum_splits, sum_splits_dims};
-        let sum = sum_splits_dims(shape.m() as u32, shape.n() as u32);
-        GridLimits::CUDA.check("gemm_sum_splits", &shape, sum)?;
-        // SAFETY: the parts lie in the workspace, written by the product;
-        // C is staged apart and holds m x n floats.
-        emu::launch(sum, |ctx| unsafe { sum_splits(ctx, at as *const f32, pc.get(), p, splits) })?;
-    }
-    let marks = match direct {
-        Some(d) => d.marks_at(base),
-        None => layout.marks.map(|_| layout.marks_at(base, shape).0),
-    };
-    if let Some(any) = marks {
-        let (pa, pb) = (SyncPtr::new(a), SyncPtr::new(b));
-        let (m, n) = (shape.m() as u32, shape.n() as u32);
-        // SAFETY: A, B, C hold their matrices (checked by `plan`), C is
-        // staged apart; the marks lie in the workspace, written above.
-        emu::launch(fixup_dims(m, n), |ctx| unsafe { fixup(ctx, pa.get(), pb.get(), pc.get(), p, any as *const u32) })?;
-    }
-    c.copy_from_slice(staged_c.as_mut_slice());
-    Ok(report)
 }
 
 /// [`launch`] with the memory counters: returns the [`Report`] (the

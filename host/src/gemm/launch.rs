@@ -1,25 +1,15 @@
 //! The GEMM's kernels on a stream: each kernel's argument tuple in the
-//! order of its parameters, and a TMA step's sequence (workspace, tensor
-//! maps, operand passes, product, fix-up).
+//! order of its parameters, and the stream as the [`Device`] that carries
+//! out a TMA step's sequence ([`super::run`]).
 
-use super::plan::{DirectLayout, Maxima, Pass, TmaLayout, passes};
+use super::plan::{Maxima, Pass, Tensor2d};
+use super::run::{Device, FIXUP, Launch, MAXIMA, PACK, SUM_SPLITS};
 use super::tma::{Workspace, encode};
 use super::{AlphaBeta, GemmShape, Problem, Variant};
 use crate::{LaunchDims, Result, Stream};
+use coalesce_kernels::TensorMap;
 use coalesce_kernels::gemm::pack::MapParam;
 use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
-
-/// The fix-up's entry point.
-const FIXUP: &str = "gemm_fixup";
-
-/// The operand pass's entry point.
-const PACK: &str = "gemm_pack";
-
-/// The peaks' pass's entry point.
-const MAXIMA: &str = "gemm_maxima";
-
-/// The split-K sum's entry point.
-const SUM_SPLITS: &str = "gemm_sum_splits";
 
 /// `A`, `B` and `C` as a step reads them; for a TMA step, `A` and `B` are
 /// the addresses of its tensor maps, which the kernel takes as `a` and `b`.
@@ -95,137 +85,69 @@ unsafe fn fixup(stream: &Stream<'_>, dims: LaunchDims, operands: Operands, p: Pr
     unsafe { stream.launch(FIXUP, dims, args) }
 }
 
-/// A TMA step ([`Geometry::tma`]): `A` and `B^T` made in the workspace by
-/// `gemm_pack` (rounded to TF32 or split, rows padded; the passes also
-/// write the tensor maps), then the product, all on `stream`; the workspace
-/// is freed in stream order after it.
+/// A TMA step ([`Geometry::tma`]) on `stream`: its sequence
+/// ([`super::run::run`]), the workspace from the `Gpu`'s pool, freed in
+/// stream order after the last launch that reads it.
 pub(super) fn tma(
     stream: &Stream<'_>, variant: Variant, dims: LaunchDims,
     (a, b, c): (&DeviceSlice<f32>, &DeviceSlice<f32>, &mut DeviceSlice<f32>), shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<()> {
-    use coalesce_kernels::gemm::fixup::fixup_dims;
-    use coalesce_kernels::gemm::pack::pack_dims;
-    let gpu = stream.gpu();
     // Refuse a module without the step before allocating anything.
-    gpu.require(variant.entry_point())?;
-    if variant.geometry().direct {
-        return direct(stream, variant, dims, (a, b, c), shape, scalars);
-    }
-    let (m, n, k) = (shape.m(), shape.n(), shape.k());
-    let limits = gpu.grid_limits();
-    limits.check(PACK, &shape, pack_dims(m as u32, k as u32))?;
-    limits.check(PACK, &shape, pack_dims(k as u32, n as u32))?;
-    let layout = TmaLayout::new(variant, shape);
-    let fix = layout.marks.is_some().then(|| fixup_dims(m as u32, n as u32));
-    if let Some(fix) = fix {
-        limits.check(FIXUP, &shape, fix)?;
-    }
-    let ws = Workspace::new(stream, layout.bytes)?;
-    let base = ws.base();
-    let maps = layout
-        .tensors(variant, shape, base)
-        .into_iter()
-        .map(|t| Ok((t.base, encode(t)?)))
-        .collect::<Result<Vec<_>>>()?;
-    let (any, _, _) = layout.marks_at(base, shape);
-    if fix.is_some() {
-        // The 1 + m + n words of marks lie inside the workspace.
-        zero_marks(stream, any, 1 + m + n)?;
-    }
-    let (ap, bp, cp) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
-    for pass in passes(&layout, shape, base, (ap.as_raw(), bp.as_raw()), &maps) {
-        // SAFETY: A holds m x k floats, B k x n; the destinations, the maps
-        // and the marks lie inside the workspace, which nothing else uses.
-        unsafe { pack(stream, pass) }?;
-    }
-    let (a_maps, b_maps) = layout.maps_at(base);
-    let maps = (DevicePointer::from_raw(a_maps), DevicePointer::from_raw(b_maps), cp);
-    // SAFETY: the maps describe A's and B^T's arrays, written by the passes
-    // queued before it; C holds m*n floats and overlaps neither A nor B
-    // (checked by `launch`).
-    unsafe { step(stream, variant.entry_point(), dims, maps, shape.problem(scalars)) }?;
-    match fix {
-        // SAFETY: A, B and C hold their matrices, C overlaps neither; the
-        // marks (1 + m + n words) were written by the passes before it.
-        Some(fix) => unsafe { fixup(stream, fix, (ap, bp, cp), shape.problem(scalars), any) },
-        None => Ok(()),
-    }
+    stream.gpu().require(variant.entry_point())?;
+    let operands = (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw(), c.as_device_ptr().as_raw());
+    let mut device = OnStream { stream, shape, variant, workspace: None };
+    super::run::run(&mut device, variant, shape, scalars, dims, operands)
 }
 
-/// A direct step ([`Geometry::direct`]): tensor maps over `A` and `B`
-/// themselves (or over padded copies of an operand whose rows they cannot
-/// describe, [`DirectLayout`]), written to the workspace by the one pass
-/// before the product, all on `stream`; for 3xTF32, the marks zeroed before
-/// and the fix-up after.
-fn direct(
-    stream: &Stream<'_>, variant: Variant, dims: LaunchDims,
-    (a, b, c): (&DeviceSlice<f32>, &DeviceSlice<f32>, &mut DeviceSlice<f32>), shape: GemmShape, scalars: AlphaBeta,
-) -> Result<()> {
-    use coalesce_kernels::gemm::fixup::fixup_dims;
-    use coalesce_kernels::gemm::pack::pack_dims;
-    use coalesce_kernels::gemm::scale::maxima_dims;
-    use coalesce_kernels::gemm::split_k::sum_splits_dims;
-    let (ap, bp, cp) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
-    let (a_raw, b_raw) = (ap.as_raw(), bp.as_raw());
-    let layout = DirectLayout::new(variant, shape, (a_raw, b_raw), dims.grid.z);
-    let limits = stream.gpu().grid_limits();
-    // The passes' grids are checked before anything is allocated or queued
-    // (their shapes do not depend on where the workspace lies).
-    let no_maps = [coalesce_kernels::TensorMap([0; 16]); 2];
-    for pass in layout.passes(shape, 0, (a_raw, b_raw), no_maps) {
-        limits.check(PACK, &shape, pack_dims(pass.shape.rows, pass.shape.cols))?;
+/// A stream as the [`Device`] of one TMA product: `launch` has checked its
+/// buffers (lengths, and `C` apart from `A` and `B`), and the sequence
+/// places every other array inside `workspace`.
+struct OnStream<'s> {
+    stream: &'s Stream<'s>,
+    shape: GemmShape,
+    variant: Variant,
+    workspace: Option<Workspace<'s>>,
+}
+
+impl Device for OnStream<'_> {
+    fn check(&self, entry: &'static str, dims: LaunchDims) -> Result<()> {
+        self.stream.gpu().grid_limits().check(entry, &self.shape, dims)
     }
-    for pass in layout.maxima(shape, 0, (a_raw, b_raw)) {
-        limits.check(MAXIMA, &shape, maxima_dims(pass.rows, pass.cols, pass.by_rows))?;
+
+    fn workspace(&mut self, bytes: usize) -> Result<u64> {
+        let ws = Workspace::new(self.stream, bytes)?;
+        let base = ws.base();
+        self.workspace = Some(ws);
+        Ok(base)
     }
-    let (m, n) = (shape.m(), shape.n());
-    let fix = layout.marks.is_some().then(|| fixup_dims(m as u32, n as u32));
-    if let Some(fix) = fix {
-        limits.check(FIXUP, &shape, fix)?;
+
+    fn encode(&self, t: Tensor2d) -> Result<TensorMap> {
+        encode(t)
     }
-    let sum = layout.parts.is_some().then(|| sum_splits_dims(m as u32, n as u32));
-    if let Some(sum) = sum {
-        limits.check(SUM_SPLITS, &shape, sum)?;
-    }
-    let ws = Workspace::new(stream, layout.bytes)?;
-    let base = ws.base();
-    let [ta, tb] = layout.tensors(shape, base, (a_raw, b_raw));
-    let maps = [encode(ta)?, encode(tb)?];
-    let marks = layout.marks_at(base);
-    if let Some((any, words)) = layout.marks_to_zero(base, shape) {
-        zero_marks(stream, any, words)?;
-    }
-    for pass in layout.maxima(shape, base, (a_raw, b_raw)) {
-        // SAFETY: the source is A (m x k floats) or B (k x n); the peaks
-        // lie inside the workspace, zeroed above.
-        unsafe { maxima(stream, pass) }?;
-    }
-    for pass in layout.passes(shape, base, (a_raw, b_raw), maps) {
-        // SAFETY: A holds m x k floats, B k x n; a copy and the maps lie
-        // inside the workspace, which nothing else uses.
-        unsafe { pack(stream, pass) }?;
-    }
-    let (a_map, b_map) = layout.maps_at(base);
-    let (product_c, product_scalars) = layout.product_target(base, cp.as_raw(), scalars);
-    let maps = (DevicePointer::from_raw(a_map), DevicePointer::from_raw(b_map), DevicePointer::from_raw(product_c));
-    // SAFETY: the maps, written by the pass queued before it, describe A
-    // and B (or their copies), and for 3xTF32 the zeroed marks follow them;
-    // the product writes C (m*n floats, overlapping neither: checked by
-    // `launch`) or, split, the workspace's `splits` slices of m*n.
-    unsafe { step(stream, variant.entry_point(), dims, maps, shape.problem(product_scalars)) }?;
-    if let (Some(sum), Some(parts)) = (sum, layout.parts_at(base)) {
-        let p = shape.problem(scalars);
-        let args: SumArgs = (DevicePointer::from_raw(parts), cp, p.m, p.n, p.k, p.alpha, p.beta, layout.splits);
-        // SAFETY: `gemm_sum_splits` takes `SumArgs`; the parts (`splits`
-        // slices of m*n floats) lie in the workspace, written by the
-        // product before it; C holds m*n floats.
-        unsafe { stream.launch(SUM_SPLITS, sum, args) }?;
-    }
-    match (fix, marks) {
-        // SAFETY: A, B and C hold their matrices, C overlaps neither; the
-        // marks (1 + m + n words) were written by the product before it.
-        (Some(fix), Some(any)) => unsafe { fixup(stream, fix, (ap, bp, cp), shape.problem(scalars), any) },
-        _ => Ok(()),
+
+    fn run(&mut self, launch: Launch, dims: LaunchDims) -> Result<()> {
+        let stream = self.stream;
+        let ptr = DevicePointer::from_raw;
+        // SAFETY (each launch): the sequence's addresses are `A`, `B` and
+        // `C` (m x k, k x n and m x n floats, `C` apart from both: checked
+        // by `launch`) or lie inside the workspace, laid out for this
+        // shape (`plan::TmaLayout`, `plan::DirectLayout`), which nothing
+        // else uses; each kernel is queued after the launches that write
+        // what it reads.
+        match launch {
+            Launch::Zero { at, words } => zero_marks(stream, at, words),
+            Launch::Maxima(m) => unsafe { maxima(stream, m) },
+            Launch::Pack(p) => unsafe { pack(stream, p) },
+            Launch::Product { a, b, c, p } => unsafe {
+                step(stream, self.variant.entry_point(), dims, (ptr(a), ptr(b), ptr(c)), p)
+            },
+            Launch::SumSplits { parts, c, p, splits } => {
+                let args: SumArgs = (ptr(parts), ptr(c), p.m, p.n, p.k, p.alpha, p.beta, splits);
+                // `gemm_sum_splits` takes `SumArgs`.
+                unsafe { stream.launch(SUM_SPLITS, dims, args) }
+            }
+            Launch::Fixup { a, b, c, p, marks } => unsafe { fixup(stream, dims, (ptr(a), ptr(b), ptr(c)), p, marks) },
+        }
     }
 }
 

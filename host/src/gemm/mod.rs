@@ -32,6 +32,7 @@ pub mod emu;
 #[cfg(feature = "cuda")]
 mod launch;
 mod plan;
+mod run;
 #[cfg(feature = "cuda")]
 pub(crate) mod tma;
 

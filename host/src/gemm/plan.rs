@@ -326,7 +326,6 @@ impl DirectLayout {
 
     /// The marks' address and words to zero, with the workspace at `base`
     /// (3xTF32 only).
-    #[cfg(feature = "cuda")]
     pub(crate) fn marks_to_zero(&self, base: u64, shape: GemmShape) -> Option<(u64, usize)> {
         self.marks_at(base).map(|at| (at, Self::marks_words(self.scaled, shape)))
     }
