@@ -53,7 +53,7 @@ def tc(out, dump):
             med, lo, hi = stats(lambda: torch.mm(a, b, out=c), reps[n])
             res[f"{name}_{n}"] = {"median_ms": med, "min_ms": lo, "max_ms": hi, "reps": reps[n],
                                   "TFLOPs": 2 * n**3 / med / 1e9}
-            record(res, "gemm", name, f"{n}^3", med, flops=2 * n**3, reps=reps[n], source="cublas")
+            record(res, "gemm", name, f"{n}x{n}x{n}", med, flops=2 * n**3, reps=reps[n], source="cublas")
             print(f"cuBLAS {name:5} {n}^3: median {med:.4f} ms (min {lo:.4f}, max {hi:.4f}, {reps[n]} reps) "
                   f"{2 * n**3 / med / 1e9:.1f} TFLOP/s", flush=True)
         del a, b, c
@@ -96,7 +96,7 @@ def shapes(log):
         a = torch.randn(m, k, device="cuda"); b = torch.randn(k, n, device="cuda")
         ms = bench(lambda: a @ b)
         print(f"torch sgemm {m}x{n}x{k}: {ms:.3f} ms {2 * m * n * k / ms / 1e9:.1f} TFLOP/s")
-        record(res, "gemm", "sgemm", f"{m}x{n}x{k}", ms, flops=2 * m * n * k, source="cublas")
+        record(res, "gemm_shapes", "sgemm", f"{m}x{n}x{k}", ms, flops=2 * m * n * k, source="cublas")
     json.dump(res, open(os.path.join(os.environ.get("OUT", "."), "torch_gemm_shapes.json"), "w"), indent=1)
 
 

@@ -25,14 +25,14 @@ def run(out):
     n = 1 << 28
     ms = copy_roof_ms(n)
     res["copy_GBs"] = 2 * n * 4 / ms / 1e6
-    record(res, "roof", "copy_", "1 GiB", ms, bytes=2 * n * 4)
+    record(res, "copy", "copy_", "1 GiB", ms, bytes=2 * n * 4)
     print(f"copy 1GiB: {ms:.3f} ms {res['copy_GBs']:.0f} GB/s", flush=True)
     for N in (4096, 8192, 16384):
         a = torch.randn(N, N, device=dev); b = torch.empty_like(a)
         ms = bench(lambda: b.copy_(a.t()))
         g = 2 * N * N * 4 / ms / 1e6
         res[f"torch_transpose_{N}_GBs"] = g
-        record(res, "transpose", "b.copy_(a.t())", f"{N}x{N}", ms, bytes=2 * N * N * 4)
+        record(res, "transpose", "copy_(a.t())", f"{N}x{N}", ms, bytes=2 * N * N * 4)
         print(f"torch transpose {N}: {ms:.3f} ms {g:.0f} GB/s", flush=True)
         del a, b
     for (R, C) in ((65536, 1024), (16384, 4096), (4096, 32768)):
@@ -54,11 +54,11 @@ def run(out):
         torch.backends.cuda.matmul.allow_tf32 = False
         ms = bench(lambda: A @ B, iters=10)
         res[f"torch_sgemm_{N}_TFLOPs"] = 2 * N**3 / ms / 1e9
-        record(res, "gemm", "sgemm", f"{N}^3", ms, flops=2 * N**3, source="cublas")
+        record(res, "gemm", "sgemm", f"{N}x{N}x{N}", ms, flops=2 * N**3, source="cublas")
         torch.backends.cuda.matmul.allow_tf32 = True
         ms2 = bench(lambda: A @ B, iters=10)
         res[f"torch_tf32gemm_{N}_TFLOPs"] = 2 * N**3 / ms2 / 1e9
-        record(res, "gemm", "tf32", f"{N}^3", ms2, flops=2 * N**3, source="cublas")
+        record(res, "gemm", "tf32", f"{N}x{N}x{N}", ms2, flops=2 * N**3, source="cublas")
         torch.backends.cuda.matmul.allow_tf32 = False
         print(f"gemm {N}: fp32 {res[f'torch_sgemm_{N}_TFLOPs']:.1f} TFLOP/s, tf32 {res[f'torch_tf32gemm_{N}_TFLOPs']:.1f}", flush=True)
         del A, B
@@ -83,7 +83,7 @@ def run(out):
         for i in range(N): r[i, :] = a[:, i]
     ms = bench(loop_transpose, iters=3, warm=1)
     res["torch_loop_transpose_4096_ms"] = ms
-    record(res, "transpose", "python loop of r[i, :] = a[:, i]", "4096x4096", ms, bytes=2 * N * N * 4)
+    record(res, "transpose", "python loop r[i, :] = a[:, i]", "4096x4096", ms, bytes=2 * N * N * 4)
     print(f"loop transpose 4096: {ms:.1f} ms", flush=True)
     json.dump(res, open(os.path.join(out, "torch_peers.json"), "w"), indent=1)
 

@@ -43,7 +43,7 @@ def run(out):
     n = 1 << 28
     ms = copy_roof_ms(n, iters=50, warm=5)
     res["copy_GBs"] = 2 * n * 4 / ms / 1e6
-    record(res, "roof", "copy_", "1 GiB", ms, bytes=2 * n * 4, reps=50)
+    record(res, "copy", "copy", str(n), ms, bytes=2 * n * 4, reps=50)
     print(f"copy 1 GiB: {ms:.3f} ms {res['copy_GBs']:.0f} GB/s", flush=True)
 
     for (R, C) in SHAPES:
