@@ -254,12 +254,19 @@ fn submit(which: Which, grade: Grader<'_>, e: usize, body: Body<'_>, floats: Opt
             // SAFETY (every step): the grader passes buffers of the
             // documented sizes, distinct, 256-byte aligned, and launches
             // each step with the grid and shared memory it documents.
-            let body = match e.launch {
-                Launch::Transpose(v) => Body::Transpose(&move |ctx, i, o, r, c| unsafe { v.run(ctx, i, o, r, c) }),
-                Launch::Copy => Body::Copy(&|ctx, s, d, len| unsafe { coalesce::kernels::copy::copy(ctx, s, d, len) }),
-                Launch::Gemm => Body::Gemm(&|ctx, a, b, c, p| unsafe { Gemm::Blocktile1d.run(ctx, a, b, c, p) }),
-            };
-            grade(Submission { body, shared_floats: step, file: None, source: None })
+            // Each body is a temporary of the call that grades it.
+            let reference = |body| Submission { body, shared_floats: step, file: None, source: None };
+            match e.launch {
+                Launch::Transpose(v) => {
+                    grade(reference(Body::Transpose(&move |ctx, i, o, r, c| unsafe { v.run(ctx, i, o, r, c) })))
+                }
+                Launch::Copy => grade(reference(Body::Copy(&|ctx, s, d, len| unsafe {
+                    coalesce::kernels::copy::copy(ctx, s, d, len)
+                }))),
+                Launch::Gemm => {
+                    grade(reference(Body::Gemm(&|ctx, a, b, c, p| unsafe { Gemm::Blocktile1d.run(ctx, a, b, c, p) })))
+                }
+            }
         }
     }
 }
