@@ -2,7 +2,7 @@
 //! order of its parameters, and the stream as the [`Device`] that carries
 //! out a TMA step's sequence ([`super::run`]).
 
-use super::plan::{Maxima, Pass, Tensor2d};
+use super::plan::Tensor2d;
 use super::run::{Device, FIXUP, Launch, MAXIMA, PACK, SUM_SPLITS};
 use super::tma::{Workspace, encode};
 use super::{AlphaBeta, GemmShape, Problem, Variant};
@@ -73,18 +73,6 @@ pub(super) unsafe fn step(
     unsafe { stream.launch(entry, dims, step_args(operands, p)) }
 }
 
-/// Queues `gemm_fixup` on `stream`.
-///
-/// # Safety
-/// `a`, `b` and `c` hold their matrices, `c` overlaps neither, and `marks`
-/// holds the `1 + m + n` words of marks.
-unsafe fn fixup(stream: &Stream<'_>, dims: LaunchDims, operands: Operands, p: Problem, marks: u64) -> Result<()> {
-    let (a, b, c, m, n, k, alpha, beta) = step_args(operands, p);
-    let args: FixupArgs = (a, b, c, m, n, k, alpha, beta, DevicePointer::from_raw(marks));
-    // SAFETY: `gemm_fixup` takes `FixupArgs`; the caller's contract.
-    unsafe { stream.launch(FIXUP, dims, args) }
-}
-
 /// A TMA step ([`Geometry::tma`]) on `stream`: its sequence
 /// ([`super::run::run`]), the workspace from the `Gpu`'s pool, freed in
 /// stream order after the last launch that reads it.
@@ -126,85 +114,48 @@ impl Device for OnStream<'_> {
     }
 
     fn run(&mut self, launch: Launch, dims: LaunchDims) -> Result<()> {
+        fn ptr<T: DeviceCopy>(address: u64) -> DevicePointer<T> {
+            DevicePointer::from_raw(address)
+        }
         let stream = self.stream;
-        let ptr = DevicePointer::from_raw;
-        // SAFETY (each launch): the sequence's addresses are `A`, `B` and
-        // `C` (m x k, k x n and m x n floats, `C` apart from both: checked
-        // by `launch`) or lie inside the workspace, laid out for this
-        // shape (`plan::TmaLayout`, `plan::DirectLayout`), which nothing
-        // else uses; each kernel is queued after the launches that write
-        // what it reads.
+        // SAFETY (each launch): each kernel takes the argument tuple named
+        // for it (in the order of its parameters); the sequence's addresses
+        // are `A`, `B` and `C` (m x k, k x n and m x n floats, `C` apart
+        // from both: checked by `launch`) or lie inside the workspace, laid
+        // out for this shape (`plan::TmaLayout`, `plan::DirectLayout`),
+        // which nothing else uses; each kernel is queued after the
+        // launches that write what it reads; a live stream.
         match launch {
-            Launch::Zero { at, words } => zero_marks(stream, at, words),
-            Launch::Maxima(m) => unsafe { maxima(stream, m) },
-            Launch::Pack(p) => unsafe { pack(stream, p) },
+            Launch::Zero { at, words } => {
+                // A memset in stream order (a node of its own in a graph capture).
+                stream.gpu().bind()?;
+                let r = unsafe { cust::sys::cuMemsetD32Async(at, 0, words, stream.raw()) };
+                crate::error::check("cuMemsetD32Async", r)
+            }
+            Launch::Maxima(m) => {
+                let args: MaximaArgs = (ptr(m.src), m.rows, m.cols, ptr(m.out), u32::from(m.by_rows));
+                unsafe { stream.launch(MAXIMA, dims, args) }
+            }
+            Launch::Pack(pass) => {
+                let (s, [map0, map1]) = (pass.shape, pass.words.map(|w| MapBytes(MapParam(w.0))));
+                let (src, hi, lo, maps) = (ptr(pass.src), ptr(pass.hi), ptr(pass.lo), ptr(pass.maps));
+                let marks = (ptr(pass.any), ptr(pass.lines), ptr(pass.peaks));
+                let args: PackArgs =
+                    (src, hi, lo, s.rows, s.cols, s.stride, s.flags, maps, map0, map1, marks.0, marks.1, marks.2);
+                unsafe { stream.launch(PACK, dims, args) }
+            }
             Launch::Product { a, b, c, p } => unsafe {
                 step(stream, self.variant.entry_point(), dims, (ptr(a), ptr(b), ptr(c)), p)
             },
             Launch::SumSplits { parts, c, p, splits } => {
                 let args: SumArgs = (ptr(parts), ptr(c), p.m, p.n, p.k, p.alpha, p.beta, splits);
-                // `gemm_sum_splits` takes `SumArgs`.
                 unsafe { stream.launch(SUM_SPLITS, dims, args) }
             }
-            Launch::Fixup { a, b, c, p, marks } => unsafe { fixup(stream, dims, (ptr(a), ptr(b), ptr(c)), p, marks) },
+            Launch::Fixup { a, b, c, p, marks } => {
+                let (a, b, c, m, n, k, alpha, beta) = step_args((ptr(a), ptr(b), ptr(c)), p);
+                let args: FixupArgs = (a, b, c, m, n, k, alpha, beta, ptr(marks));
+                unsafe { stream.launch(FIXUP, dims, args) }
+            }
         }
     }
-}
-
-/// Zeroes the `words` words of marks at `any` on `stream`: a memset in
-/// stream order (a node of its own in a graph capture).
-fn zero_marks(stream: &Stream<'_>, any: u64, words: usize) -> Result<()> {
-    stream.gpu().bind()?;
-    // SAFETY: the caller's marks lie inside its workspace; a live stream.
-    let r = unsafe { cust::sys::cuMemsetD32Async(any, 0, words, stream.raw()) };
-    crate::error::check("cuMemsetD32Async", r)
-}
-
-/// Queues the peaks' pass on `stream`.
-///
-/// # Safety
-/// `src` holds `rows x cols` floats and `out` one word per row (or column).
-unsafe fn maxima(stream: &Stream<'_>, pass: Maxima) -> Result<()> {
-    use coalesce_kernels::gemm::scale::maxima_dims;
-    let dims = maxima_dims(pass.rows, pass.cols, pass.by_rows);
-    let args: MaximaArgs = (
-        DevicePointer::from_raw(pass.src),
-        pass.rows,
-        pass.cols,
-        DevicePointer::from_raw(pass.out),
-        u32::from(pass.by_rows),
-    );
-    // SAFETY: `gemm_maxima` takes `MaximaArgs`; the caller's contract.
-    unsafe { stream.launch(MAXIMA, dims, args) }
-}
-
-/// Queues the pass on `stream`.
-///
-/// # Safety
-/// `src` holds the source's floats; `hi` (and `lo`, unless 0) its
-/// destination (`PackShape::dst_len`), `maps` 256 bytes or is 0, and for a
-/// split pass `any` one word and `lines` one per destination row; none
-/// overlaps `src`.
-unsafe fn pack(stream: &Stream<'_>, pass: Pass) -> Result<()> {
-    use coalesce_kernels::gemm::pack::pack_dims;
-    let s = pass.shape;
-    let dims = pack_dims(s.rows, s.cols);
-    let [map0, map1] = pass.words.map(|w| MapBytes(MapParam(w.0)));
-    let args: PackArgs = (
-        DevicePointer::from_raw(pass.src),
-        DevicePointer::from_raw(pass.hi),
-        DevicePointer::from_raw(pass.lo),
-        s.rows,
-        s.cols,
-        s.stride,
-        s.flags,
-        DevicePointer::from_raw(pass.maps),
-        map0,
-        map1,
-        DevicePointer::from_raw(pass.any),
-        DevicePointer::from_raw(pass.lines),
-        DevicePointer::from_raw(pass.peaks),
-    );
-    // SAFETY: `gemm_pack` takes `PackArgs`; the caller's contract.
-    unsafe { stream.launch(PACK, dims, args) }
 }
