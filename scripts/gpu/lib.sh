@@ -45,15 +45,17 @@ print(json.dumps({"tool": tool, "binary": binary, "errors": int(m[1]) if m else 
 PY
 }
 
-# tests BINARY LOG: one tests.jsonl line, the passed and failed counts of
-# the binary's libtest summary (`test result: ...`) in LOG.
+# tests BINARY LOG: one tests.jsonl line, the counts of the binary's last
+# libtest summary (`test result: ...`) in LOG; none found reads as a failure.
 tests() {
     python3 - "$@" >>"$RUN/tests.jsonl" <<'PY'
 import json, pathlib, re, sys
 binary, log = pathlib.Path(sys.argv[1]).name, pathlib.Path(sys.argv[2]).read_text(errors="replace")
-found = re.findall(r"test result: \w+\. (\d+) passed; (\d+) failed", log)
-passed, failed = found[-1] if found else (0, 1)
-print(json.dumps({"binary": binary, "passed": int(passed), "failed": int(failed)}))
+found = re.findall(r"test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored; \d+ measured; (\d+) filtered out; "
+                   r"finished in ([\d.]+)s", log)
+passed, failed, ignored, filtered, seconds = found[-1] if found else (0, 1, 0, 0, 0)
+print(json.dumps({"binary": binary, "passed": int(passed), "failed": int(failed), "ignored": int(ignored),
+                  "filtered_out": int(filtered), "seconds": float(seconds)}))
 PY
 }
 

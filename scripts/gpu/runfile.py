@@ -11,6 +11,9 @@ Read from the folders (scripts/gpu/lib.sh's $RUN and $OUT), each where present:
                                      ncu.csv labelled from ncu-labels.txt (a line per launch, in order)
   sanitizer.jsonl, tests.jsonl       a line per tool and test binary (scripts/gpu/lib.sh)
   values.json                        named figures a test or example wrote as JSON
+  any *.json with a `values` object  named figures (PyTorch's version, its special values)
+  any *.log                          `VALUE name json` (sets), `VALUE[] name json` (appends) and
+                                     `VALUE{} name key json` (one entry) lines a test printed
 and with --criterion, criterion's folder (CRITERION_HOME): one timing per
 benchmark, its bootstrap median; with --ptxas, `ptxas -v`'s registers, stack
 and spills per entry. The GPU, its driver and CUDA come from nvidia-smi and
@@ -33,6 +36,38 @@ def gpu(report):
     cuda = re.search(r"release ([\d.]+)", command("nvcc", "--version"))
     return {"name": name or (report or {}).get("gpu"), "sm_count": (report or {}).get("sm_count"), "driver": driver,
             "cuda": cuda.group(1) if cuda else None, "ptx_arch": (report or {}).get("ptx_arch")}
+
+
+def machine():
+    """The machine's own figures for the pages' "Machine" blocks: nvidia-smi's
+    memory and clocks, nvcc's version and build ({} where neither runs)."""
+    out = {}
+    smi = command("nvidia-smi", "--query-gpu=memory.total,clocks.current.sm,clocks.current.memory,clocks.max.sm",
+                  "--format=csv,noheader,nounits").split(",")
+    if len(smi) == 4:
+        keys = ("memory_total_mib", "sm_clock_mhz", "memory_clock_mhz", "max_sm_clock_mhz")
+        out["nvidia_smi"] = dict(zip(keys, (int(x) for x in smi)))
+    nvcc = re.search(r"release [\d.]+, (\S+)\nBuild (\S+)", command("nvcc", "--version"))
+    if nvcc:
+        out["nvcc"] = {"version": nvcc[1], "build": nvcc[2]}
+    return out
+
+
+def printed_values(folders):
+    """The `VALUE` lines of the folders' logs, in order."""
+    out = {}
+    for line in (l for f in folders for p in sorted(f.glob("*.log")) for l in p.read_text(errors="replace").splitlines()):
+        kind, _, rest = line.partition(" ")
+        if kind == "VALUE":
+            name, _, value = rest.partition(" ")
+            out[name] = json.loads(value)
+        elif kind == "VALUE[]":
+            name, _, value = rest.partition(" ")
+            out.setdefault(name, []).append(json.loads(value))
+        elif kind == "VALUE{}":
+            name, key, value = rest.split(" ", 2)
+            out.setdefault(name, {})[key] = json.loads(value)
+    return out
 
 
 def report_timings(report):
@@ -66,9 +101,12 @@ def criterion_timings(folder):
         op, shape, kernel = next((rule(m, f) for pattern, rule in GROUPS if (m := re.fullmatch(pattern, group))),
                                  (group, "", f))
         tp = bench.get("throughput") or {}
+        # Samples, and the launches they timed in all.
+        iters = json.loads((est.parent / "sample.json").read_text())["iters"] if (est.parent / "sample.json").is_file() else []
         out.append({"source": "criterion", "op": op, "kernel": kernel, "shape": shape, "group": group,
                     "statistic": "median", "ms": json.loads(est.read_text())["median"]["point_estimate"] / 1e6,
-                    "bytes": tp.get("Bytes") or tp.get("BytesDecimal")})
+                    "bytes": tp.get("Bytes") or tp.get("BytesDecimal"), "samples": len(iters) or None,
+                    "reps": int(sum(iters)) or None})
     return out
 
 
@@ -125,13 +163,18 @@ def main():
     report = find(args.folders, "report.json", "report/report.json")
     report = json.loads(report.read_text()) if report else None
     timings = report_timings(report) if report else []
+    values = machine()
     for p in sorted(p for f in args.folders for p in f.glob("*.json")):
         data = json.loads(p.read_text()) if p.name not in ("run.json", "report.json", "values.json") else {}
         if isinstance(data, dict) and isinstance(data.get("timings"), list):
             timings += data["timings"]
+        if isinstance(data, dict) and isinstance(data.get("values"), dict):
+            values.update(data["values"])
     if args.criterion:
         timings += criterion_timings(args.criterion)
-    labels, values = (find(args.folders, n) for n in ("ncu-labels.txt", "values.json"))
+    labels, values_json = (find(args.folders, n) for n in ("ncu-labels.txt", "values.json"))
+    values.update(json.loads(values_json.read_text()) if values_json else {})
+    values.update(printed_values(args.folders))
     labels = labels.read_text().splitlines() if labels else []
     ncu = [launch for f in args.folders for p in sorted(f.glob("ncu*.csv"))
            for launch in ncu_launches(p, labels if p.name == "ncu.csv" else [])]
@@ -142,7 +185,7 @@ def main():
            "ptxas": ptxas(args.ptxas) if args.ptxas else {},
            "sanitizer": [l for f in args.folders for l in lines(f / "sanitizer.jsonl")],
            "tests": [l for f in args.folders for l in lines(f / "tests.jsonl")],
-           "values": json.loads(values.read_text()) if values else {}}
+           "values": values}
     args.to.write_text(json.dumps(run, indent=1) + "\n")
     print(f"{args.to}: {len(timings)} timings, {len(run['ncu'])} ncu launches, "
           f"{len(run['sanitizer'])} sanitizer verdicts, {len(run['tests'])} test binaries")

@@ -86,13 +86,24 @@ fn every_kernel_on_the_gpu_at_the_benchmark_shapes() {
         let shape = MatrixShape::new(rows, cols).unwrap();
         let input = logits(&mut rng, shape.len());
         check_every_kernel_on_gpu(&stream, shape, &input, "", |kernel, _, st| {
-            let auto = if kernel == Kernel::for_cols(cols as u32) { " (dispatch)" } else { "" };
+            let picked = kernel == Kernel::for_cols(cols as u32);
+            let auto = if picked { " (dispatch)" } else { "" };
             eprintln!(
                 "accuracy: {} {rows}x{cols} max_ulp_near_max {:.2} max_row_sum_err {:.3e}{auto}",
                 kernel.name(),
                 st.ulp_near_max,
                 st.row_sum
             );
+            // The same as the run file's values (scripts/gpu/runfile.py): one
+            // line each, so that threads' lines cannot interleave within one.
+            let (ulp, sum) = (format!("{:.2}", st.ulp_near_max), format!("{:.3e}", st.row_sum));
+            eprintln!(
+                r#"VALUE[] accuracy {{"kernel": "{}", "shape": "{rows}x{cols}", "max_ulp_near_max": {ulp}, "max_row_sum_err": {sum}}}"#,
+                kernel.name()
+            );
+            if picked {
+                eprintln!(r#"VALUE{{}} dispatch {rows}x{cols} "{}""#, kernel.name());
+            }
         });
     }
 }

@@ -39,6 +39,9 @@ def run(out):
         r = torch.softmax(torch.tensor([row], device=dev), dim=-1).cpu()[0].tolist()
         res["semantics"][name] = {"input": [repr(v) for v in row], "output": [repr(v) for v in r]}
         print(f"torch.softmax({row}) = {r}", flush=True)
+    # The run file's named figures (scripts/gpu/runfile.py).
+    res["values"] = {"torch": {"version": torch.__version__, "cuda": torch.version.cuda, "gpu": p.name},
+                     "torch_special_values": [{"case": k, **v} for k, v in res["semantics"].items()]}
 
     n = 1 << 28
     ms = copy_roof_ms(n, iters=50, warm=5)
