@@ -6,7 +6,8 @@
 # pages embed (docs/pictures, from `cargo emulate --pictures`: no GPU, no
 # CUDA), and fails if any page or picture differs: pages, pictures,
 # generators and measurements stay in step. Then checks the docs' relative
-# links (scripts/docs/links.py) and the run folders' names (scripts/docs/runs.py).
+# links (scripts/docs/links.py), the run folders' names (scripts/docs/runs.py)
+# and the run files' writer (scripts/gpu/test_runfile.py).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -37,6 +38,8 @@ else
         status=1
     fi
 fi
+# The run files' writer puts each figure where the pages read it.
+python3 scripts/gpu/test_runfile.py || status=1
 # Every relative link of README.md and docs/*.md leads to a file or folder that exists.
 python3 scripts/docs/links.py || status=1
 # Every run folder named anywhere exists (or is named at a commit that has it),

@@ -56,7 +56,8 @@ def machine():
 def printed_values(folders):
     """The `VALUE` lines of the folders' logs, in order."""
     out = {}
-    for line in (l for f in folders for p in sorted(f.glob("*.log")) for l in p.read_text(errors="replace").splitlines()):
+    logs = (p.read_text(errors="replace") for f in folders for p in sorted(f.glob("*.log")))
+    for line in (line for log in logs for line in log.splitlines()):
         kind, _, rest = line.partition(" ")
         if kind == "VALUE":
             name, _, value = rest.partition(" ")
@@ -102,7 +103,8 @@ def criterion_timings(folder):
                                  (group, "", f))
         tp = bench.get("throughput") or {}
         # Samples, and the launches they timed in all.
-        iters = json.loads((est.parent / "sample.json").read_text())["iters"] if (est.parent / "sample.json").is_file() else []
+        sample = est.parent / "sample.json"
+        iters = json.loads(sample.read_text())["iters"] if sample.is_file() else []
         out.append({"source": "criterion", "op": op, "kernel": kernel, "shape": shape, "group": group,
                     "statistic": "median", "ms": json.loads(est.read_text())["median"]["point_estimate"] / 1e6,
                     "bytes": tp.get("Bytes") or tp.get("BytesDecimal"), "samples": len(iters) or None,
