@@ -9,7 +9,7 @@
 # Writes into $OUT (the device call returns at most eight files) the logs to
 # read and the run file the page is filled from:
 #   tests.log              the machine (commit, date, nvidia-smi, CPU, nvcc), a blank line, then
-#                          test-nested_sin --nocapture: every test, with the ACCURACY lines and ACCURACY_JSON
+#                          test-nested_sin --nocapture: every test, with the ACCURACY lines and the VALUE line
 #   ptxas.txt              ptxas -v of the sm_90a module, the nested-sin kernels' entries
 #   bench.log              criterion's nested_sin groups (benches/nested_sin.rs)
 #   end_to_end.json        example-nested_sin_end_to_end --json (H2D + kernel + D2H vs every CPU core)
