@@ -62,7 +62,6 @@ note "end to end: $(status $?)"
 
 # PyTorch in the same call: writes $OUT/torch_peers.json, prints its lines.
 timeout 100 python3 scripts/gpu/peers nested-sin 2>&1
-cp "$OUT/torch_peers.json" "$RUN/" 2>/dev/null
 note "torch: $(status $?)"
 
 # The GPU tests (their names hold "gpu") under each tool; COALESCE_SANITIZER=1

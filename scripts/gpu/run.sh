@@ -19,7 +19,6 @@ mkdir -p /tmp/extras
 source scripts/gpu/lib.sh   # $OUT, $B, $RUN, and the run file's verdicts
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
-status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
 want() { [[ ",${SKIP:-}," != *",$1,"* ]]; }
 
 {

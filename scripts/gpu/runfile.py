@@ -6,14 +6,15 @@ schema), from the structured files its scripts left in a folder:
 
 Read from the folders (scripts/gpu/lib.sh's $RUN and $OUT), each where present:
   report.json or report/report.json  the report binary's roofs and timings (--out)
-  any *.json with a `timings` list   PyTorch's and cuBLAS's timings (scripts/gpu/peers)
+  any *.json with a `timings` list   PyTorch's and cuBLAS's timings (scripts/gpu/peers); a file of one
+                                     name counts once, from the first folder that has it
   ncu*.csv                           ncu --csv --print-units base: one `ncu` entry per launch, those of
                                      ncu.csv labelled from ncu-labels.txt (a line per launch, in order)
   sanitizer.jsonl, tests.jsonl       a line per tool and test binary (scripts/gpu/lib.sh)
   values.json                        named figures a test or example wrote as JSON
   any *.json with a `values` object  named figures (PyTorch's version, its special values)
-  any *.log                          `VALUE name json` (sets), `VALUE[] name json` (appends) and
-                                     `VALUE{} name key json` (one entry) lines a test printed
+  tests.log                          `VALUE name json` (sets), `VALUE[] name json` (appends) and
+                                     `VALUE{} name key json` (one entry) lines the tests printed
 and with --criterion, criterion's folder (CRITERION_HOME): one timing per
 benchmark, its bootstrap median; with --ptxas, `ptxas -v`'s registers, stack
 and spills per entry. The GPU, its driver and CUDA come from nvidia-smi and
@@ -30,34 +31,36 @@ def command(*args):
         return ""
 
 
-def gpu(report):
+def gpu(report, nvcc):
+    """The run file's `gpu`: nvidia-smi's name and driver, the CUDA release
+    of `nvcc --version` (`nvcc`), the report's SMs and PTX target."""
     smi = command("nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader").splitlines()
     name, driver = ([s.strip() for s in smi[0].split(",")] + [None])[:2] if smi else (None, None)
-    cuda = re.search(r"release ([\d.]+)", command("nvcc", "--version"))
+    cuda = re.search(r"release ([\d.]+)", nvcc)
     return {"name": name or (report or {}).get("gpu"), "sm_count": (report or {}).get("sm_count"), "driver": driver,
             "cuda": cuda.group(1) if cuda else None, "ptx_arch": (report or {}).get("ptx_arch")}
 
 
-def machine():
+def machine(nvcc):
     """The machine's own figures for the pages' "Machine" blocks: nvidia-smi's
-    memory and clocks, nvcc's version and build ({} where neither runs)."""
+    memory and clocks, and the version and build of `nvcc --version`
+    (`nvcc`); {} where neither runs."""
     out = {}
     smi = command("nvidia-smi", "--query-gpu=memory.total,clocks.current.sm,clocks.current.memory,clocks.max.sm",
                   "--format=csv,noheader,nounits").split(",")
     if len(smi) == 4:
         keys = ("memory_total_mib", "sm_clock_mhz", "memory_clock_mhz", "max_sm_clock_mhz")
         out["nvidia_smi"] = dict(zip(keys, (int(x) for x in smi)))
-    nvcc = re.search(r"release [\d.]+, (\S+)\nBuild (\S+)", command("nvcc", "--version"))
-    if nvcc:
-        out["nvcc"] = {"version": nvcc[1], "build": nvcc[2]}
+    found = re.search(r"release [\d.]+, (\S+)\nBuild (\S+)", nvcc)
+    if found:
+        out["nvcc"] = {"version": found[1], "build": found[2]}
     return out
 
 
-def printed_values(folders):
-    """The `VALUE` lines of the folders' logs, in order."""
+def printed_values(log):
+    """The `VALUE` lines of the tests' log, in order."""
     out = {}
-    logs = (p.read_text(errors="replace") for f in folders for p in sorted(f.glob("*.log")))
-    for line in (line for log in logs for line in log.splitlines()):
+    for line in log.splitlines():
         kind, _, rest = line.partition(" ")
         if kind == "VALUE":
             name, _, value = rest.partition(" ")
@@ -165,24 +168,28 @@ def main():
     report = find(args.folders, "report.json", "report/report.json")
     report = json.loads(report.read_text()) if report else None
     timings = report_timings(report) if report else []
-    values = machine()
-    for p in sorted(p for f in args.folders for p in f.glob("*.json")):
-        data = json.loads(p.read_text()) if p.name not in ("run.json", "report.json", "values.json") else {}
+    nvcc = command("nvcc", "--version")
+    values = machine(nvcc)
+    jsons = {}
+    for p in (p for f in args.folders for p in sorted(f.glob("*.json"))):
+        jsons.setdefault(p.name, p)  # a file copied into two folders counts once
+    for name, p in sorted(jsons.items()):
+        data = json.loads(p.read_text()) if name not in ("run.json", "report.json", "values.json") else {}
         if isinstance(data, dict) and isinstance(data.get("timings"), list):
             timings += data["timings"]
         if isinstance(data, dict) and isinstance(data.get("values"), dict):
             values.update(data["values"])
     if args.criterion:
         timings += criterion_timings(args.criterion)
-    labels, values_json = (find(args.folders, n) for n in ("ncu-labels.txt", "values.json"))
+    labels, values_json, log = (find(args.folders, n) for n in ("ncu-labels.txt", "values.json", "tests.log"))
     values.update(json.loads(values_json.read_text()) if values_json else {})
-    values.update(printed_values(args.folders))
+    values.update(printed_values(log.read_text(errors="replace")) if log else {})
     labels = labels.read_text().splitlines() if labels else []
     ncu = [launch for f in args.folders for p in sorted(f.glob("ncu*.csv"))
            for launch in ncu_launches(p, labels if p.name == "ncu.csv" else [])]
     commit = (ROOT / ".gpu" / "commit").read_text().strip() if (ROOT / ".gpu" / "commit").is_file() else "unknown"
     run = {"schema": 1, "made_by": args.made_by, "commit": commit, "date": datetime.date.today().isoformat(),
-           "gpu": gpu(report), "roofs": report["roofs"] if report else {}, "timings": timings,
+           "gpu": gpu(report, nvcc), "roofs": report["roofs"] if report else {}, "timings": timings,
            "ncu": ncu,
            "ptxas": ptxas(args.ptxas) if args.ptxas else {},
            "sanitizer": [l for f in args.folders for l in lines(f / "sanitizer.jsonl")],

@@ -52,7 +52,6 @@ note "bench: $(status $?)"
 
 # PyTorch in the same call: writes $OUT/torch_softmax.json, prints its table.
 timeout 90 python3 scripts/gpu/peers softmax 2>&1
-cp "$OUT/torch_softmax.json" "$RUN/" 2>/dev/null
 note "torch: $(status $?)"
 
 # The GPU tests (their names hold "gpu") under each tool, at the odd shapes:

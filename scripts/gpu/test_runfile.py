@@ -37,6 +37,9 @@ def write(folder):
         "values": {"torch": {"version": "2.11.0"}},
         "timings": [{"source": "pytorch", "op": "softmax", "kernel": "torch.softmax", "shape": "65536x1024",
                      "statistic": "median", "ms": 0.1436, "bytes": 536870912}]}))
+    # The same file in the second folder (a copy) counts once.
+    (folder / "out").mkdir()
+    (folder / "out" / "torch_softmax.json").write_text((folder / "torch_softmax.json").read_text())
     (folder / "ncu.csv").write_text("==PROF== Connected\n" + NCU)
     (folder / "ncu-labels.txt").write_text("warp32 on 65536x1024\n")
     (folder / "sanitizer.jsonl").write_text(json.dumps(
@@ -54,7 +57,7 @@ def main():
         write(folder)
         subprocess.run([sys.executable, str(ROOT / "scripts/gpu/runfile.py"), "--to", str(folder / "run.json"),
                         "--made-by", "scripts/gpu/test_runfile.py", "--criterion", str(folder / "criterion"),
-                        str(folder)], check=True, stdout=subprocess.DEVNULL)
+                        str(folder), str(folder / "out")], check=True, stdout=subprocess.DEVNULL)
         pages.RUNS = pathlib.Path(tmp)
         run = pages.Run(folder.name)  # the schema check
         crit = run.t("warp32", "65536x1024", "criterion", "softmax")
