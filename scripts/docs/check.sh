@@ -31,8 +31,7 @@ if [[ -z $run ]]; then
     status=1
 else
     run=$(dirname "$run")
-    python3 scripts/docs/readme.py "$run" --check || status=1
-    cargo run --release -q -p coalesce-report --no-default-features -- --from "$run/report.json" --out "$tmp/readme" >/dev/null
+    python3 scripts/docs/readme.py "$run" --check --out "$tmp/readme" || status=1
     if ! cmp -s docs/roofline.svg "$tmp/readme/roofline.svg"; then
         echo "docs/roofline.svg is not the report's drawing of $run/report.json (docs/gpu-machine.md says how to redraw it)" >&2
         status=1
