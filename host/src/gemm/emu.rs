@@ -61,7 +61,7 @@ fn tma(
 ) -> Result<Report> {
     let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
     let operands = (a.as_ptr() as u64, b.as_ptr() as u64, staged_c.as_mut_slice().as_mut_ptr() as u64);
-    let mut device = Emulated { shape, variant, checked, workspace: None, report: Report::default() };
+    let mut device = Emulated { shape, checked, workspace: None, report: Report::default() };
     super::run::run(&mut device, variant, shape, scalars, dims, operands)?;
     c.copy_from_slice(staged_c.as_mut_slice());
     Ok(device.report)
@@ -72,7 +72,6 @@ fn tma(
 /// the maps the emulator's ([`TmaMap`]).
 struct Emulated {
     shape: GemmShape,
-    variant: Variant,
     checked: bool,
     workspace: Option<crate::emu::Aligned>,
     report: Report,
@@ -104,17 +103,21 @@ impl Device for Emulated {
         Ok(map.encode())
     }
 
-    fn run(&mut self, launch: Launch, dims: LaunchDims) -> Result<()> {
+    fn zero(&mut self, at: u64, words: usize) -> Result<()> {
+        // SAFETY: `at` and its words lie in the workspace.
+        unsafe { std::ptr::write_bytes(at as *mut u32, 0, words) };
+        Ok(())
+    }
+
+    fn run(&mut self, launch: Launch, _: &'static str, dims: LaunchDims) -> Result<()> {
         use coalesce_kernels::gemm::pack::{MapsOut, Marks, pack};
         use coalesce_kernels::gemm::{fixup::fixup, scale::maxima, split_k::sum_splits};
-        let variant = self.variant;
         // SAFETY (each launch): the sequence's addresses are `A`, `B` and
         // the staged `C` (lengths checked by `plan`, the three apart) or lie
         // in the workspace, laid out for this shape. The closures take the
         // addresses as integers: they run on every emulated thread, and raw
         // pointers are not `Sync`.
         match launch {
-            Launch::Zero { at, words } => unsafe { std::ptr::write_bytes(at as *mut u32, 0, words) },
             Launch::Maxima(m) => emu::launch(dims, |ctx| unsafe {
                 maxima(ctx, m.src as *const f32, (m.rows, m.cols), m.out as *mut u32, m.by_rows)
             })?,
@@ -124,7 +127,7 @@ impl Device for Emulated {
                     Marks { any: pass.any as *mut u32, lines: pass.lines as *mut u32, peaks: pass.peaks as *const u32 };
                 pack(ctx, pass.src as *const f32, (pass.hi as *mut f32, pass.lo as *mut f32), pass.shape, out, marks)
             })?,
-            Launch::Product { a, b, c, p } => {
+            Launch::Product { variant, a, b, c, p, .. } => {
                 let report = emu::launch_checked(dims, |ctx| unsafe {
                     variant.run(ctx, a as *const f32, b as *const f32, c as *mut f32, p)
                 })?;

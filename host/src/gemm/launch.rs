@@ -3,7 +3,7 @@
 //! out a TMA step's sequence ([`super::run`]).
 
 use super::plan::Tensor2d;
-use super::run::{Device, FIXUP, Launch, MAXIMA, PACK, SUM_SPLITS};
+use super::run::{Device, Launch};
 use super::tma::{Workspace, encode};
 use super::{AlphaBeta, GemmShape, Problem, Variant};
 use crate::{LaunchDims, Result, Stream};
@@ -83,7 +83,7 @@ pub(super) fn tma(
     // Refuse a module without the step before allocating anything.
     stream.gpu().require(variant.entry_point())?;
     let operands = (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw(), c.as_device_ptr().as_raw());
-    let mut device = OnStream { stream, shape, variant, workspace: None };
+    let mut device = OnStream { stream, shape, workspace: None };
     super::run::run(&mut device, variant, shape, scalars, dims, operands)
 }
 
@@ -93,7 +93,6 @@ pub(super) fn tma(
 struct OnStream<'s> {
     stream: &'s Stream<'s>,
     shape: GemmShape,
-    variant: Variant,
     workspace: Option<Workspace<'s>>,
 }
 
@@ -113,7 +112,15 @@ impl Device for OnStream<'_> {
         encode(t)
     }
 
-    fn run(&mut self, launch: Launch, dims: LaunchDims) -> Result<()> {
+    fn zero(&mut self, at: u64, words: usize) -> Result<()> {
+        // A memset in stream order (a node of its own in a graph capture).
+        self.stream.gpu().bind()?;
+        // SAFETY: `at` and its words lie inside the workspace; a live stream.
+        let r = unsafe { cust::sys::cuMemsetD32Async(at, 0, words, self.stream.raw()) };
+        crate::error::check("cuMemsetD32Async", r)
+    }
+
+    fn run(&mut self, launch: Launch, entry: &'static str, dims: LaunchDims) -> Result<()> {
         fn ptr<T: DeviceCopy>(address: u64) -> DevicePointer<T> {
             DevicePointer::from_raw(address)
         }
@@ -126,15 +133,9 @@ impl Device for OnStream<'_> {
         // which nothing else uses; each kernel is queued after the
         // launches that write what it reads; a live stream.
         match launch {
-            Launch::Zero { at, words } => {
-                // A memset in stream order (a node of its own in a graph capture).
-                stream.gpu().bind()?;
-                let r = unsafe { cust::sys::cuMemsetD32Async(at, 0, words, stream.raw()) };
-                crate::error::check("cuMemsetD32Async", r)
-            }
             Launch::Maxima(m) => {
                 let args: MaximaArgs = (ptr(m.src), m.rows, m.cols, ptr(m.out), u32::from(m.by_rows));
-                unsafe { stream.launch(MAXIMA, dims, args) }
+                unsafe { stream.launch(entry, dims, args) }
             }
             Launch::Pack(pass) => {
                 let (s, [map0, map1]) = (pass.shape, pass.words.map(|w| MapBytes(MapParam(w.0))));
@@ -142,19 +143,17 @@ impl Device for OnStream<'_> {
                 let marks = (ptr(pass.any), ptr(pass.lines), ptr(pass.peaks));
                 let args: PackArgs =
                     (src, hi, lo, s.rows, s.cols, s.stride, s.flags, maps, map0, map1, marks.0, marks.1, marks.2);
-                unsafe { stream.launch(PACK, dims, args) }
+                unsafe { stream.launch(entry, dims, args) }
             }
-            Launch::Product { a, b, c, p } => unsafe {
-                step(stream, self.variant.entry_point(), dims, (ptr(a), ptr(b), ptr(c)), p)
-            },
+            Launch::Product { a, b, c, p, .. } => unsafe { step(stream, entry, dims, (ptr(a), ptr(b), ptr(c)), p) },
             Launch::SumSplits { parts, c, p, splits } => {
                 let args: SumArgs = (ptr(parts), ptr(c), p.m, p.n, p.k, p.alpha, p.beta, splits);
-                unsafe { stream.launch(SUM_SPLITS, dims, args) }
+                unsafe { stream.launch(entry, dims, args) }
             }
             Launch::Fixup { a, b, c, p, marks } => {
                 let (a, b, c, m, n, k, alpha, beta) = step_args((ptr(a), ptr(b), ptr(c)), p);
                 let args: FixupArgs = (a, b, c, m, n, k, alpha, beta, ptr(marks));
-                unsafe { stream.launch(FIXUP, dims, args) }
+                unsafe { stream.launch(entry, dims, args) }
             }
         }
     }

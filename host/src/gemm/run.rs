@@ -1,6 +1,7 @@
 //! A TMA step's launches, written once for the GPU and the emulator: the
-//! workspace it needs, the tensor maps it encodes there, and what it
-//! launches in order ([`Launch`]), which a [`Device`] carries out.
+//! workspace it needs, the tensor maps it encodes there, the marks it
+//! zeroes, and the kernels it launches in order ([`Launch`]), which a
+//! [`Device`] carries out.
 
 use super::plan::{DirectLayout, Maxima, Pass, Tensor2d, TmaLayout, passes};
 use super::{AlphaBeta, GemmShape, Problem, Variant};
@@ -8,30 +9,28 @@ use crate::{LaunchDims, Result};
 use coalesce_kernels::TensorMap;
 
 /// The fix-up's entry point.
-pub(crate) const FIXUP: &str = "gemm_fixup";
+const FIXUP: &str = "gemm_fixup";
 /// The operand pass's entry point.
-pub(crate) const PACK: &str = "gemm_pack";
+const PACK: &str = "gemm_pack";
 /// The peaks' pass's entry point.
-pub(crate) const MAXIMA: &str = "gemm_maxima";
+const MAXIMA: &str = "gemm_maxima";
 /// The split-K sum's entry point.
-pub(crate) const SUM_SPLITS: &str = "gemm_sum_splits";
+const SUM_SPLITS: &str = "gemm_sum_splits";
 
-/// One step of a TMA product's sequence, its addresses absolute.
+/// One kernel of a TMA product's sequence, its addresses absolute.
 // A pass carries its two 128-byte maps by value, as `gemm_pack` takes
 // them; a sequence is at most seven launches, so the size is no cost.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Launch {
-    /// `words` words at `at` set to 0: the marks (and peaks), which the
-    /// passes and the product raise.
-    Zero { at: u64, words: usize },
     /// `gemm_maxima`: the peaks of an operand's rows or columns.
     Maxima(Maxima),
     /// `gemm_pack`: an operand's copy (rounded, split, scaled or padded)
     /// and the tensor maps it writes.
     Pack(Pass),
-    /// The step itself: `a` and `b` its tensor maps, `c` where it writes.
-    Product { a: u64, b: u64, c: u64, p: Problem },
+    /// The step itself on its grid: `a` and `b` its tensor maps, `c` where
+    /// it writes.
+    Product { variant: Variant, dims: LaunchDims, a: u64, b: u64, c: u64, p: Problem },
     /// `gemm_sum_splits`: the `splits` partial products at `parts` into `c`
     /// as `alpha * sum + beta * C`.
     SumSplits { parts: u64, c: u64, p: Problem, splits: u32 },
@@ -41,18 +40,16 @@ pub(crate) enum Launch {
 }
 
 impl Launch {
-    /// Its entry point and launch dimensions (`product`: the step's), for
-    /// a kernel; `None` for a memset.
-    pub(crate) fn kernel(&self, variant: Variant, product: LaunchDims) -> Option<(&'static str, LaunchDims)> {
+    /// Its entry point and launch dimensions.
+    pub(crate) fn kernel(&self) -> (&'static str, LaunchDims) {
         use coalesce_kernels::gemm::split_k::sum_splits_dims;
         use coalesce_kernels::gemm::{fixup::fixup_dims, pack::pack_dims, scale::maxima_dims};
         match *self {
-            Launch::Zero { .. } => None,
-            Launch::Maxima(m) => Some((MAXIMA, maxima_dims(m.rows, m.cols, m.by_rows))),
-            Launch::Pack(p) => Some((PACK, pack_dims(p.shape.rows, p.shape.cols))),
-            Launch::Product { .. } => Some((variant.entry_point(), product)),
-            Launch::SumSplits { p, .. } => Some((SUM_SPLITS, sum_splits_dims(p.m, p.n))),
-            Launch::Fixup { p, .. } => Some((FIXUP, fixup_dims(p.m, p.n))),
+            Launch::Maxima(m) => (MAXIMA, maxima_dims(m.rows, m.cols, m.by_rows)),
+            Launch::Pack(p) => (PACK, pack_dims(p.shape.rows, p.shape.cols)),
+            Launch::Product { variant, dims, .. } => (variant.entry_point(), dims),
+            Launch::SumSplits { p, .. } => (SUM_SPLITS, sum_splits_dims(p.m, p.n)),
+            Launch::Fixup { p, .. } => (FIXUP, fixup_dims(p.m, p.n)),
         }
     }
 }
@@ -71,6 +68,7 @@ pub(crate) struct Sequence {
     variant: Variant,
     shape: GemmShape,
     scalars: AlphaBeta,
+    dims: LaunchDims,
     operands: (u64, u64, u64),
     layout: Layout,
 }
@@ -84,7 +82,7 @@ impl Sequence {
         } else {
             Layout::Packed(TmaLayout::new(variant, shape))
         };
-        Sequence { variant, shape, scalars, operands, layout }
+        Sequence { variant, shape, scalars, dims, operands, layout }
     }
 
     /// The workspace's bytes.
@@ -105,36 +103,41 @@ impl Sequence {
         }
     }
 
+    /// The words to zero before the first launch, with the workspace at
+    /// `base`: the marks (and peaks) of a 3xTF32 step, which its passes
+    /// and product raise.
+    pub(crate) fn zero(&self, base: u64) -> Option<(u64, usize)> {
+        let shape = self.shape;
+        match &self.layout {
+            Layout::Packed(l) => l.marks.map(|_| (l.marks_at(base, shape).0, 1 + shape.m() + shape.n())),
+            Layout::Direct(l) => l.marks_to_zero(base, shape),
+        }
+    }
+
     /// The launches in order, with the workspace at `base` and `maps` the
     /// encoded maps of [`Self::tensors`].
     pub(crate) fn launches(&self, base: u64, maps: &[TensorMap]) -> Vec<Launch> {
-        let (shape, (a, b, c)) = (self.shape, self.operands);
+        let (variant, dims, shape, (a, b, c)) = (self.variant, self.dims, self.shape, self.operands);
         let p = shape.problem(self.scalars);
         let mut out = Vec::new();
         match &self.layout {
             Layout::Packed(l) => {
-                let (any, _, _) = l.marks_at(base, shape);
-                if l.marks.is_some() {
-                    out.push(Launch::Zero { at: any, words: 1 + shape.m() + shape.n() });
-                }
                 let arrays: Vec<(u64, TensorMap)> =
                     self.tensors(base).iter().zip(maps).map(|(t, &map)| (t.base, map)).collect();
                 out.extend(passes(l, shape, base, (a, b), &arrays).map(Launch::Pack));
                 let (a_maps, b_maps) = l.maps_at(base);
-                out.push(Launch::Product { a: a_maps, b: b_maps, c, p });
+                out.push(Launch::Product { variant, dims, a: a_maps, b: b_maps, c, p });
                 if l.marks.is_some() {
-                    out.push(Launch::Fixup { a, b, c, p, marks: any });
+                    out.push(Launch::Fixup { a, b, c, p, marks: l.marks_at(base, shape).0 });
                 }
             }
             Layout::Direct(l) => {
-                if let Some((at, words)) = l.marks_to_zero(base, shape) {
-                    out.push(Launch::Zero { at, words });
-                }
                 out.extend(l.maxima(shape, base, (a, b)).into_iter().map(Launch::Maxima));
                 out.extend(l.passes(shape, base, (a, b), [maps[0], maps[1]]).into_iter().map(Launch::Pack));
                 let (a_map, b_map) = l.maps_at(base);
                 let (product_c, product_scalars) = l.product_target(base, c, self.scalars);
-                out.push(Launch::Product { a: a_map, b: b_map, c: product_c, p: shape.problem(product_scalars) });
+                let product = shape.problem(product_scalars);
+                out.push(Launch::Product { variant, dims, a: a_map, b: b_map, c: product_c, p: product });
                 if let Some(parts) = l.parts_at(base) {
                     out.push(Launch::SumSplits { parts, c, p, splits: l.splits });
                 }
@@ -156,8 +159,10 @@ pub(crate) trait Device {
     fn workspace(&mut self, bytes: usize) -> Result<u64>;
     /// The tensor map of `t`.
     fn encode(&self, t: Tensor2d) -> Result<TensorMap>;
-    /// Carries out `launch` on `dims` (a kernel's; unused by a memset).
-    fn run(&mut self, launch: Launch, dims: LaunchDims) -> Result<()>;
+    /// Sets `words` words at `at` to 0, in order before the launches.
+    fn zero(&mut self, at: u64, words: usize) -> Result<()>;
+    /// Launches `launch`, kernel `entry`, on `dims` ([`Launch::kernel`]).
+    fn run(&mut self, launch: Launch, entry: &'static str, dims: LaunchDims) -> Result<()>;
 }
 
 /// `C = alpha * A * B + beta * C` by TMA step `variant` on `device`, `A`,
@@ -171,15 +176,17 @@ pub(crate) fn run(
     let seq = Sequence::new(variant, shape, scalars, dims, operands);
     // The launches' grids do not depend on where the workspace lies.
     let unencoded = vec![TensorMap([0; 16]); seq.tensors(0).len()];
-    for launch in seq.launches(0, &unencoded) {
-        if let Some((entry, dims)) = launch.kernel(variant, dims) {
-            device.check(entry, dims)?;
-        }
+    for (entry, dims) in seq.launches(0, &unencoded).iter().map(Launch::kernel) {
+        device.check(entry, dims)?;
     }
     let base = device.workspace(seq.bytes())?;
     let maps = seq.tensors(base).into_iter().map(|t| device.encode(t)).collect::<Result<Vec<_>>>()?;
+    if let Some((at, words)) = seq.zero(base) {
+        device.zero(at, words)?;
+    }
     for launch in seq.launches(base, &maps) {
-        device.run(launch, launch.kernel(variant, dims).map_or(dims, |(_, d)| d))?;
+        let (entry, dims) = launch.kernel();
+        device.run(launch, entry, dims)?;
     }
     Ok(())
 }
