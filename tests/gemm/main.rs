@@ -84,7 +84,7 @@ fn wgmma_steps() -> Vec<Variant> {
 
 /// The steps that read their operands through TMA tensor maps.
 fn tma_steps() -> Vec<Variant> {
-    steps(|v| v.geometry().tma)
+    steps(|v| v.geometry().tma())
 }
 
 /// The steps that may split `K` (one run a block, summed after).
@@ -95,7 +95,7 @@ fn split_k_steps() -> Vec<Variant> {
 /// What `sgemm` may run: step 7 ([`Variant::BEST`], every module) and the
 /// FP32-accurate steps fed by the TMA (`sm_90a`).
 fn sgemm_steps() -> Vec<Variant> {
-    let accurate_tma = |v: &Variant| v.geometry().tma && v.geometry().precision.is_3xtf32();
+    let accurate_tma = |v: &Variant| v.geometry().tma() && v.geometry().precision.is_3xtf32();
     std::iter::once(Variant::BEST).chain(steps(accurate_tma)).collect()
 }
 

@@ -151,7 +151,7 @@ pub(crate) fn check_fp32_semantics(
         // A step on scaled operands keeps FP32's bound on subnormals too,
         // but for the rounding of a result in the subnormal range (which
         // FP32's own takes: two of its ulps, 2^-148).
-        let slack = if v.geometry().scaled { f64::powi(2.0, -148) } else { r.slack[e] };
+        let slack = if v.geometry().feed.is_some_and(|f| f.scaled) { f64::powi(2.0, -148) } else { r.slack[e] };
         let bound = factor * r.mag[e] + slack;
         let ok = if f.is_nan() {
             g.is_nan()

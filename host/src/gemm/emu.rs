@@ -1,9 +1,9 @@
 //! The GEMM launchers on the CPU emulator: same checks, same kernel bodies,
 //! host slices. Every access is checked: small shapes only.
 
-use super::plan::{Plan, Tensor2d, plan, scale_only};
-use super::run::{Device, Launch};
-use super::{AlphaBeta, GemmShape, Variant};
+use super::plan::{Plan, plan, scale_only};
+use super::run::{Device, Launch, Tensor2d};
+use super::{AlphaBeta, Feed, GemmShape, Variant};
 use crate::emu::{Report, staged};
 use crate::{GridLimits, LaunchDims, Result};
 use coalesce_kernels::TensorMap;
@@ -34,20 +34,32 @@ pub fn launch(
 pub fn launch_on(
     sms: u32, variant: Variant, a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<()> {
+    emulate(sms, variant, (a, b, c), shape, scalars, false).map(|_| ())
+}
+
+/// The plan's launches on the emulator, with the counters where `checked`
+/// (the checker's findings are in the [`Report`], not an error); without,
+/// an empty report.
+fn emulate(
+    sms: u32, variant: Variant, (a, b, c): (&[f32], &[f32], &mut [f32]), shape: GemmShape, scalars: AlphaBeta,
+    checked: bool,
+) -> Result<Report> {
     let (variant, dims, scalars) =
         match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA, sms)? {
-            Plan::Nothing => return Ok(()),
+            Plan::Nothing => return Ok(Report::default()),
             Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
-            Plan::Product(variant, dims) if variant.geometry().tma => {
-                return tma(variant, (a, b, c), shape, scalars, dims, false).map(|_| ());
-            }
+            Plan::Tma(variant, feed, dims) => return tma((variant, feed), (a, b, c), shape, scalars, dims, checked),
             Plan::Product(variant, dims) => (variant, dims, scalars),
         };
-    let (pa, pb, pc) = (SyncPtr::new(a), SyncPtr::new(b), SyncMutPtr::new(c));
     let p = shape.problem(scalars);
+    if checked {
+        // SAFETY: lengths checked by `plan`; the staged copies are distinct.
+        return staged(dims, [a, b], c, |ctx, [a, b], c| unsafe { variant.run(ctx, a, b, c, p) });
+    }
+    let (pa, pb, pc) = (SyncPtr::new(a), SyncPtr::new(b), SyncMutPtr::new(c));
     // SAFETY: lengths checked by `plan`; `&` and `&mut` slices cannot alias.
     emu::launch(dims, |ctx| unsafe { variant.run(ctx, pa.get(), pb.get(), pc.get(), p) })?;
-    Ok(())
+    Ok(Report::default())
 }
 
 /// A TMA step on the emulator: the GPU's sequence ([`super::run::run`]) on
@@ -56,13 +68,13 @@ pub fn launch_on(
 /// fail the launch; the product's are returned in its [`Report`] when
 /// `checked`, else fail it.
 fn tma(
-    variant: Variant, (a, b, c): (&[f32], &[f32], &mut [f32]), shape: GemmShape, scalars: AlphaBeta, dims: LaunchDims,
-    checked: bool,
+    (variant, feed): (Variant, Feed), (a, b, c): (&[f32], &[f32], &mut [f32]), shape: GemmShape, scalars: AlphaBeta,
+    dims: LaunchDims, checked: bool,
 ) -> Result<Report> {
     let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
     let operands = (a.as_ptr() as u64, b.as_ptr() as u64, staged_c.as_mut_slice().as_mut_ptr() as u64);
     let mut device = Emulated { shape, checked, workspace: None, report: Report::default() };
-    super::run::run(&mut device, variant, shape, scalars, dims, operands)?;
+    super::run::run(&mut device, (variant, feed), shape, scalars, dims, operands)?;
     c.copy_from_slice(staged_c.as_mut_slice());
     Ok(device.report)
 }
@@ -109,23 +121,23 @@ impl Device for Emulated {
         Ok(())
     }
 
-    fn run(&mut self, launch: Launch, _: &'static str, dims: LaunchDims) -> Result<()> {
+    fn run(&mut self, launch: Launch) -> Result<()> {
         use coalesce_kernels::gemm::pack::{MapsOut, Marks, pack};
         use coalesce_kernels::gemm::{fixup::fixup, scale::maxima, split_k::sum_splits};
+        let dims = launch.kernel().1;
         // SAFETY (each launch): the sequence's addresses are `A`, `B` and
         // the staged `C` (lengths checked by `plan`, the three apart) or lie
         // in the workspace, laid out for this shape. The closures take the
         // addresses as integers: they run on every emulated thread, and raw
         // pointers are not `Sync`.
         match launch {
-            Launch::Maxima(m) => emu::launch(dims, |ctx| unsafe {
-                maxima(ctx, m.src as *const f32, (m.rows, m.cols), m.out as *mut u32, m.by_rows)
+            Launch::Maxima { src, rows, cols, out, by_rows } => emu::launch(dims, |ctx| unsafe {
+                maxima(ctx, src as *const f32, (rows, cols), out as *mut u32, by_rows)
             })?,
-            Launch::Pack(pass) => emu::launch(dims, |ctx| unsafe {
-                let out = MapsOut { maps: pass.maps as *mut TensorMap, words: pass.words };
-                let marks =
-                    Marks { any: pass.any as *mut u32, lines: pass.lines as *mut u32, peaks: pass.peaks as *const u32 };
-                pack(ctx, pass.src as *const f32, (pass.hi as *mut f32, pass.lo as *mut f32), pass.shape, out, marks)
+            Launch::Pack { src, shape, hi, lo, maps, words, any, lines, peaks } => emu::launch(dims, |ctx| unsafe {
+                let out = MapsOut { maps: maps as *mut TensorMap, words };
+                let marks = Marks { any: any as *mut u32, lines: lines as *mut u32, peaks: peaks as *const u32 };
+                pack(ctx, src as *const f32, (hi as *mut f32, lo as *mut f32), shape, out, marks)
             })?,
             Launch::Product { variant, a, b, c, p, .. } => {
                 let report = emu::launch_checked(dims, |ctx| unsafe {
@@ -169,18 +181,5 @@ impl Device for Emulated {
 pub fn launch_checked(
     variant: Variant, a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<Report> {
-    let (variant, dims, scalars) =
-        match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA, EMULATED_SMS)? {
-            Plan::Nothing => return Ok(Report::default()),
-            Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
-            Plan::Product(variant, dims) if variant.geometry().tma => {
-                return tma(variant, (a, b, c), shape, scalars, dims, true);
-            }
-            Plan::Product(variant, dims) => (variant, dims, scalars),
-        };
-    let p = shape.problem(scalars);
-    staged(dims, [a, b], c, |ctx, [a, b], c| {
-        // SAFETY: lengths checked by `plan`; the staged copies are distinct.
-        unsafe { variant.run(ctx, a, b, c, p) }
-    })
+    emulate(EMULATED_SMS, variant, (a, b, c), shape, scalars, true)
 }

@@ -2,10 +2,9 @@
 //! order of its parameters, and the stream as the [`Device`] that carries
 //! out a TMA step's sequence ([`super::run`]).
 
-use super::plan::Tensor2d;
-use super::run::{Device, Launch};
+use super::run::{Device, Launch, Tensor2d};
 use super::tma::{Workspace, encode};
-use super::{AlphaBeta, GemmShape, Problem, Variant};
+use super::{AlphaBeta, Feed, GemmShape, Problem, Variant};
 use crate::{LaunchDims, Result, Stream};
 use coalesce_kernels::TensorMap;
 use coalesce_kernels::gemm::pack::MapParam;
@@ -77,14 +76,14 @@ pub(super) unsafe fn step(
 /// ([`super::run::run`]), the workspace from the `Gpu`'s pool, freed in
 /// stream order after the last launch that reads it.
 pub(super) fn tma(
-    stream: &Stream<'_>, variant: Variant, dims: LaunchDims,
+    stream: &Stream<'_>, (variant, feed): (Variant, Feed), dims: LaunchDims,
     (a, b, c): (&DeviceSlice<f32>, &DeviceSlice<f32>, &mut DeviceSlice<f32>), shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<()> {
     // Refuse a module without the step before allocating anything.
     stream.gpu().require(variant.entry_point())?;
     let operands = (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw(), c.as_device_ptr().as_raw());
     let mut device = OnStream { stream, shape, workspace: None };
-    super::run::run(&mut device, variant, shape, scalars, dims, operands)
+    super::run::run(&mut device, (variant, feed), shape, scalars, dims, operands)
 }
 
 /// A stream as the [`Device`] of one TMA product: `launch` has checked its
@@ -120,29 +119,40 @@ impl Device for OnStream<'_> {
         crate::error::check("cuMemsetD32Async", r)
     }
 
-    fn run(&mut self, launch: Launch, entry: &'static str, dims: LaunchDims) -> Result<()> {
+    fn run(&mut self, launch: Launch) -> Result<()> {
         fn ptr<T: DeviceCopy>(address: u64) -> DevicePointer<T> {
             DevicePointer::from_raw(address)
         }
-        let stream = self.stream;
+        let (stream, (entry, dims)) = (self.stream, launch.kernel());
         // SAFETY (each launch): each kernel takes the argument tuple named
         // for it (in the order of its parameters); the sequence's addresses
         // are `A`, `B` and `C` (m x k, k x n and m x n floats, `C` apart
         // from both: checked by `launch`) or lie inside the workspace, laid
-        // out for this shape (`plan::TmaLayout`, `plan::DirectLayout`),
-        // which nothing else uses; each kernel is queued after the
+        // out for this shape (`super::run`), which nothing else uses; each kernel is queued after the
         // launches that write what it reads; a live stream.
         match launch {
-            Launch::Maxima(m) => {
-                let args: MaximaArgs = (ptr(m.src), m.rows, m.cols, ptr(m.out), u32::from(m.by_rows));
+            Launch::Maxima { src, rows, cols, out, by_rows } => {
+                let args: MaximaArgs = (ptr(src), rows, cols, ptr(out), u32::from(by_rows));
                 unsafe { stream.launch(entry, dims, args) }
             }
-            Launch::Pack(pass) => {
-                let (s, [map0, map1]) = (pass.shape, pass.words.map(|w| MapBytes(MapParam(w.0))));
-                let (src, hi, lo, maps) = (ptr(pass.src), ptr(pass.hi), ptr(pass.lo), ptr(pass.maps));
-                let marks = (ptr(pass.any), ptr(pass.lines), ptr(pass.peaks));
-                let args: PackArgs =
-                    (src, hi, lo, s.rows, s.cols, s.stride, s.flags, maps, map0, map1, marks.0, marks.1, marks.2);
+            Launch::Pack { src, shape: s, hi, lo, maps, words, any, lines, peaks } => {
+                let [map0, map1] = words.map(|w| MapBytes(MapParam(w.0)));
+                let (src, hi, lo, maps) = (ptr(src), ptr(hi), ptr(lo), ptr(maps));
+                let args: PackArgs = (
+                    src,
+                    hi,
+                    lo,
+                    s.rows,
+                    s.cols,
+                    s.stride,
+                    s.flags,
+                    maps,
+                    map0,
+                    map1,
+                    ptr(any),
+                    ptr(lines),
+                    ptr(peaks),
+                );
                 unsafe { stream.launch(entry, dims, args) }
             }
             Launch::Product { a, b, c, p, .. } => unsafe { step(stream, entry, dims, (ptr(a), ptr(b), ptr(c)), p) },

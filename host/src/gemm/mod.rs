@@ -18,7 +18,7 @@
 //! ```
 
 use crate::{MatrixShape, Result};
-pub use coalesce_kernels::gemm::{DB, Precision, Problem, Split, Variant, WT, WarpTiling};
+pub use coalesce_kernels::gemm::{DB, Feed, Operand, Precision, Problem, Split, Variant, WT, WarpTiling};
 use std::fmt;
 
 #[cfg(feature = "cuda")]
@@ -169,9 +169,7 @@ pub fn launch(
         Plan::Scale(dims) => unsafe {
             launch::step(stream, Variant::Naive.entry_point(), dims, operands, shape.problem(scale_only(scalars)))
         },
-        Plan::Product(variant, dims) if variant.geometry().tma => {
-            launch::tma(stream, variant, dims, (a, b, c), shape, scalars)
-        }
+        Plan::Tma(variant, feed, dims) => launch::tma(stream, (variant, feed), dims, (a, b, c), shape, scalars),
         // SAFETY: the buffers hold m*k, k*n and m*n floats and C overlaps
         // neither A nor B (checked above).
         Plan::Product(variant, dims) => unsafe {

@@ -1,21 +1,43 @@
-//! A TMA step's launches, written once for the GPU and the emulator: the
-//! workspace it needs, the tensor maps it encodes there, the marks it
-//! zeroes, and the kernels it launches in order ([`Launch`]), which a
-//! [`Device`] carries out.
+//! A TMA step's launches, derived once, for the GPU and the emulator, from
+//! what the step declares ([`Feed`]): the workspace, the tensor maps
+//! encoded there, the words zeroed and the kernels launched in order
+//! ([`Launch`]), which a [`Device`] carries out.
+//!
+//! The workspace, each part 256-byte aligned as the pool's allocations are:
+//! - the tensor maps, `A`'s then `B`'s;
+//! - for 3xTF32, the marks of the non-finite inputs (`1 + m + n` words,
+//!   `gemm::fixup`), right after two maps ([`DX3_MARKS_OFFSET`]), where a
+//!   direct step's product raises them; for a scaled step, the peaks of
+//!   `A`'s rows and `B`'s columns after them (`m + n` words, `gemm::scale`);
+//! - the operands' copies, `A`'s then `B`'s: `kp`, `K` rounded up to 32,
+//!   floats a row, so that a box's 128-byte rows are L2 lines (at 4097^3,
+//!   rounding to 4 measured 64 TFLOP/s against 99 at 4095^3); a copy that
+//!   is not transposed keeps `B`'s `N`, rounded up to 32;
+//! - the partial products of a split `K`, `S` slices of `m n` floats.
 
-use super::plan::{DirectLayout, Maxima, Pass, Tensor2d, TmaLayout, passes};
 use super::{AlphaBeta, GemmShape, Problem, Variant};
 use crate::{LaunchDims, Result};
 use coalesce_kernels::TensorMap;
+use coalesce_kernels::gemm::pack::{PACK_KEEP, PACK_SCALE, PACK_SPLIT, PACK_TRANSPOSE, PackShape};
+use coalesce_kernels::gemm::{DIRECT_B_BOX, DIRECT_BK, DX3_MARKS_OFFSET, Feed, Operand, TMA_BK};
 
-/// The fix-up's entry point.
-const FIXUP: &str = "gemm_fixup";
-/// The operand pass's entry point.
-const PACK: &str = "gemm_pack";
-/// The peaks' pass's entry point.
-const MAXIMA: &str = "gemm_maxima";
-/// The split-K sum's entry point.
-const SUM_SPLITS: &str = "gemm_sum_splits";
+/// A tensor map's bytes.
+const MAP: u64 = size_of::<TensorMap>() as u64;
+
+/// A 2D f32 tensor as a TMA step reads it: `rows` rows of `cols` values,
+/// `row_bytes` apart, at device address `base`; copied `box_rows x
+/// box_cols` at a time into shared memory with the 128-byte swizzle, and
+/// rounded to TF32 by the copy where `tf32` (element type TF32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tensor2d {
+    pub base: u64,
+    pub cols: u64,
+    pub rows: u64,
+    pub row_bytes: u64,
+    pub box_cols: u32,
+    pub box_rows: u32,
+    pub tf32: bool,
+}
 
 /// One kernel of a TMA product's sequence, its addresses absolute.
 // A pass carries its two 128-byte maps by value, as `gemm_pack` takes
@@ -23,11 +45,24 @@ const SUM_SPLITS: &str = "gemm_sum_splits";
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Launch {
-    /// `gemm_maxima`: the peaks of an operand's rows or columns.
-    Maxima(Maxima),
-    /// `gemm_pack`: an operand's copy (rounded, split, scaled or padded)
-    /// and the tensor maps it writes.
-    Pack(Pass),
+    /// `gemm_maxima`: the peaks of `src`'s rows (`by_rows`) or columns,
+    /// raised into `out`.
+    Maxima { src: u64, rows: u32, cols: u32, out: u64, by_rows: bool },
+    /// `gemm_pack`: `src` copied into `hi` (and `lo`) as `shape` says, the
+    /// maps `words` written at `maps` (0: none); a split pass marks the
+    /// non-finite values at `any` and the operand's `lines`, a scaled one
+    /// reads its rows' peaks at `peaks`.
+    Pack {
+        src: u64,
+        shape: PackShape,
+        hi: u64,
+        lo: u64,
+        maps: u64,
+        words: [TensorMap; 2],
+        any: u64,
+        lines: u64,
+        peaks: u64,
+    },
     /// The step itself on its grid: `a` and `b` its tensor maps, `c` where
     /// it writes.
     Product { variant: Variant, dims: LaunchDims, a: u64, b: u64, c: u64, p: Problem },
@@ -45,108 +80,157 @@ impl Launch {
         use coalesce_kernels::gemm::split_k::sum_splits_dims;
         use coalesce_kernels::gemm::{fixup::fixup_dims, pack::pack_dims, scale::maxima_dims};
         match *self {
-            Launch::Maxima(m) => (MAXIMA, maxima_dims(m.rows, m.cols, m.by_rows)),
-            Launch::Pack(p) => (PACK, pack_dims(p.shape.rows, p.shape.cols)),
+            Launch::Maxima { rows, cols, by_rows, .. } => ("gemm_maxima", maxima_dims(rows, cols, by_rows)),
+            Launch::Pack { shape, .. } => ("gemm_pack", pack_dims(shape.rows, shape.cols)),
             Launch::Product { variant, dims, .. } => (variant.entry_point(), dims),
-            Launch::SumSplits { p, .. } => (SUM_SPLITS, sum_splits_dims(p.m, p.n)),
-            Launch::Fixup { p, .. } => (FIXUP, fixup_dims(p.m, p.n)),
+            Launch::SumSplits { p, .. } => ("gemm_sum_splits", sum_splits_dims(p.m, p.n)),
+            Launch::Fixup { p, .. } => ("gemm_fixup", fixup_dims(p.m, p.n)),
         }
     }
 }
 
-/// Where a TMA step's operands live in its workspace: K-major copies made
-/// by its passes (steps 12 and 13), or the matrices themselves or padded
-/// copies of them (the direct steps, 14-16).
-enum Layout {
-    Packed(TmaLayout),
-    Direct(DirectLayout),
-}
-
-/// One TMA product: the step, its shape, scalars and grid, and `A`, `B`
-/// and `C`'s device addresses.
-pub(crate) struct Sequence {
-    variant: Variant,
-    shape: GemmShape,
-    scalars: AlphaBeta,
-    dims: LaunchDims,
-    operands: (u64, u64, u64),
-    layout: Layout,
+/// One TMA product laid out in a workspace at `base`.
+struct Sequence {
+    base: u64,
+    bytes: usize,
+    /// What the maps describe, in their order.
+    tensors: Vec<Tensor2d>,
+    /// The marks and peaks, zeroed before the first launch.
+    zero: Option<(u64, usize)>,
+    /// The launches in order, their passes' maps not yet encoded.
+    launches: Vec<Launch>,
 }
 
 impl Sequence {
-    pub(crate) fn new(
-        variant: Variant, shape: GemmShape, scalars: AlphaBeta, dims: LaunchDims, operands: (u64, u64, u64),
+    fn new(
+        variant: Variant, feed: Feed, shape: GemmShape, scalars: AlphaBeta, dims: LaunchDims,
+        (a, b, c): (u64, u64, u64), base: u64,
     ) -> Sequence {
-        let layout = if variant.geometry().direct {
-            Layout::Direct(DirectLayout::new(variant, shape, (operands.0, operands.1), dims.grid.z))
-        } else {
-            Layout::Packed(TmaLayout::new(variant, shape))
+        let split = variant.geometry().precision.is_3xtf32();
+        let (m, n, k) = (shape.m(), shape.n(), shape.k());
+        let (kp, np) = (k.next_multiple_of(32), n.next_multiple_of(32));
+        let (bm, bn) = variant.block_tile();
+        let maps_of = |o: Operand| if split && o == Operand::KMajor { 2 } else { 1 };
+        let mut bytes = (maps_of(feed.a) + maps_of(feed.b)) as u64 * MAP;
+        let mut take = |len: usize| {
+            let at = bytes.next_multiple_of(256);
+            bytes = at + 4 * len as u64;
+            base + at
         };
-        Sequence { variant, shape, scalars, dims, operands, layout }
-    }
+        let (marked, peaked) = (1 + m + n, if feed.scaled { m + n } else { 0 });
+        let marks = split.then(|| take(marked + peaked));
+        debug_assert!(feed.a == Operand::KMajor || marks.is_none_or(|at| at == base + DX3_MARKS_OFFSET as u64));
+        let peaks = marks.filter(|_| feed.scaled).map_or(0, |at| at + 4 * marked as u64);
 
-    /// The workspace's bytes.
-    pub(crate) fn bytes(&self) -> usize {
-        match &self.layout {
-            Layout::Packed(l) => l.bytes,
-            Layout::Direct(l) => l.bytes,
+        let mut launches = Vec::new();
+        if feed.scaled {
+            let (m, n, k) = (m as u32, n as u32, k as u32);
+            launches.push(Launch::Maxima { src: a, rows: m, cols: k, out: peaks, by_rows: true });
+            launches.push(Launch::Maxima { src: b, rows: k, cols: n, out: peaks + 4 * u64::from(m), by_rows: false });
         }
-    }
-
-    /// The tensors the maps describe, in the maps' order, with the
-    /// workspace at `base`.
-    pub(crate) fn tensors(&self, base: u64) -> Vec<Tensor2d> {
-        let (a, b, _) = self.operands;
-        match &self.layout {
-            Layout::Packed(l) => l.tensors(self.variant, self.shape, base),
-            Layout::Direct(l) => l.tensors(self.shape, base, (a, b)).to_vec(),
-        }
-    }
-
-    /// The words to zero before the first launch, with the workspace at
-    /// `base`: the marks (and peaks) of a 3xTF32 step, which its passes
-    /// and product raise.
-    pub(crate) fn zero(&self, base: u64) -> Option<(u64, usize)> {
-        let shape = self.shape;
-        match &self.layout {
-            Layout::Packed(l) => l.marks.map(|_| (l.marks_at(base, shape).0, 1 + shape.m() + shape.n())),
-            Layout::Direct(l) => l.marks_to_zero(base, shape),
-        }
-    }
-
-    /// The launches in order, with the workspace at `base` and `maps` the
-    /// encoded maps of [`Self::tensors`].
-    pub(crate) fn launches(&self, base: u64, maps: &[TensorMap]) -> Vec<Launch> {
-        let (variant, dims, shape, (a, b, c)) = (self.variant, self.dims, self.shape, self.operands);
-        let p = shape.problem(self.scalars);
-        let mut out = Vec::new();
-        match &self.layout {
-            Layout::Packed(l) => {
-                let arrays: Vec<(u64, TensorMap)> =
-                    self.tensors(base).iter().zip(maps).map(|(t, &map)| (t.base, map)).collect();
-                out.extend(passes(l, shape, base, (a, b), &arrays).map(Launch::Pack));
-                let (a_maps, b_maps) = l.maps_at(base);
-                out.push(Launch::Product { variant, dims, a: a_maps, b: b_maps, c, p });
-                if l.marks.is_some() {
-                    out.push(Launch::Fixup { a, b, c, p, marks: l.marks_at(base, shape).0 });
+        let mut tensors = Vec::new();
+        for (is_b, src, operand) in [(false, a, feed.a), (true, b, feed.b)] {
+            // The source's shape; a split pass marks its lines after the
+            // first mark, `A`'s rows then `B`'s columns.
+            let (rows, cols) = if is_b { (k, n) } else { (m, k) };
+            let lines = marks.map_or(0, |at| at + 4 + if is_b { 4 * m as u64 } else { 0 });
+            let mut pack = |stride: usize, flags: u32, hi: u64, lo: u64| {
+                let (any, lines) = if flags & PACK_SPLIT != 0 { (marks.unwrap_or(0), lines) } else { (0, 0) };
+                let (rows, cols, stride) = (rows as u32, cols as u32, stride as u32);
+                let shape = PackShape { rows, cols, stride, flags };
+                let peaks = if flags & PACK_SCALE != 0 { peaks } else { 0 };
+                launches.push(Launch::Pack {
+                    src,
+                    shape,
+                    hi,
+                    lo,
+                    maps: 0,
+                    words: [TensorMap([0; 16]); 2],
+                    any,
+                    lines,
+                    peaks,
+                });
+            };
+            let tensor = |base: u64, rows: usize, cols: usize, row: usize, (box_cols, box_rows): (u32, u32)| Tensor2d {
+                base,
+                cols: cols as u64,
+                rows: rows as u64,
+                row_bytes: 4 * row as u64,
+                box_cols,
+                box_rows,
+                tf32: !split && operand == Operand::AsItIs,
+            };
+            match operand {
+                // `K`-major: `A` as it is, `B` transposed; halves one
+                // after the other, a map each.
+                Operand::KMajor => {
+                    let (lines, box_rows) = if is_b { (n, bn) } else { (m, bm) };
+                    let halves = if split { 2 } else { 1 };
+                    let hi = take(halves * lines * kp);
+                    let lo = if split { hi + 4 * (lines * kp) as u64 } else { 0 };
+                    let flags = if split { PACK_SPLIT } else { 0 } | if is_b { PACK_TRANSPOSE } else { 0 };
+                    pack(kp, flags, hi, lo);
+                    for half in [hi, lo].into_iter().take(halves) {
+                        tensors.push(tensor(half, lines, k, kp, (TMA_BK, box_rows)));
+                    }
+                }
+                Operand::Stacked => {
+                    let hi = take(2 * m * kp);
+                    let scale = if feed.scaled { PACK_SCALE } else { 0 };
+                    pack(kp, PACK_SPLIT | scale, hi, hi + 4 * (m * kp) as u64);
+                    tensors.push(tensor(hi, 2 * m, k, kp, (DIRECT_BK, bm)));
+                }
+                Operand::AsItIs => {
+                    let stride = if is_b { np } else { kp };
+                    let boxed = if is_b { (DIRECT_B_BOX, DIRECT_BK) } else { (DIRECT_BK, bm) };
+                    if src.is_multiple_of(16) && cols.is_multiple_of(4) {
+                        tensors.push(tensor(src, rows, cols, cols, boxed));
+                    } else {
+                        let copy = take(rows * stride);
+                        pack(stride, PACK_KEEP, copy, 0);
+                        tensors.push(tensor(copy, rows, cols, stride, boxed));
+                    }
                 }
             }
-            Layout::Direct(l) => {
-                out.extend(l.maxima(shape, base, (a, b)).into_iter().map(Launch::Maxima));
-                out.extend(l.passes(shape, base, (a, b), [maps[0], maps[1]]).into_iter().map(Launch::Pack));
-                let (a_map, b_map) = l.maps_at(base);
-                let (product_c, product_scalars) = l.product_target(base, c, self.scalars);
-                let product = shape.problem(product_scalars);
-                out.push(Launch::Product { variant, dims, a: a_map, b: b_map, c: product_c, p: product });
-                if let Some(parts) = l.parts_at(base) {
-                    out.push(Launch::SumSplits { parts, c, p, splits: l.splits });
-                }
-                if let Some(marks) = l.marks_at(base) {
-                    out.push(Launch::Fixup { a, b, c, p, marks });
-                }
+        }
+        // Each pass writes a pair of maps, in order, until none is left; a
+        // pass over no elements writes them where no operand is copied.
+        let pairs = tensors.len().div_ceil(2);
+        let packs = launches.iter().filter(|l| matches!(l, Launch::Pack { .. })).count();
+        for _ in packs..pairs {
+            let shape = PackShape { rows: 0, cols: 0, stride: 0, flags: 0 };
+            let words = [TensorMap([0; 16]); 2];
+            launches.push(Launch::Pack { src: a, shape, hi: 0, lo: 0, maps: 0, words, any: 0, lines: 0, peaks: 0 });
+        }
+        let packs =
+            launches.iter_mut().filter_map(|l| if let Launch::Pack { maps, .. } = l { Some(maps) } else { None });
+        for (pair, maps) in packs.take(pairs).enumerate() {
+            *maps = base + 2 * MAP * pair as u64;
+        }
+
+        let splits = dims.grid.z;
+        let parts = (splits > 1).then(|| take(splits as usize * m * n));
+        let p = shape.problem(scalars);
+        let (into, product) = parts.map_or((c, p), |parts| (parts, shape.problem(AlphaBeta::PRODUCT)));
+        let b_maps = base + maps_of(feed.a) as u64 * MAP;
+        launches.push(Launch::Product { variant, dims, a: base, b: b_maps, c: into, p: product });
+        launches.extend(parts.map(|parts| Launch::SumSplits { parts, c, p, splits }));
+        launches.extend(marks.map(|marks| Launch::Fixup { a, b, c, p, marks }));
+        let zero = marks.map(|at| (at, marked + peaked));
+        Sequence { base, bytes: bytes as usize, tensors, zero, launches }
+    }
+
+    /// The launches, each pass with the encoded maps it writes.
+    fn launches(mut self, maps: &[TensorMap]) -> Vec<Launch> {
+        for launch in &mut self.launches {
+            if let Launch::Pack { maps: at, words, .. } = launch
+                && *at != 0
+            {
+                let first = ((*at - self.base) / MAP) as usize;
+                *words = [maps[first], maps.get(first + 1).copied().unwrap_or(TensorMap([0; 16]))];
             }
         }
-        out
+        self.launches
     }
 }
 
@@ -161,32 +245,29 @@ pub(crate) trait Device {
     fn encode(&self, t: Tensor2d) -> Result<TensorMap>;
     /// Sets `words` words at `at` to 0, in order before the launches.
     fn zero(&mut self, at: u64, words: usize) -> Result<()>;
-    /// Launches `launch`, kernel `entry`, on `dims` ([`Launch::kernel`]).
-    fn run(&mut self, launch: Launch, entry: &'static str, dims: LaunchDims) -> Result<()>;
+    /// Launches `launch` ([`Launch::kernel`]).
+    fn run(&mut self, launch: Launch) -> Result<()>;
 }
 
-/// `C = alpha * A * B + beta * C` by TMA step `variant` on `device`, `A`,
-/// `B` and `C` at `operands`, the step's grid `dims` (from `plan`): every
-/// launch's grid checked before the workspace is taken, then the maps
-/// encoded and the sequence carried out in order.
+/// `C = alpha * A * B + beta * C` by TMA step `variant`, fed as `feed`
+/// says, on `device`, `A`, `B` and `C` at `operands`, the step's grid
+/// `dims` (from `plan`): every launch's grid checked before the workspace
+/// is taken, then the maps encoded and the sequence carried out in order.
 pub(crate) fn run(
-    device: &mut impl Device, variant: Variant, shape: GemmShape, scalars: AlphaBeta, dims: LaunchDims,
+    device: &mut impl Device, (variant, feed): (Variant, Feed), shape: GemmShape, scalars: AlphaBeta, dims: LaunchDims,
     operands: (u64, u64, u64),
 ) -> Result<()> {
-    let seq = Sequence::new(variant, shape, scalars, dims, operands);
-    // The launches' grids do not depend on where the workspace lies.
-    let unencoded = vec![TensorMap([0; 16]); seq.tensors(0).len()];
-    for (entry, dims) in seq.launches(0, &unencoded).iter().map(Launch::kernel) {
+    // The launches' grids and the workspace's size do not depend on where
+    // the workspace lies.
+    let unplaced = Sequence::new(variant, feed, shape, scalars, dims, operands, 0);
+    for (entry, dims) in unplaced.launches.iter().map(Launch::kernel) {
         device.check(entry, dims)?;
     }
-    let base = device.workspace(seq.bytes())?;
-    let maps = seq.tensors(base).into_iter().map(|t| device.encode(t)).collect::<Result<Vec<_>>>()?;
-    if let Some((at, words)) = seq.zero(base) {
+    let base = device.workspace(unplaced.bytes)?;
+    let seq = Sequence::new(variant, feed, shape, scalars, dims, operands, base);
+    let maps = seq.tensors.iter().map(|&t| device.encode(t)).collect::<Result<Vec<_>>>()?;
+    if let Some((at, words)) = seq.zero {
         device.zero(at, words)?;
     }
-    for launch in seq.launches(base, &maps) {
-        let (entry, dims) = launch.kernel();
-        device.run(launch, entry, dims)?;
-    }
-    Ok(())
+    seq.launches(&maps).into_iter().try_for_each(|launch| device.run(launch))
 }

@@ -57,7 +57,7 @@ fn encode_tiled() -> Result<EncodeTiled> {
     Ok(unsafe { std::mem::transmute::<usize, EncodeTiled>(pfn) })
 }
 
-use super::plan::Tensor2d;
+use super::run::Tensor2d;
 
 /// The driver's tensor map for `t`.
 pub(crate) fn encode(t: Tensor2d) -> Result<TensorMap> {

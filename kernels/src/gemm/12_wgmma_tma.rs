@@ -50,11 +50,15 @@ use super::Problem;
 use super::warpgroup::{ROW_BYTES, grouped_tile, k_major_128b, store_fragment, swizzle_base};
 use crate::{TensorMap, ThreadCtx};
 
-use super::{Dim3, Geometry, Precision};
+use super::{Dim3, Feed, Geometry, Operand, Precision};
 
 /// How this step is launched: `launch_dims` reads it.
 pub const GEOMETRY: Geometry =
-    Geometry::of(Precision::Tf32, (TMA_BM, TMA_BN), Dim3::xy(TMA_THREADS, 1), TMA_SHARED_BYTES / 4).fed_by_tma();
+    Geometry::of(Precision::Tf32, (TMA_BM, TMA_BN), Dim3::xy(TMA_THREADS, 1), TMA_SHARED_BYTES / 4).fed_by(Feed {
+        a: Operand::KMajor,
+        b: Operand::KMajor,
+        scaled: false,
+    });
 
 /// Rows of the `C` tile per block: two consumer warpgroups of 64.
 pub const TMA_BM: u32 = 128;

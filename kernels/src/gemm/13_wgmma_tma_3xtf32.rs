@@ -38,7 +38,7 @@ use super::Problem;
 use super::warpgroup::{ACC_N128, ROW_BYTES, grouped_tile, products_3x, promote, store_fragment, swizzle_base};
 use crate::{TensorMap, ThreadCtx};
 
-use super::{Dim3, Geometry, Precision, Split};
+use super::{Dim3, Feed, Geometry, Operand, Precision, Split};
 
 /// How this step is launched: `launch_dims` reads it.
 pub const GEOMETRY: Geometry = Geometry::of(
@@ -47,7 +47,7 @@ pub const GEOMETRY: Geometry = Geometry::of(
     Dim3::xy(TX3_THREADS, 1),
     TX3_SHARED_BYTES / 4,
 )
-.fed_by_tma();
+.fed_by(Feed { a: Operand::KMajor, b: Operand::KMajor, scaled: false });
 
 /// Rows of the `C` tile per block: two consumer warpgroups of 64.
 pub const TX3_BM: u32 = 128;

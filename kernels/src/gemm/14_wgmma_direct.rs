@@ -53,15 +53,14 @@
 //! a pass.
 
 use super::warpgroup::{grouped_tile_in, k_major_128b, store_transposed, swizzle_base, swizzled};
-use super::{Dim3, Geometry, Precision, Problem};
+use super::{Dim3, Feed, Geometry, Operand, Precision, Problem};
 use crate::vector::F2;
 use crate::{TensorMap, ThreadCtx};
 
 /// How this step is launched: `launch_dims` reads it.
 pub const GEOMETRY: Geometry =
     Geometry::of(Precision::Tf32, (DIRECT_BM, DIRECT_BN), Dim3::xy(DIRECT_THREADS, 1), DIRECT_SHARED_BYTES / 4)
-        .fed_by_tma()
-        .reading_the_matrices();
+        .fed_by(Feed { a: Operand::AsItIs, b: Operand::AsItIs, scaled: false });
 
 /// Rows of the `C` tile per block: `wgmma`'s `N`, the rows of `A` a stage holds.
 pub const DIRECT_BM: u32 = 256;

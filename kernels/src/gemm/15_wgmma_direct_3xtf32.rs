@@ -76,7 +76,7 @@ use super::warpgroup::{
     ACC_N128, TMA_GROUP_ROWS, grouped_tile_at, k_major_128b, promote, store_transposed, swizzle_base, swizzled,
 };
 use super::wgmma_direct::{DIRECT_B_BOX, pair_of};
-use super::{Dim3, F4, Geometry, Precision, Problem, Split};
+use super::{Dim3, F4, Feed, Geometry, Operand, Precision, Problem, Split};
 use crate::mem::{GlobalMut, Shared};
 use crate::vector::F2;
 use crate::{TensorMap, ThreadCtx};
@@ -88,8 +88,7 @@ pub const GEOMETRY: Geometry = Geometry::of(
     Dim3::xy(DX3_THREADS, 1),
     DX3_SHARED_BYTES / 4,
 )
-.fed_by_tma()
-.reading_the_matrices()
+.fed_by(Feed { a: Operand::AsItIs, b: Operand::AsItIs, scaled: false })
 .splitting_k()
 .walking_tiles(DX3_WALK_PASSES);
 

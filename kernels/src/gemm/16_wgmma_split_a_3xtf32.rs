@@ -55,14 +55,16 @@ use super::wgmma_direct_3xtf32::{
     A_BYTES, CONSUMERS, DX3_BK, DX3_BM, DX3_BN, DX3_MARKS_OFFSET, DX3_REGS, DX3_SHARED_BYTES, DX3_STAGE_BYTES,
     DX3_STAGES, DX3_THREADS, a_tile, b_box, consume, empty, full, lo_tile, parity,
 };
-use super::{Geometry, Problem};
+use super::{Feed, Geometry, Operand, Problem};
 use crate::{TensorMap, ThreadCtx};
 
 /// How this step is launched: `launch_dims` reads it. Step 15's precision,
 /// block, stages and split `K`, with `A` split by a pass first and the
 /// operands scaled; its blocks do not walk tiles.
-pub const GEOMETRY: Geometry =
-    Geometry { walks_tiles: 0, ..super::wgmma_direct_3xtf32::GEOMETRY.splitting_a_first().scaling_operands() };
+pub const GEOMETRY: Geometry = Geometry {
+    walks_tiles: 0,
+    ..super::wgmma_direct_3xtf32::GEOMETRY.fed_by(Feed { a: Operand::Stacked, b: Operand::AsItIs, scaled: true })
+};
 
 const STAGES: usize = DX3_STAGES as usize;
 const BM: usize = DX3_BM as usize;

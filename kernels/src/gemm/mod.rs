@@ -146,6 +146,39 @@ impl Precision {
     }
 }
 
+/// How a TMA step's operands reach its tensor maps. The step declares it;
+/// the host's runner derives from it the workspace, the passes before the
+/// product and the kernels after it: `gemm_maxima` where `scaled`, a
+/// `gemm_pack` pass for each operand that is copied, the product,
+/// `gemm_sum_splits` where `K` is split, and for 3xTF32 `gemm_fixup`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Feed {
+    pub a: Operand,
+    pub b: Operand,
+    /// Whether the product runs on `A` and `B` scaled by exact powers of
+    /// two, by rows and by columns, and unscales `C` ([`scale`]):
+    /// `gemm_maxima` finds the peaks first, and `A`'s pass (an
+    /// [`Operand::Stacked`]) scales as it splits. FP32's accuracy then
+    /// holds on subnormal and near-`FLT_MAX` operands.
+    pub scaled: bool,
+}
+
+/// How one operand of a TMA step reaches its tensor map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    /// As it is, row-major (`B` N-major), in a map of element type TF32 for
+    /// a TF32 step (the copy rounds) or f32 for 3xTF32; where its rows are
+    /// not 16-byte aligned (a map needs them so), a copy with its rows
+    /// padded ([`pack::PACK_KEEP`]).
+    AsItIs,
+    /// A K-major copy (`B` transposed) by `gemm_pack`: rounded to TF32, or
+    /// for 3xTF32 split into its TF32 halves, a map each.
+    KMajor,
+    /// Split into TF32 halves by `gemm_pack`: `m` rows of `A_hi`, then `m`
+    /// of `A_lo`, one map over both.
+    Stacked,
+}
+
 /// How a GEMM version is launched: one block per `tile` of `C`; and the
 /// precision of its products.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,24 +191,10 @@ pub struct Geometry {
     pub block: Dim3,
     /// Floats of shared memory per block.
     pub shared_floats: u32,
-    /// Whether the kernel reads `A` and `B` through TMA tensor maps (the
-    /// host passes their addresses as `a` and `b`) rather than as row-major
-    /// matrices.
-    pub tma: bool,
-    /// For a TMA step: whether its maps describe `A` and `B` themselves,
-    /// row-major, of element type TF32 (the copies round), rather than the
-    /// K-major, rounded or split copies `gemm_pack` makes of them first.
-    pub direct: bool,
-    /// For a direct 3xTF32 step: whether `gemm_pack` splits `A` into its
-    /// TF32 halves first (`m` rows of `A_hi`, then `m` of `A_lo`, one map
-    /// over both), `B` still read as it is.
-    pub a_halves: bool,
-    /// Whether the product runs on `A` and `B` scaled by exact powers of
-    /// two, by rows and by columns, and unscales `C` ([`scale`]): the host
-    /// runs `gemm_maxima` before the pass over `A`, which scales as it
-    /// splits. Such a step keeps FP32's accuracy on subnormal and
-    /// near-`FLT_MAX` operands.
-    pub scaled: bool,
+    /// For a TMA step, how `A` and `B` reach its tensor maps (the host
+    /// passes the maps' addresses as `a` and `b`); `None`: the kernel reads
+    /// them as row-major matrices.
+    pub feed: Option<Feed>,
     /// Whether the kernel reads a run of `K` from `blockIdx.z` and writes
     /// its partial product to slice `z` of `c` ([`split_k`]): the host
     /// may then split `K` where `C` has too few tiles for the GPU.
@@ -191,38 +210,18 @@ impl Geometry {
     /// `precision` products, one block of `block` threads per `tile` of `C`,
     /// `shared_floats` of shared memory, operands read as row-major matrices.
     pub const fn of(precision: Precision, tile: (u32, u32), block: Dim3, shared_floats: u32) -> Geometry {
-        Geometry {
-            precision,
-            tile,
-            block,
-            shared_floats,
-            tma: false,
-            direct: false,
-            a_halves: false,
-            scaled: false,
-            splits_k: false,
-            walks_tiles: 0,
-        }
+        Geometry { precision, tile, block, shared_floats, feed: None, splits_k: false, walks_tiles: 0 }
     }
 
-    /// The same, with `A` and `B` read through TMA tensor maps.
-    pub const fn fed_by_tma(self) -> Geometry {
-        Geometry { tma: true, ..self }
+    /// The same, with `A` and `B` read through TMA tensor maps as `feed`
+    /// says.
+    pub const fn fed_by(self, feed: Feed) -> Geometry {
+        Geometry { feed: Some(feed), ..self }
     }
 
-    /// The same, with the tensor maps over `A` and `B` as they are.
-    pub const fn reading_the_matrices(self) -> Geometry {
-        Geometry { direct: true, ..self }
-    }
-
-    /// The same, with `A` split into TF32 halves by a pass first.
-    pub const fn splitting_a_first(self) -> Geometry {
-        Geometry { a_halves: true, ..self }
-    }
-
-    /// The same, on operands scaled by rows and columns ([`scale`]).
-    pub const fn scaling_operands(self) -> Geometry {
-        Geometry { scaled: true, ..self }
+    /// Whether the kernel reads `A` and `B` through TMA tensor maps.
+    pub const fn tma(self) -> bool {
+        self.feed.is_some()
     }
 
     /// The same, reading its run of `K` from `blockIdx.z` ([`split_k`]).
