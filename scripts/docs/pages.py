@@ -2,6 +2,7 @@
 """Fills the generated pages from their templates and run files.
 
     python3 scripts/docs/pages.py [--check] [--counters FILE] [PAGE ..]
+    python3 scripts/docs/pages.py --dry RUN_JSON [--counters FILE] [PAGE ..]
 
 Each template `docs/templates/<page>.md` is a Jinja2 page that names its run
 files in a front matter and reads every figure from them:
@@ -21,7 +22,13 @@ and fails the page when the run contradicts it. The emulator's counters are
 not stored with the runs (no GPU makes them): they come from
 `cargo emulate --counters --counters-json`, run once here or given with
 --counters. The page `docs/<page>.md` is written, or with --check compared,
-and the command exits 1 on a false claim or (--check) a difference."""
+and the command exits 1 on a false claim or (--check) a difference.
+
+--dry fills each page with every run of its front matter but `CPU` (a run
+on no GPU) read from RUN_JSON, writes nothing, enforces no claim, and lists
+every figure the page looks up that RUN_JSON lacks (or holds as null): what
+one device call of the page's script must write (exit 1 if any; run by
+scripts/gpu/test_runfile.py on synthetic output of each script)."""
 import argparse, json, pathlib, re, subprocess, sys, tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -37,6 +44,57 @@ class DocsError(Exception):
     """A page that cannot be filled: a figure its run file lacks, a false claim."""
 
 
+class Dry(jinja2.Undefined):
+    """A dry fill's stand-in for what a run file lacks: its message goes
+    into `Dry.missing` when the page uses it, and every operation on it
+    gives itself (a number 0, a string "?"), so the fill goes on."""
+    missing = {}  # messages, first seen first
+
+    def _note(self, *args, **kwargs):
+        Dry.missing.setdefault(self._undefined_message, None)
+        return self
+
+    def __getattr__(self, name):
+        if name[:2] == "__" or name.startswith("jinja"):
+            raise AttributeError(name)
+        return self._note()
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _note
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __pos__ = __neg__ = _note
+    __abs__ = __round__ = __ceil__ = __floor__ = __call__ = __getitem__ = __lt__ = __le__ = __gt__ = __ge__ = _note
+
+    def _as(value):  # noqa: N805: a method's maker, called in the class body
+        return lambda self, *args: (self._note(), value)[1]
+
+    __str__, __format__, __bool__, __contains__ = _as("?"), _as("?"), _as(False), _as(False)
+    __int__, __index__, __len__, __float__ = _as(0), _as(0), _as(0), _as(0.0)
+    __iter__ = lambda self: (self._note(), iter(()))[1]  # noqa: E731
+    del _as
+
+
+class Rec(dict):
+    """A run file's object in a dry fill, named by its path: a key it lacks or holds as null reads as Dry."""
+
+    def __init__(self, data, path):
+        super().__init__({k: record(v, f"{path}.{k}") for k, v in data.items()})
+        self.path = path
+
+    def __getitem__(self, key):
+        return Dry(f"{self.path}: no `{key}`") if self.get(key) is None else dict.__getitem__(self, key)
+
+
+def record(value, path):
+    """`value` (a run file's JSON) with each object a Rec."""
+    if isinstance(value, list):
+        return [record(v, f"{path}[{v.get('kernel', i) if isinstance(v, dict) else i}]") for i, v in enumerate(value)]
+    return Rec(value, path) if isinstance(value, dict) else value
+
+
+def lack(message):
+    """A dry fill's missing figure, noted now: Dry."""
+    return Dry(message)._note()
+
+
 # ---- run files -----------------------------------------------------------------
 
 # A run file's top-level keys and their types: docs/contributing.md explains each.
@@ -50,9 +108,9 @@ class Timing:
     `flops` give at `ms` (decimal GB/s, TFLOP/s), and `pct`, its bandwidth's
     share of the run's `cuMemcpyDtoD` roof."""
 
-    def __init__(self, row, roofs):
-        self.__dict__.update(row)
-        self.row, self.roofs = row, roofs
+    def __init__(self, row, roofs, dry=False):
+        self.__dict__.update({k: v for k, v in row.items() if not dry or v is not None})
+        self.row, self.roofs, self.dry = row, roofs, dry
 
     @property
     def gb_per_s(self):
@@ -71,41 +129,58 @@ class Timing:
         return 100 * self.gb_per_s / self.roofs["copy_gb_per_s"]
 
     def _need(self, key):
-        if self.row.get(key) is None:
-            raise DocsError(f"timing {self.kernel} at {self.shape} ({self.source}) has no `{key}`")
-        return self.row[key]
+        return self._lacks(key) if self.row.get(key) is None else self.row[key]
 
     def __getattr__(self, key):
-        if key.startswith("_"):
+        if key.startswith("_") or key in ("row", "dry"):
             raise AttributeError(key)
-        raise DocsError(f"timing {self.row.get('kernel')} at {self.row.get('shape')} has no field `{key}`")
+        return self._lacks(key)
+
+    def _lacks(self, key):
+        message = f"timing {self.row.get('kernel')} at {self.row.get('shape')} ({self.row.get('source')}) has no `{key}`"
+        return lack(message) if self.dry else fail(message)
 
 
 class Run:
-    """One run folder's run.json, read for a page."""
+    """One run folder's run.json, read for a page; with `dry`, the run file
+    at that path, whose lookups that fail read as Dry."""
 
-    def __init__(self, name):
-        self.name, self.folder = name, RUNS / name
-        path = self.folder / "run.json"
+    def __init__(self, name, dry=None):
+        path = pathlib.Path(dry) if dry else RUNS / name / "run.json"
+        self.name, self.folder, self.dry = (path.parent.name if dry else name), path.parent, dry
+        where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         if not path.is_file():
-            raise DocsError(f"{path.relative_to(ROOT)}: no such run file")
+            raise DocsError(f"{where}: no such run file")
         self.data = json.loads(path.read_text())
         for key, kind in FIELDS.items():
             if not isinstance(self.data.get(key), kind):
-                raise DocsError(f"{path.relative_to(ROOT)}: `{key}` missing or not a {kind.__name__}")
+                raise DocsError(f"{where}: `{key}` missing or not a {kind.__name__}")
         if self.data["schema"] != SCHEMA:
-            raise DocsError(f"{path.relative_to(ROOT)}: schema {self.data['schema']}, this generator reads {SCHEMA}")
+            raise DocsError(f"{where}: schema {self.data['schema']}, this generator reads {SCHEMA}")
         for row in self.data["timings"]:
             if not TIMING <= row.keys():
-                raise DocsError(f"{path.relative_to(ROOT)}: a timing without {sorted(TIMING - row.keys())}: {row}")
+                raise DocsError(f"{where}: a timing without {sorted(TIMING - row.keys())}: {row}")
+        if dry:
+            self.data = record(self.data, self.name)
         self.gpu, self.roofs, self.values = self.data["gpu"], self.data["roofs"], self.data["values"]
         self.commit, self.date, self.made_by = self.data["commit"], self.data["date"], self.data["made_by"]
-        self.link = f"[{name}](measurements/{name})"
+        self.link = f"[{self.name}](measurements/{self.name})"
+
+    def _lacks(self, message, found=None):
+        """`found` where it is not empty; else (a lookup that found nothing)
+        a DocsError, or in a dry fill a noted Dry ([] for a list)."""
+        if found or (found is not None and not self.dry):
+            return found
+        missing = lack(f"{self.name}: {message}") if self.dry else fail(f"{self.name}: {message}")
+        return [] if found is not None else missing
 
     def timings(self, source=None, op=None, kernel=None):
         """The run's timings, in the file's order, of a source, op or kernel."""
-        return [Timing(r, self.roofs) for r in self.data["timings"]
-                if source in (None, r["source"]) and op in (None, r["op"]) and kernel in (None, r["kernel"])]
+        found = [Timing(r, self.roofs, self.dry) for r in self.data["timings"]
+                 if source in (None, r["source"]) and op in (None, r["op"]) and kernel in (None, r["kernel"])]
+        if not found and self.dry:
+            lack(f"{self.name}: no timings of source {source}, op {op}, kernel {kernel}")
+        return found
 
     def shapes(self, source=None, op=None, kernel=None):
         """The shapes of those timings, first seen first."""
@@ -117,34 +192,28 @@ class Run:
     def t(self, kernel, shape, source="report", op=None):
         """The one timing of `kernel` at `shape` from `source`."""
         found = [t for t in self.timings(source, op, kernel) if t.shape == shape]
-        if len(found) != 1:
-            raise DocsError(f"{self.name}: {len(found)} {source} timings of {kernel} at {shape}" + (f" ({op})" if op else ""))
-        return found[0]
+        if len(found) == 1:
+            return found[0]
+        return self._lacks(f"{len(found)} {source} timings of {kernel} at {shape}" + (f" ({op})" if op else ""))
 
     def ncu(self, kernel, label=None):
         """ncu's metrics, by name, of the launch of `kernel` (and `label`, where one kernel was profiled more than once)."""
         found = [n["metrics"] for n in self.data["ncu"] if n["kernel"] == kernel and label in (None, n.get("label"))]
-        if not found:
-            raise DocsError(f"{self.name}: no ncu launch of {kernel}" + (f" ({label})" if label else ""))
-        return found[0]
+        return found[0] if found else self._lacks(f"no ncu launch of {kernel}" + (f" ({label})" if label else ""))
 
     def ptxas(self, entry):
-        if entry not in self.data["ptxas"]:
-            raise DocsError(f"{self.name}: no ptxas report of {entry}")
-        return self.data["ptxas"][entry]
+        return self.data["ptxas"][entry] if entry in self.data["ptxas"] else self._lacks(f"no ptxas report of {entry}")
 
     def value(self, name):
-        if name not in self.values:
-            raise DocsError(f"{self.name}: no value `{name}`")
-        return self.values[name]
+        return self.values[name] if name in self.values else self._lacks(f"no value `{name}`")
 
     @property
     def sanitizer(self):
-        return self.data["sanitizer"]
+        return self._lacks("no sanitizer verdicts", self.data["sanitizer"])
 
     @property
     def tests(self):
-        return self.data["tests"]
+        return self._lacks("no test verdicts", self.data["tests"])
 
 
 # ---- what every template may use -----------------------------------------------
@@ -238,19 +307,28 @@ def front_matter(text, page):
     return {k.strip(): v.strip() for k, v in runs.items()}, text[m.end():]
 
 
-def render(page, counters):
-    """docs/<page>.md as its template and runs give it, and its false claims."""
+def render(page, counters, dry=None):
+    """docs/<page>.md as its template and runs give it, and its false claims;
+    with `dry` (a run file), every run but `CPU` read from it, no claim
+    enforced, and instead of the false claims what the run file lacks."""
     runs, body = front_matter((TEMPLATES / f"{page}.md").read_text(), page)
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True,
-                             lstrip_blocks=True, autoescape=False)
+    env = jinja2.Environment(undefined=Dry if dry else jinja2.StrictUndefined, keep_trailing_newline=True,
+                             trim_blocks=True, lstrip_blocks=True, autoescape=False)
     env.filters.update(num=num, sci=sci, signed=signed)
     claims = Claims()
-    loaded = {label: Run(name) for label, name in runs.items()}
+    loaded = {label: Run(name, dry if dry and label != "CPU" else None) for label, name in runs.items()}
     context = dict(runs=loaded, run=next(iter(loaded.values())), steps=steps, step=step, pictures=pictures,
-                   emu=counters, claim=claims, fail=fail, max=max, min=min, abs=abs, sum=sum, sorted=sorted,
-                   zip=zip, enumerate=enumerate, round=round, len=len, any=any, all=all)
+                   emu=counters, claim=claims, fail=lack if dry else fail, max=max, min=min, abs=abs, sum=sum,
+                   sorted=sorted, zip=zip, enumerate=enumerate, round=round, len=len, any=any, all=all)
+    if dry:
+        Dry.missing = {}
+        try:
+            env.from_string(body).render(context)
+        except Exception as e:  # noqa: BLE001: a lookup a Dry cannot stand in for ends the fill
+            lack(f"the fill stopped: {type(e).__name__}: {e}")
+        return None, list(Dry.missing)
     title, _, rest = env.from_string(body).render(context).partition("\n")
-    named = " and ".join(f"docs/measurements/{name}" for name in runs.values())
+    named = " and ".join(dict.fromkeys(f"docs/measurements/{name}" for name in runs.values()))
     head = f"<!-- Generated by scripts/docs/pages.py from docs/templates/{page}.md and {named}; do not edit by hand. -->"
     return f"{title}\n\n{head}\n{rest}", claims.false
 
@@ -269,6 +347,7 @@ def main():
     ap.add_argument("pages", nargs="*", help="page names (docs/templates/<name>.md); every template when none")
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 where a page differs")
     ap.add_argument("--counters", help="the emulator's counters (--counters-json); made here when not given")
+    ap.add_argument("--dry", metavar="RUN_JSON", help="list what each page looks up that this run file lacks")
     args = ap.parse_args()
     pages = args.pages or sorted(p.stem for p in TEMPLATES.glob("*.md"))
     status = 0
@@ -276,10 +355,14 @@ def main():
         counters = Counters(args.counters or emulator_counters(tmp))
         for page in pages:
             try:
-                text, false = render(page, counters)
+                text, false = render(page, counters, args.dry)
             except (DocsError, jinja2.TemplateError) as e:
                 print(f"docs/{page}.md: {type(e).__name__}: {e}", file=sys.stderr)
                 status = 1
+                continue
+            if args.dry:
+                print(f"docs/{page}.md: {len(false)} figures missing from {args.dry}", *false, sep="\n  ")
+                status |= bool(false)
                 continue
             for claim in false:
                 print(f"docs/{page}.md: the run contradicts the claim {claim}", file=sys.stderr)
