@@ -63,8 +63,8 @@ fn references(c: &Case) -> (Vec<f32>, Vec<f64>, Vec<f64>) {
 }
 
 /// `NaN/+inf/-inf/finite` counts, elements off FP32's pattern, largest
-/// finite error over its magnitude.
-fn summary(got: &[f32], fp32: &[f32], want: &[f64], mag: &[f64]) -> String {
+/// finite error over its magnitude: as printed, and as JSON.
+fn summary(got: &[f32], fp32: &[f32], want: &[f64], mag: &[f64]) -> (String, serde_json::Value) {
     let (mut nan, mut pinf, mut ninf, mut fin, mut off, mut err) = (0, 0, 0, 0, 0, 0f64);
     for (((&g, &f), &w), &m) in got.iter().zip(fp32).zip(want).zip(mag) {
         match g {
@@ -85,7 +85,8 @@ fn summary(got: &[f32], fp32: &[f32], want: &[f64], mag: &[f64]) -> String {
             err = err.max((g as f64 - w).abs() / m);
         }
     }
-    format!("{nan}/{pinf}/{ninf}/{fin} off {off} err {err:.1e}")
+    let json = serde_json::json!({"nan": nan, "pos_inf": pinf, "neg_inf": ninf, "finite": fin, "off": off, "err": err});
+    (format!("{nan}/{pinf}/{ninf}/{fin} off {off} err {err:.1e}"), json)
 }
 
 fn cases() -> Vec<Case> {
@@ -191,6 +192,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         gpu.name(),
         gemm::sgemm_variant(&gpu, shape).name()
     );
+    // The run file's `specials` (scripts/gpu/peers gemm-specials adds cuBLAS's column to these VALUE lines).
+    let run =
+        serde_json::json!({"shape": format!("{M}x{N}x{K}"), "sgemm_runs": gemm::sgemm_variant(&gpu, shape).name()});
+    println!("VALUE specials_run {run}");
     println!(
         "outputs: NaN/+inf/-inf/finite, elements off FP32's non-finite pattern, max |c - exact| / sum|ab| of the finite ones"
     );
@@ -209,14 +214,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         stream.synchronize()?;
         let mut db = vec![0f32; shape.c().len()];
         stream.download(&out, &mut db)?;
-        let r = summary(&fp32, &fp32, &want, &mag);
-        println!(
-            "{:<44} {:<20} {:<44} {:<44}",
-            c.name,
-            r.split(" off").next().unwrap_or(""),
-            summary(&ours, &fp32, &want, &mag),
-            summary(&db, &fp32, &want, &mag)
-        );
+        let (r, mut reference) = summary(&fp32, &fp32, &want, &mag);
+        let ((s, sgemm), (d, double_buffered)) = (summary(&ours, &fp32, &want, &mag), summary(&db, &fp32, &want, &mag));
+        println!("{:<44} {:<20} {:<44} {:<44}", c.name, r.split(" off").next().unwrap_or(""), s, d);
+        if let Some(counts) = reference.as_object_mut() {
+            counts.retain(|k, _| k != "off" && k != "err");
+        }
+        let row = serde_json::json!({"input": c.name, "reference": reference, "sgemm": sgemm, "double_buffered": double_buffered});
+        println!("VALUE[] specials_rows {row}");
         if let Some(dir) = &dir {
             let d = dir.join(format!("case{i}"));
             std::fs::create_dir_all(&d)?;

@@ -15,7 +15,7 @@
 //! with cuBLAS against an f64 product on the GPU; `STEPS` (default: the
 //! best FP32 step, `double_buffered`, and every tensor-core step) names
 //! the steps. Prints one line per step and size: median, min and max ms,
-//! TFLOP/s.
+//! TFLOP/s; and its median as a `TIMING` line (JSON) for the run file.
 
 use coalesce::gemm::{self, AlphaBeta, GemmShape, Variant};
 use rand::{Rng, SeedableRng};
@@ -81,6 +81,12 @@ fn main() -> coalesce::Result<()> {
                 v.name(),
                 shape.flops() as f64 / (med * 1e-3) / 1e12
             );
+            // The same median as a run file's timing (scripts/gpu/runfile.py reads TIMING lines).
+            let timing = serde_json::json!({
+                "source": "gemm_tensor_cores", "op": "gemm", "kernel": v.name(), "shape": format!("{n}x{n}x{n}"),
+                "statistic": "median", "ms": med, "reps": reps, "flops": shape.flops(),
+            });
+            println!("TIMING {timing}");
         }
     }
     if failed {

@@ -35,7 +35,8 @@ struct Args {
     /// Time spent per size and side, at least 3 repetitions each (ms).
     #[arg(long, default_value_t = 400)]
     budget_ms: u64,
-    /// Also write the table as JSON here.
+    /// Also write the table as JSON here (with the run file's `values` and
+    /// `timings`, which scripts/gpu/runfile.py reads).
     #[arg(long)]
     json: Option<std::path::PathBuf>,
     /// Run every nested-sin kernel once at 2^28 and exit (for ncu).
@@ -202,6 +203,25 @@ fn main() -> anyhow::Result<()> {
         rows.push(row);
     }
     if let Some(path) = args.json {
+        // The same figures as a run file's `values` and `timings`
+        // (scripts/gpu/runfile.py reads any JSON file's): medians in ms of
+        // each size (`2^log2`), with the bytes each step moves.
+        let mut timings = Vec::new();
+        for r in &rows {
+            let (n, kernel) = (r.elements as u64, Variant::BEST.name());
+            for (name, ms, reps, bytes) in [
+                ("h2d", r.h2d_ms, r.gpu_reps, Some(4 * n)),
+                (kernel, r.kernel_ms, r.gpu_reps, Some(8 * n)),
+                ("d2h", r.d2h_ms, r.gpu_reps, Some(4 * n)),
+                ("gpu_total", r.gpu_total_ms, r.gpu_reps, None),
+                ("cpu", r.cpu_ms, r.cpu_reps, None),
+            ] {
+                timings.push(serde_json::json!({
+                    "source": "end_to_end", "op": "nested_sin", "kernel": name, "shape": format!("2^{}", r.log2),
+                    "statistic": "median", "ms": ms, "reps": reps, "bytes": bytes,
+                }));
+            }
+        }
         let doc = serde_json::json!({
             "gpu": gpu.name(),
             "sms": gpu.sm_count(),
@@ -209,6 +229,8 @@ fn main() -> anyhow::Result<()> {
             "cpu_threads": threads,
             "kernel": Variant::BEST.name(),
             "rows": rows,
+            "values": {"end_to_end": {"cpu": cpu, "cpu_threads": threads, "kernel": Variant::BEST.name()}},
+            "timings": timings,
         });
         std::fs::write(&path, serde_json::to_string_pretty(&doc)?)?;
         eprintln!("wrote {}", path.display());

@@ -7,7 +7,8 @@
 # CUDA), and fails if any page or picture differs: pages, pictures,
 # generators and measurements stay in step. Then checks the docs' relative
 # links (scripts/docs/links.py), the run folders' names (scripts/docs/runs.py)
-# and the run files' writer (scripts/gpu/test_runfile.py).
+# and the run files' writer (scripts/gpu/test_runfile.py: each page filled dry
+# from a run file made of its script's synthetic output).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -37,8 +38,9 @@ else
         status=1
     fi
 fi
-# The run files' writer puts each figure where the pages read it.
-python3 scripts/gpu/test_runfile.py || status=1
+# The run files' writer puts each figure where the pages read it: one call of
+# each page's script makes every figure the page reads.
+python3 scripts/gpu/test_runfile.py --counters "$tmp/counters.json" || status=1
 # Every relative link of README.md and docs/*.md leads to a file or folder that exists.
 python3 scripts/docs/links.py || status=1
 # Every run folder named anywhere exists (or is named at a commit that has it),

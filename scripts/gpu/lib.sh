@@ -1,19 +1,31 @@
+# shellcheck shell=bash
 # Sourced by the GPU scripts (run.sh, softmax.sh, nested_sin.sh, gemm.sh),
 # from the repository root: $OUT made, the binaries that build.sh packed
 # unpacked into $B, Python unbuffered (its lines interleave with ours); status
-# lines, the sanitizer pass over one test binary's GPU tests, and the run
-# file: each part's verdict goes into $RUN as a JSON line, and `runfile`
-# writes $OUT/run.json from $RUN and $OUT (scripts/gpu/runfile.py).
+# lines, each part's time limit within the call's, the sanitizer pass over
+# one test binary's GPU tests, and the run file: each part's verdict goes
+# into $RUN as a JSON line, and `runfile` writes $OUT/run.json from $RUN and
+# $OUT (scripts/gpu/runfile.py).
 
 export OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
-B=.gpu/bin
+B=${B:-.gpu/bin}
 [[ -d $B || ! -f .gpu/bin.tgz ]] || tar -C .gpu -xzf .gpu/bin.tgz
 export PYTHONUNBUFFERED=1
-RUN=/tmp/run   # the run file's structured inputs (JSON lines, ncu's CSV)
+RUN=${RUN:-/tmp/run}   # the run file's structured inputs (JSON lines, ncu's CSV)
 rm -rf "$RUN" && mkdir -p "$RUN"
 
 status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
+
+# limit SECONDS: the part's time limit, SECONDS or what is left of the
+# call's BUDGET (seconds, 570 by default: a device call runs 600) less the
+# 30 the run file takes to write, whichever is less (at least 1): a part
+# that hangs times out, and the run file is written in any case.
+BUDGET=${BUDGET:-570}
+limit() {
+    local left=$((BUDGET - 30 - SECONDS))
+    echo $(($1 < left ? $1 : (left > 1 ? left : 1)))
+}
 
 # sanitize TEST_BINARY: compute-sanitizer memcheck, then racecheck, over the
 # binary's GPU tests (names holding "gpu") at the odd shapes
@@ -22,9 +34,10 @@ status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
 sanitize() {
     : >"$OUT/sanitizer.log"
     for tool in memcheck racecheck; do
-        COALESCE_SANITIZER=1 timeout "${SANITIZER_TIMEOUT:-60}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-            $([[ $tool == racecheck ]] && echo --racecheck-report all) \
-            "$1" gpu --test-threads=1 >/tmp/sanitizer-$tool.log 2>&1
+        local opts=()
+        [[ $tool == racecheck ]] && opts=(--racecheck-report all)
+        COALESCE_SANITIZER=1 timeout "$(limit "${SANITIZER_TIMEOUT:-60}")" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+            ${opts[@]+"${opts[@]}"} "$1" gpu --test-threads=1 >/tmp/sanitizer-$tool.log 2>&1
         rc=$?
         { echo "### $tool"; cat /tmp/sanitizer-$tool.log; } >>"$OUT/sanitizer.log"
         verdict "$tool" "$1" "$rc" /tmp/sanitizer-$tool.log
@@ -34,14 +47,21 @@ sanitize() {
 
 # verdict TOOL BINARY EXIT_CODE LOG: one sanitizer.jsonl line, the tool's
 # error count from its summary line (an exit code other than 0 with no
-# count reads as one error).
+# count reads as one error; racecheck's hazards too), and the counts of the
+# tests it ran (libtest's summary in LOG, as `tests` reads it).
 verdict() {
     python3 - "$@" >>"$RUN/sanitizer.jsonl" <<'PY'
 import json, pathlib, re, sys
 tool, binary, rc, log = sys.argv[1], pathlib.Path(sys.argv[2]).name, int(sys.argv[3]), pathlib.Path(sys.argv[4])
-summary = ([l for l in log.read_text(errors="replace").splitlines() if re.search("(ERROR|RACECHECK) SUMMARY", l)] or [""])[-1]
-m = re.search(r"(\d+) errors?", summary)
-print(json.dumps({"tool": tool, "binary": binary, "errors": int(m[1]) if m else int(rc != 0), "summary": summary.strip()}))
+text = log.read_text(errors="replace")
+summary = ([l for l in text.splitlines() if re.search("(ERROR|RACECHECK) SUMMARY", l)] or [""])[-1]
+m, h = re.search(r"(\d+) errors?", summary), re.search(r"(\d+) hazards?", summary)
+out = {"tool": tool, "binary": binary, "errors": int(m[1]) if m else int(rc != 0), "summary": summary.strip()}
+if tool == "racecheck":
+    out["hazards"] = int(h[1]) if h else out["errors"]
+sys.path.insert(0, "scripts/gpu")
+from runfile import libtest  # noqa: E402
+print(json.dumps({**out, **libtest(text, missing_fails=False)}))
 PY
 }
 
@@ -49,13 +69,24 @@ PY
 # libtest summary (`test result: ...`) in LOG; none found reads as a failure.
 tests() {
     python3 - "$@" >>"$RUN/tests.jsonl" <<'PY'
-import json, pathlib, re, sys
+import json, pathlib, sys
+sys.path.insert(0, "scripts/gpu")
+from runfile import libtest  # noqa: E402
 binary, log = pathlib.Path(sys.argv[1]).name, pathlib.Path(sys.argv[2]).read_text(errors="replace")
-found = re.findall(r"test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored; \d+ measured; (\d+) filtered out; "
-                   r"finished in ([\d.]+)s", log)
-passed, failed, ignored, filtered, seconds = found[-1] if found else (0, 1, 0, 0, 0)
-print(json.dumps({"binary": binary, "passed": int(passed), "failed": int(failed), "ignored": int(ignored),
-                  "filtered_out": int(filtered), "seconds": float(seconds)}))
+print(json.dumps({"binary": binary, **libtest(log)}))
+PY
+}
+
+# machine HEAD: a `VALUE machine` line of the run file (`started`,
+# `nvidia_smi` by its CSV header, `cpu`, `nvcc`) from HEAD's first six lines:
+# the commit, `date`, nvidia-smi's --format=csv header and row, `cpu: ...`
+# and the last line of `nvcc --version` (scripts/gpu/nested_sin.sh).
+machine() {
+    python3 - "$1" <<'PY'
+import json, sys
+commit, started, head, row, cpu, nvcc = open(sys.argv[1]).read().splitlines()[:6]
+print("VALUE machine", json.dumps({"started": started, "nvidia_smi": dict(zip(head.split(", "), row.split(", "))),
+                                    "cpu": cpu.removeprefix("cpu:").strip(), "nvcc": nvcc}))
 PY
 }
 

@@ -11,12 +11,30 @@
 # SKIP (comma-separated: tests, stress, sanitizer, report, consumer, examples, bench, ncu, torch)
 # leaves parts out of a run; EXAMPLES=04_launch_overhead runs one example,
 # TESTS=runtime one test binary (tests and sanitizer), BENCHES=gemm one bench
-# binary and BENCH_FILTER=gemm_shapes one group of it.
+# binary and BENCH_FILTER=gemm_shapes one group of it, REPORT_OPS=transpose
+# the report's ops (all of them by default). Every part has a time limit
+# within the call's (scripts/gpu/lib.sh's `limit`), so the run file is
+# written in any case; all the parts at once take more than one call.
+#
+# docs/transpose.md's run, in one device call. Next session, with an H200 lent:
+#   1. here: bash scripts/gpu/build.sh   (commit first: a -dirty build must not fill a page)
+#   2. run(command="SKIP=tests,stress,sanitizer,consumer,examples BENCHES=transpose REPORT_OPS=transpose bash scripts/gpu/run.sh",
+#          carry=[".gpu"], timeout_s=600)   (nvidia-h200; about 5 minutes: PyTorch's peers 1.5, the report
+#          at four shapes 1, criterion's 42 transposes 2, ncu 0.5)
+#   3. here: mkdir docs/measurements/<date>-h200-transpose; copy $OUT's run.json into it (files_at/run.json)
+#      and write its README.md (what ran: this command at the commit in run.json; anything odd);
+#      then python3 scripts/docs/pages.py --dry docs/measurements/<date>-h200-transpose/run.json transpose
+#      must list nothing missing
+#   4. docs/templates/transpose.md's front matter: `H200: <date>-h200-transpose`; python3 scripts/docs/pages.py transpose
+#      (a claim the new figures contradict names itself: fix the prose, not the figure)
+#   5. git rm -r docs/measurements/2026-11-28-h200-transpose-cols, and mend what names it (python3
+#      scripts/docs/runs.py lists it: name it `... at commit <sha>`); bash scripts/docs/check.sh
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-mkdir -p /tmp/extras
+cd "$(dirname "$0")/../.." || exit
 # shellcheck source=scripts/gpu/lib.sh
 source scripts/gpu/lib.sh   # $OUT, $B, $RUN, and the run file's verdicts
+CRIT=/tmp/criterion        # criterion's files (CRITERION_HOME), this call's alone, in extras.tgz
+rm -rf "$CRIT" /tmp/extras && mkdir -p /tmp/extras
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
 want() { [[ ",${SKIP:-}," != *",$1,"* ]]; }
@@ -33,7 +51,7 @@ cat "$OUT/tests.log"
 rc_all=0
 want tests && for t in "$B"/test-${TESTS:-*}; do
     echo "### $t" >>"$OUT/tests.log"
-    "$t" >/tmp/test.log 2>&1
+    timeout "$(limit 300)" "$t" >/tmp/test.log 2>&1
     rc=$?; rc_all=$((rc_all | rc))
     cat /tmp/test.log >>"$OUT/tests.log"
     tests "$t" /tmp/test.log
@@ -82,7 +100,7 @@ want sanitizer && for tool in memcheck racecheck; do
         if [[ $tool == racecheck ]]; then
             opts=(--racecheck-report all) skip=(--skip gpu_every_op_from_eight_threads_matches_one_thread)
         fi
-        COALESCE_SANITIZER=1 COALESCE_STRESS_ITERATIONS=200 timeout "${SANITIZER_TIMEOUT:-300}" \
+        COALESCE_SANITIZER=1 COALESCE_STRESS_ITERATIONS=200 timeout "$(limit "${SANITIZER_TIMEOUT:-300}")" \
             compute-sanitizer --tool "$tool" --error-exitcode 99 ${opts[@]+"${opts[@]}"} \
             "$t" gpu --test-threads=1 ${skip[@]+"${skip[@]}"} >/tmp/sanitizer.log 2>&1
         rc=$?
@@ -95,12 +113,13 @@ done
 # 3. The main report (the README's first command), with PyTorch's figures
 #    from this same call merged in (torch first, so --peers can use them).
 if want torch && [[ -f .gpu/peers/__main__.py ]]; then
-    PYTHONUNBUFFERED=1 OUT="$RUN" timeout 300 python3 .gpu/peers report >"$OUT/torch.txt" 2>&1
+    PYTHONUNBUFFERED=1 OUT="$RUN" timeout "$(limit 300)" python3 .gpu/peers report >"$OUT/torch.txt" 2>&1
     note "torch peers: $(status $?)"
 fi
 if want report && [[ -x $B/bin-coalesce ]]; then
     peers=(); [[ -f $RUN/torch_peers.json ]] && peers=(--peers "$RUN/torch_peers.json")
-    "$B/bin-coalesce" --shapes 8192,16384,4096,8192x2048 --reps 50 --out "$OUT/report" "${peers[@]}" 2>&1 | tee "$OUT/report.txt"
+    timeout "$(limit 400)" "$B/bin-coalesce" --ops "${REPORT_OPS:-transpose,nested_sin,softmax,gemm}" \
+        --shapes 8192,16384,4096,8192x2048 --reps 50 --out "$OUT/report" ${peers[@]+"${peers[@]}"} 2>&1 | tee "$OUT/report.txt"
     note "report: $(status "${PIPESTATUS[0]}")"
     [[ -f $OUT/torch.txt ]] && { echo -e "\n### PyTorch (scripts/gpu/peers report), same call"; cat "$OUT/torch.txt"; } >>"$OUT/report.txt"
     rm -f "$OUT/torch.txt"
@@ -110,7 +129,7 @@ fi
 #     exactly against the CPU.
 if want consumer && [[ -x $B/bin-coalesce-consumer ]]; then
     echo -e "\n### consumer (bin-coalesce-consumer)" >>"$OUT/report.txt"
-    timeout 300 "$B/bin-coalesce-consumer" >>"$OUT/report.txt" 2>&1
+    timeout "$(limit 300)" "$B/bin-coalesce-consumer" >>"$OUT/report.txt" 2>&1
     note "consumer: $(status $?)"
 fi
 
@@ -118,7 +137,7 @@ fi
 want examples && for e in "$B"/example-${EXAMPLES:-*}; do
     [[ -x $e ]] || continue
     echo -e "\n### $(basename "$e")" >>"$OUT/report.txt"
-    timeout 300 "$e" >>"$OUT/report.txt" 2>&1
+    timeout "$(limit 300)" "$e" >>"$OUT/report.txt" 2>&1
     note "$(basename "$e"): $(status $?)"
     # PyTorch's launch cost beside ours, in the same call.
     [[ $e == *04_launch_overhead ]] && python3 scripts/gpu/peers launch >>"$OUT/report.txt" 2>&1
@@ -128,31 +147,35 @@ done
 want bench && for b in "$B"/bench-${BENCHES:-*}; do
     [[ -x $b ]] || continue
     echo "### $b" >>"$OUT/bench.log"
-    CRITERION_HOME=/tmp/criterion "$b" --bench ${BENCH_FILTER:-} >>"$OUT/bench.log" 2>&1
+    CRITERION_HOME=$CRIT timeout "$(limit 400)" "$b" --bench ${BENCH_FILTER:+"$BENCH_FILTER"} >>"$OUT/bench.log" 2>&1
     note "bench $(basename "$b"): $(status $?)"
     # PyTorch at the same awkward GEMM shapes, in the same call.
-    [[ $b == *bench-gemm ]] && OUT=$RUN python3 scripts/gpu/peers gemm-shapes "$OUT/bench.log" >/tmp/torch_shapes.txt 2>&1 && cat /tmp/torch_shapes.txt >>"$OUT/bench.log"
+    log=$OUT/bench.log
+    [[ $b == *bench-gemm ]] && OUT=$RUN python3 scripts/gpu/peers gemm-shapes "$log" >/tmp/torch_shapes.txt 2>&1 && cat /tmp/torch_shapes.txt >>"$log"
 done
 
 # 4. ncu counters of the transpose kernels: shared-memory bank conflicts and
 #    global sectors per request (clock control off: leave the GPU as found).
+#    Each kernel runs several times (validated, then timed: the report's
+#    fewest reps, 5); runfile.py labels them `launch <n>`, and the page
+#    reads the first.
 if want ncu && command -v ncu >/dev/null && [[ -x $B/bin-coalesce ]]; then
-    ncu --clock-control none --kernel-name regex:'transpose|copy_f32' \
+    timeout "$(limit 120)" ncu --clock-control none --kernel-name regex:'transpose|copy_f32' \
         --metrics smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,dram__bytes.sum \
         --csv --print-units base \
-        "$B/bin-coalesce" --ops transpose --shapes 8192 --reps 1 --warmup 0 --warmup-ms 0 --out /tmp/ncu-report >"$RUN/ncu.csv" 2>&1
+        "$B/bin-coalesce" --ops transpose --shapes 8192 --reps 5 --warmup 0 --warmup-ms 0 --out /tmp/ncu-report >"$RUN/ncu.csv" 2>&1
     note "ncu: $(status $?)"
 fi
 
 # 5. The run file: every figure above, by name ($OUT/run.json).
 ptxas -arch=sm_90a -v .gpu/sm_90a.ptx -o /dev/null >"$RUN/ptxas.txt" 2>&1
-runfile "bash scripts/gpu/run.sh" --criterion /tmp/criterion --ptxas "$RUN/ptxas.txt"
+runfile "bash scripts/gpu/run.sh" --criterion "$CRIT" --ptxas "$RUN/ptxas.txt"
 
 echo
 echo "================ summary ================"
 printf '%s\n' "${summary[@]}"
 [[ -f $OUT/report.txt ]] && cat "$OUT/report.txt"
 grep -E 'thrpt' -B2 "$OUT/bench.log" 2>/dev/null | grep -E '^[a-z]|thrpt' | cut -c1-100
-[[ -d /tmp/criterion ]] && mv /tmp/criterion /tmp/extras/
+[[ -d $CRIT ]] && mv "$CRIT" /tmp/extras/
 tar -czf "$OUT/extras.tgz" -C /tmp extras   # criterion's files
 exit 0

@@ -2,22 +2,26 @@
 """Writes one device call's run file, `run.json` (docs/contributing.md's
 schema), from the structured files its scripts left in a folder:
 
-    python3 scripts/gpu/runfile.py --to RUN_JSON --made-by "bash scripts/gpu/run.sh" [--criterion DIR] [--ptxas FILE] FOLDER ..
+    python3 scripts/gpu/runfile.py --to RUN_JSON --made-by "bash scripts/gpu/run.sh" [--criterion DIR] [--ptxas FILE]
+                                   [--log FILE ..] FOLDER ..
 
 Read from the folders (scripts/gpu/lib.sh's $RUN and $OUT), each where present:
   report.json or report/report.json  the report binary's roofs and timings (--out)
   any *.json with a `timings` list   PyTorch's and cuBLAS's timings (scripts/gpu/peers); a file of one
                                      name counts once, from the first folder that has it
   ncu*.csv                           ncu --csv --print-units base: one `ncu` entry per launch, those of
-                                     ncu.csv labelled from ncu-labels.txt (a line per launch, in order)
+                                     ncu.csv labelled from ncu-labels.txt (a line per launch, in order);
+                                     an unlabelled kernel of several launches in one file: `launch <n>`
   sanitizer.jsonl, tests.jsonl       a line per tool and test binary (scripts/gpu/lib.sh)
-  values.json                        named figures a test or example wrote as JSON
-  any *.json with a `values` object  named figures (PyTorch's version, its special values)
-  tests.log                          `VALUE name json` (sets), `VALUE[] name json` (appends) and
-                                     `VALUE{} name key json` (one entry) lines the tests printed
+  any *.json with a `values` object  named figures (PyTorch's version, an example's figures)
+  tests.log (and each --log FILE)    `VALUE name json` (sets), `VALUE[] name json` (appends) and
+                                     `VALUE{} name key json` (one entry) lines the tests or examples
+                                     printed, and `TIMING json` lines, each one timing of the run file
 and with --criterion, criterion's folder (CRITERION_HOME): one timing per
-benchmark, its bootstrap median; with --ptxas, `ptxas -v`'s registers, stack
-and spills per entry. The GPU, its driver and CUDA come from nvidia-smi and
+benchmark, its bootstrap median (TFLOP/s where its throughput is Elements:
+benches/gemm.rs counts 2 M N K), and the value `criterion_mean`, each
+benchmark's mean with its 95% interval; with --ptxas, `ptxas -v`'s registers,
+stack and spills per entry. The GPU, its driver and CUDA come from nvidia-smi and
 nvcc, the commit from .gpu/commit (build.sh)."""
 import argparse, csv, datetime, json, pathlib, re, subprocess
 
@@ -57,12 +61,13 @@ def machine(nvcc):
     return out
 
 
-def printed_values(log):
-    """The `VALUE` lines of the tests' log, in order."""
-    out = {}
+def printed(log, out, timings):
+    """The `VALUE` lines of a log into `out`, its `TIMING` lines onto `timings`, in order."""
     for line in log.splitlines():
         kind, _, rest = line.partition(" ")
-        if kind == "VALUE":
+        if kind == "TIMING":
+            timings.append(json.loads(rest))
+        elif kind == "VALUE":
             name, _, value = rest.partition(" ")
             out[name] = json.loads(value)
         elif kind == "VALUE[]":
@@ -71,7 +76,19 @@ def printed_values(log):
         elif kind == "VALUE{}":
             name, key, value = rest.split(" ", 2)
             out.setdefault(name, {})[key] = json.loads(value)
-    return out
+
+
+def libtest(log, missing_fails=True):
+    """The counts of libtest's last summary (`test result: ...`) in a log
+    (scripts/gpu/lib.sh's verdicts); none found reads as one failure, or
+    without `missing_fails` as none."""
+    found = re.findall(r"test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored; (\d+) measured; (\d+) filtered "
+                       r"out; finished in ([\d.]+)s", log)
+    if not found and not missing_fails:
+        return {}
+    *counts, seconds = found[-1] if found else (0, 1, 0, 0, 0, 0)
+    return {**dict(zip(("passed", "failed", "ignored", "measured", "filtered_out"), map(int, counts))),
+            "seconds": float(seconds)}
 
 
 def report_timings(report):
@@ -95,9 +112,10 @@ GROUPS = [
 ]
 
 
-def criterion_timings(folder):
-    """criterion's `new/estimates.json` per benchmark, its bootstrap median;
-    a group of no known pattern keeps its name as the op."""
+def criterion_timings(folder, means):
+    """criterion's `new/estimates.json` per benchmark, its bootstrap median
+    (and into `means` its mean); a group of no known pattern keeps its name
+    as the op."""
     out = []
     for est in sorted(pathlib.Path(folder).glob("**/new/estimates.json")):
         bench = json.loads((est.parent / "benchmark.json").read_text())
@@ -108,10 +126,14 @@ def criterion_timings(folder):
         # Samples, and the launches they timed in all.
         sample = est.parent / "sample.json"
         iters = json.loads(sample.read_text())["iters"] if sample.is_file() else []
+        est = json.loads(est.read_text())
+        mean = est["mean"]["confidence_interval"]
+        means[f"{group}/{f}"] = {"mean_ms": est["mean"]["point_estimate"] / 1e6, "low_ms": mean["lower_bound"] / 1e6,
+                                 "high_ms": mean["upper_bound"] / 1e6}
         out.append({"source": "criterion", "op": op, "kernel": kernel, "shape": shape, "group": group,
-                    "statistic": "median", "ms": json.loads(est.read_text())["median"]["point_estimate"] / 1e6,
-                    "bytes": tp.get("Bytes") or tp.get("BytesDecimal"), "samples": len(iters) or None,
-                    "reps": int(sum(iters)) or None})
+                    "statistic": "median", "ms": est["median"]["point_estimate"] / 1e6,
+                    "bytes": tp.get("Bytes") or tp.get("BytesDecimal"), "flops": tp.get("Elements"),
+                    "samples": len(iters) or None, "reps": int(sum(iters)) or None})
     return out
 
 
@@ -131,7 +153,12 @@ def ncu_launches(path, labels):
             entry["metrics"][r["Metric Name"]] = r["Metric Value"]
     out = [launches[k] for k in sorted(launches, key=int)]
     for entry, label in zip(out, labels):
-        entry["label"] = label
+        entry["label"] = label or None
+    seen = {}
+    for entry in out:
+        if entry["label"] is None and sum(e["kernel"] == entry["kernel"] for e in out) > 1:
+            seen[entry["kernel"]] = seen.get(entry["kernel"], 0) + 1
+            entry["label"] = f"launch {seen[entry['kernel']]}"
     return out
 
 
@@ -164,6 +191,8 @@ def main():
     ap.add_argument("--made-by", required=True, help="the command that made the device call's files")
     ap.add_argument("--criterion", help="criterion's folder (CRITERION_HOME)")
     ap.add_argument("--ptxas", help="`ptxas -v` of the PTX that ran")
+    ap.add_argument("--log", type=pathlib.Path, action="append", default=[],
+                    help="a log whose VALUE and TIMING lines count, besides tests.log")
     args = ap.parse_args()
     report = find(args.folders, "report.json", "report/report.json")
     report = json.loads(report.read_text()) if report else None
@@ -174,16 +203,16 @@ def main():
     for p in (p for f in args.folders for p in sorted(f.glob("*.json"))):
         jsons.setdefault(p.name, p)  # a file copied into two folders counts once
     for name, p in sorted(jsons.items()):
-        data = json.loads(p.read_text()) if name not in ("run.json", "report.json", "values.json") else {}
+        data = json.loads(p.read_text()) if name not in ("run.json", "report.json") else {}
         if isinstance(data, dict) and isinstance(data.get("timings"), list):
             timings += data["timings"]
         if isinstance(data, dict) and isinstance(data.get("values"), dict):
             values.update(data["values"])
     if args.criterion:
-        timings += criterion_timings(args.criterion)
-    labels, values_json, log = (find(args.folders, n) for n in ("ncu-labels.txt", "values.json", "tests.log"))
-    values.update(json.loads(values_json.read_text()) if values_json else {})
-    values.update(printed_values(log.read_text(errors="replace")) if log else {})
+        timings += criterion_timings(args.criterion, values.setdefault("criterion_mean", {}))
+    labels, log = find(args.folders, "ncu-labels.txt"), find(args.folders, "tests.log")
+    for path in ([log] if log else []) + args.log:
+        printed(path.read_text(errors="replace"), values, timings)
     labels = labels.read_text().splitlines() if labels else []
     ncu = [launch for f in args.folders for p in sorted(f.glob("ncu*.csv"))
            for launch in ncu_launches(p, labels if p.name == "ncu.csv" else [])]

@@ -107,6 +107,11 @@ fn gpu_accuracy_of_every_variant_against_f64() {
         w_one.want,
         port_mismatch.map_or("bit-identical".into(), |i| format!("first difference at x = {:e}", xs[i]))
     );
+    // Each worst element as the run file's `accuracy_worst` (scripts/gpu/runfile.py reads VALUE lines).
+    let worst_value = |name: &str, x: f32, got: f32, want: f64| {
+        println!("VALUE{{}} accuracy_worst {name} {}", serde_json::json!({"x": x, "got": got, "f64": want}));
+    };
+    worst_value("sin", w_one.x, w_one.got, w_one.want);
 
     let results: Vec<(Variant, Vec<f32>)> = Variant::ALL.iter().map(|&v| (v, on_gpu(&stream, v, &xs))).collect();
     let unfused = &results[0].1;
@@ -146,6 +151,7 @@ fn gpu_accuracy_of_every_variant_against_f64() {
             abs_moderate,
             xs.len(),
         );
+        worst_value(variant.name(), w.x, w.got, w.want);
         let mut row = serde_json::Map::new();
         row.insert("max_ulp".into(), w.ulp.into());
         row.insert("max_eps".into(), w_eps.ulp.into());

@@ -8,7 +8,7 @@ imports torch when it runs, so `--help` works on a machine without it.
     python3 scripts/gpu/peers softmax           # OUT/torch_softmax.json for docs/softmax.md (softmax.sh)
     python3 scripts/gpu/peers gemm-tc [DUMP]    # OUT/torch_gemm_tc.json and tc.log's cuBLAS lines (gemm.sh)
     python3 scripts/gpu/peers gemm-shapes LOG   # SGEMM at the bench's gemm_shapes (gemm.sh, run.sh)
-    python3 scripts/gpu/peers gemm-specials DIR # SGEMM on examples/gemm_specials.rs's cases
+    python3 scripts/gpu/peers gemm-specials DIR [LOG] # SGEMM on examples/gemm_specials.rs's cases (gemm.sh)
     python3 scripts/gpu/peers launch            # the tiny-op launch cost (run.sh, beside 04_launch_overhead)
 
 OUT is --out, else the environment's $OUT, else the current folder. `python3
@@ -61,8 +61,11 @@ def main():
     p = add("gemm-shapes", "gemm", "shapes", "SGEMM at the shapes of benches/gemm.rs's gemm_shapes group, read "
             "from its log", "log")
     p.add_argument("log", nargs="?", metavar="LOG", help="the bench's log (default: stdin)")
-    p = add("gemm-specials", "gemm", "specials", "SGEMM on the special-value cases examples/gemm_specials.rs wrote", "root")
+    p = add("gemm-specials", "gemm", "specials", "SGEMM on the special-value cases examples/gemm_specials.rs wrote; "
+            "with its output, writes OUT/torch_gemm_specials.json (the run file's `specials`)", "root", "log", "out")
     p.add_argument("root", metavar="DIR", help="the folder examples/gemm_specials.rs wrote")
+    p.add_argument("log", nargs="?", metavar="LOG", help="what examples/gemm_specials.rs printed (its VALUE lines)")
+    out_option(p)
     add("launch", "launch", "run", "PyTorch's tiny-op launch cost, the median of 5 rounds of 10 000 z.add_(1)")
 
     args = parser.parse_args()

@@ -7,14 +7,18 @@
   raw f32), computes the f64 product on the GPU and reports, for every
   dumped step and for cuBLAS SGEMM and TF32 on the same inputs: max |err|,
   max |err| / max |ref|, and ||err||_F / ||ref||_F. Writes
-  OUT/torch_gemm_tc.json.
+  OUT/torch_gemm_tc.json, with the run file's `errors` (by output and
+  shape: `max_over_max_c`, `frobenius`, `nan`) and `torch` among its values.
 - `gemm-shapes`: SGEMM (TF32 off) at the shapes of benches/gemm.rs's
   `gemm_shapes` group, read from that bench's log (LOG, or stdin): median
   of CUDA-event timings after warm-up.
 - `gemm-specials`: SGEMM (TF32 off) on the special-value cases that
   `examples/gemm_specials.rs DIR` wrote: per case, the output pattern
   (NaN/+inf/-inf/finite), elements off the FP32 FMA reference's non-finite
-  pattern, and the largest error of the finite ones over sum |a b|."""
+  pattern, and the largest error of the finite ones over sum |a b|. Given
+  the example's output (LOG), it writes OUT/torch_gemm_specials.json: the
+  run file's `specials`, the example's VALUE lines (its shape, the step
+  `sgemm` runs, a row per case) with cuBLAS's column added."""
 import glob
 import json
 import os
@@ -30,7 +34,8 @@ def tc(out, dump):
     dev = torch.device("cuda")
     reps = {4096: 50, 8192: 20, 16384: 10}
     p = torch.cuda.get_device_properties(0)
-    res = {"gpu": p.name, "torch": torch.__version__, "cuda": torch.version.cuda}
+    res = {"gpu": p.name, "torch": torch.__version__, "cuda": torch.version.cuda,
+           "values": {"torch": {"version": torch.__version__, "cuda": torch.version.cuda}, "errors": {}}}
     print("GPU", p.name, "torch", torch.__version__, flush=True)
 
     def stats(fn, iters):
@@ -76,6 +81,8 @@ def tc(out, dump):
                 e = {"max_abs": err.abs().max().item(), "max_rel_to_max": err.abs().max().item() / refmax,
                      "fro_rel": err.norm().item() / refnorm, "nan": nan}
                 res[f"err_{name}_{n}"] = e
+                res["values"]["errors"].setdefault(name, {})[f"{n}x{n}x{n}"] = {
+                    "max_over_max_c": e["max_rel_to_max"], "frobenius": e["fro_rel"], "nan": nan}
                 print(f"error {name:16} {n}^3: max|err| {e['max_abs']:.3e} (/{refmax:.1f} = {e['max_rel_to_max']:.2e}), "
                       f"||err||/||ref|| {e['fro_rel']:.2e}, NaN {nan}", flush=True)
             del a, b, ref, outs
@@ -100,12 +107,13 @@ def shapes(log):
     json.dump(res, open(os.path.join(os.environ.get("OUT", "."), "torch_gemm_shapes.json"), "w"), indent=1)
 
 
-def specials(root):
+def specials(root, log, out):
     # numpy only here: no other subcommand reads raw files into arrays.
     import numpy as np
 
     torch.backends.cuda.matmul.allow_tf32 = False
     print(f"{'input':<44} cuBLAS SGEMM ({torch.cuda.get_device_name()}, torch {torch.__version__})")
+    cublas = {}
     for case in sorted(os.listdir(root), key=lambda c: int(c[4:])):
         d = os.path.join(root, case)
         name, scalars, dims = open(os.path.join(d, "meta.txt")).read().splitlines()
@@ -122,3 +130,12 @@ def specials(root):
         ok = np.isfinite(fp32) & fin & (mag > 0)
         err = (np.abs(got[ok].astype(np.float64) - want[ok]) / mag[ok]).max() if ok.any() else 0.0
         print(f"{name:<44} {nan.sum()}/{pinf.sum()}/{ninf.sum()}/{fin.sum()} off {(~same).sum()} err {err:.1e}")
+        cublas[name] = {"nan": int(nan.sum()), "pos_inf": int(pinf.sum()), "neg_inf": int(ninf.sum()),
+                        "finite": int(fin.sum()), "off": int((~same).sum()), "err": float(err)}
+    if log:
+        # The example's VALUE lines: `VALUE specials_run {...}` and a `VALUE[] specials_rows {...}` per case.
+        lines = [line.split(" ", 2) for line in open(log) if line.startswith("VALUE")]
+        run = next(json.loads(v) for kind, name, v in lines if name == "specials_run")
+        rows = [json.loads(v) for kind, name, v in lines if name == "specials_rows"]
+        run["rows"] = [{**row, "cublas_sgemm": cublas[row["input"]]} for row in rows]
+        json.dump({"values": {"specials": run}}, open(os.path.join(out, "torch_gemm_specials.json"), "w"), indent=1)

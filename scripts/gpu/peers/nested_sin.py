@@ -2,8 +2,9 @@
 the ratios of docs/nested_sin.md: the copy roof, four torch.sin and
 torch.compile at 2^28, and at 1024 elements on CUDA events, on the host clock
 and as a CUDA graph. Prints a line each, writes OUT/torch_peers.json (the
-report's `--peers` file name, so that the report of the same run reads it).
-Medians of CUDA-event timings after warm-up, fp32."""
+report's `--peers` file name, so that the report of the same run reads it;
+the run file's `pytorch` among its values). Medians of CUDA-event timings
+after warm-up, fp32."""
 import json
 import os
 
@@ -90,4 +91,7 @@ def run(out):
         print(f"nested sin 1024 as a CUDA graph: events {res['torch_nested_sin_1k_graph_us']:.2f} us, host clock {res['torch_nested_sin_1k_graph_wall_us']:.2f} us", flush=True)
     except Exception as ex:
         print("CUDA graph failed:", ex, flush=True)
+    # The run file's named figures (scripts/gpu/runfile.py).
+    res["values"] = {"pytorch": {k: res.get(k) for k in ("torch", "compile_s", "compiled_bit_equal_to_eager")}}
+    res["values"]["pytorch"]["version"] = res["values"]["pytorch"].pop("torch")
     json.dump(res, open(os.path.join(out, "torch_peers.json"), "w"), indent=1)
