@@ -18,12 +18,12 @@ rm -rf "$RUN" && mkdir -p "$RUN"
 status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
 
 # limit SECONDS: the part's time limit, SECONDS or what is left of the
-# call's BUDGET (seconds, 570 by default: a device call runs 600) less the
-# 30 the run file takes to write, whichever is less (at least 1): a part
+# call's BUDGET (seconds, 580 by default: a device call runs 600) less 20
+# for the run file and the summary, whichever is less (at least 1): a part
 # that hangs times out, and the run file is written in any case.
-BUDGET=${BUDGET:-570}
+BUDGET=${BUDGET:-580}
 limit() {
-    local left=$((BUDGET - 30 - SECONDS))
+    local left=$((BUDGET - 20 - SECONDS))
     echo $(($1 < left ? $1 : (left > 1 ? left : 1)))
 }
 
