@@ -57,6 +57,10 @@ impl MatrixShape {
     pub fn t(self) -> Self {
         MatrixShape { rows: self.cols, cols: self.rows }
     }
+    /// A shape whose dimensions [`Self::fits`] checked.
+    pub(crate) const fn of(rows: u32, cols: u32) -> Self {
+        MatrixShape { rows, cols }
+    }
     pub(crate) fn rows_u32(self) -> u32 {
         self.rows
     }

@@ -359,3 +359,28 @@ macro_rules! entry {
 }
 #[cfg(target_arch = "nvptx64")]
 pub(crate) use entry;
+
+/// A utility's `.entry` kernel (on the GPU) and, everywhere, its parameter
+/// types in order as the tuple type `$Params`: the host builds the
+/// kernel's arguments as that tuple mapped to host values (`HostParams` in
+/// `coalesce-host`), so a parameter added, dropped or reordered here is a
+/// compile error there.
+///
+/// ```text
+/// params_and_entry! {
+///     /// `gemm_maxima`'s parameters.
+///     MaximaParams => gemm_maxima(src: *const f32, rows: u32, ..) { body }
+/// }
+/// ```
+macro_rules! params_and_entry {
+    ($(#[$doc:meta])* $Params:ident => $entry:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+        $(#[$doc])*
+        pub type $Params = ($($ty,)*);
+
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        #[allow(improper_gpu_kernel_arg, clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $entry($($arg: $ty),*) $body
+    };
+}
+pub(crate) use params_and_entry;

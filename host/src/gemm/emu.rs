@@ -1,7 +1,7 @@
 //! The GEMM launchers on the CPU emulator: same checks, same kernel bodies,
 //! host slices. Every access is checked: small shapes only.
 
-use super::plan::{Plan, plan, scale_only};
+use super::plan::{Plan, plan};
 use super::run::{Device, Launch, Tensor2d};
 use super::{AlphaBeta, Feed, GemmShape, Variant};
 use crate::emu::{Report, staged};
@@ -47,9 +47,8 @@ fn emulate(
     let (variant, dims, scalars) =
         match plan(variant, shape, (a.len(), b.len(), c.len()), scalars, &GridLimits::CUDA, sms)? {
             Plan::Nothing => return Ok(Report::default()),
-            Plan::Scale(dims) => (Variant::Naive, dims, scale_only(scalars)),
             Plan::Tma(variant, feed, dims) => return tma((variant, feed), (a, b, c), shape, scalars, dims, checked),
-            Plan::Product(variant, dims) => (variant, dims, scalars),
+            Plan::Product(variant, dims, scalars) => (variant, dims, scalars),
         };
     let p = shape.problem(scalars);
     if checked {
@@ -73,7 +72,7 @@ fn tma(
 ) -> Result<Report> {
     let mut staged_c = crate::emu::Aligned::copy_at(c, 0);
     let operands = (a.as_ptr() as u64, b.as_ptr() as u64, staged_c.as_mut_slice().as_mut_ptr() as u64);
-    let mut device = Emulated { shape, checked, workspace: None, report: Report::default() };
+    let mut device = Emulated { checked, workspace: None, report: Report::default() };
     super::run::run(&mut device, (variant, feed), shape, scalars, dims, operands)?;
     c.copy_from_slice(staged_c.as_mut_slice());
     Ok(device.report)
@@ -83,15 +82,14 @@ fn tma(
 /// zeroed host buffer (256-byte aligned, as the pool's allocations are),
 /// the maps the emulator's ([`TmaMap`]).
 struct Emulated {
-    shape: GemmShape,
     checked: bool,
     workspace: Option<crate::emu::Aligned>,
     report: Report,
 }
 
 impl Device for Emulated {
-    fn check(&self, entry: &'static str, dims: LaunchDims) -> Result<()> {
-        GridLimits::CUDA.check(entry, &self.shape, dims)
+    fn limits(&self) -> GridLimits {
+        GridLimits::CUDA
     }
 
     fn workspace(&mut self, bytes: usize) -> Result<u64> {
@@ -102,17 +100,12 @@ impl Device for Emulated {
     }
 
     fn encode(&self, t: Tensor2d) -> Result<TensorMap> {
-        let map = TmaMap {
-            base: t.base,
-            cols: t.cols as u32,
-            rows: t.rows as u32,
-            row_stride: t.row_bytes,
-            box_cols: t.box_cols,
-            box_rows: t.box_rows,
-            swizzle: TmaSwizzle::B128,
-            tf32: t.tf32,
+        let ([Ok(cols), Ok(rows)], [box_cols, box_rows]) = (t.dims.map(u32::try_from), t.boxed) else {
+            let (cols, rows, why) = (t.dims[0] as usize, t.dims[1] as usize, "a tensor map's side passes u32".into());
+            return Err(crate::Error::ShapeTooLarge { rows, cols, why });
         };
-        Ok(map.encode())
+        let (base, row_stride, swizzle, tf32) = (t.base, t.row_bytes, TmaSwizzle::B128, t.tf32);
+        Ok(TmaMap { base, cols, rows, row_stride, box_cols, box_rows, swizzle, tf32 }.encode())
     }
 
     fn zero(&mut self, at: u64, words: usize) -> Result<()> {
@@ -134,11 +127,13 @@ impl Device for Emulated {
             Launch::Maxima { src, rows, cols, out, by_rows } => emu::launch(dims, |ctx| unsafe {
                 maxima(ctx, src as *const f32, (rows, cols), out as *mut u32, by_rows)
             })?,
-            Launch::Pack { src, shape, hi, lo, maps, words, any, lines, peaks } => emu::launch(dims, |ctx| unsafe {
-                let out = MapsOut { maps: maps as *mut TensorMap, words };
-                let marks = Marks { any: any as *mut u32, lines: lines as *mut u32, peaks: peaks as *const u32 };
-                pack(ctx, src as *const f32, (hi as *mut f32, lo as *mut f32), shape, out, marks)
-            })?,
+            Launch::Pack { src, shape, to: [hi, lo], maps: (maps, words), marks: [any, lines, peaks] } => {
+                emu::launch(dims, |ctx| unsafe {
+                    let out = MapsOut { maps: maps as *mut TensorMap, words };
+                    let marks = Marks { any: any as *mut u32, lines: lines as *mut u32, peaks: peaks as *const u32 };
+                    pack(ctx, src as *const f32, (hi as *mut f32, lo as *mut f32), shape, out, marks)
+                })?
+            }
             Launch::Product { variant, a, b, c, p, .. } => {
                 let report = emu::launch_checked(dims, |ctx| unsafe {
                     variant.run(ctx, a as *const f32, b as *const f32, c as *mut f32, p)

@@ -26,15 +26,13 @@ use crate::{Gpu, Stream};
 #[cfg(feature = "cuda")]
 use cust::memory::DeviceSlice;
 #[cfg(feature = "cuda")]
-use plan::{Plan, plan, scale_only};
+use plan::{Plan, plan};
 
 pub mod emu;
 #[cfg(feature = "cuda")]
 mod launch;
 mod plan;
 mod run;
-#[cfg(feature = "cuda")]
-pub(crate) mod tma;
 
 /// The shape of one GEMM: `A` is `m x k`, `B` is `k x n`, `C` is `m x n`.
 /// Any dimension may be 0, as in BLAS: with `m = 0` or `n = 0` the product
@@ -48,38 +46,7 @@ pub struct GemmShape {
 
 /// The shape of one of a GEMM's matrices, `rows x cols` row-major (either
 /// may be 0).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct OperandShape {
-    rows: usize,
-    cols: usize,
-}
-
-impl OperandShape {
-    pub fn rows(self) -> usize {
-        self.rows
-    }
-    pub fn cols(self) -> usize {
-        self.cols
-    }
-    /// Number of elements.
-    pub fn len(self) -> usize {
-        self.rows * self.cols
-    }
-    /// Whether the matrix has no elements.
-    pub fn is_empty(self) -> bool {
-        self.len() == 0
-    }
-    /// Checks that a buffer of `actual` elements holds exactly this matrix.
-    fn check_len(self, buffer: &'static str, actual: usize) -> Result<()> {
-        crate::shape::check_len(buffer, (self.rows, self.cols), actual)
-    }
-}
-
-impl fmt::Display for OperandShape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}x{}", self.rows, self.cols)
-    }
-}
+pub type OperandShape = MatrixShape;
 
 impl GemmShape {
     /// Checks that each of the three matrices fits the kernels' `u32`
@@ -102,15 +69,15 @@ impl GemmShape {
     }
     /// Shape of `A`, `m x k`.
     pub fn a(self) -> OperandShape {
-        OperandShape { rows: self.m(), cols: self.k() }
+        MatrixShape::of(self.m, self.k)
     }
     /// Shape of `B`, `k x n`.
     pub fn b(self) -> OperandShape {
-        OperandShape { rows: self.k(), cols: self.n() }
+        MatrixShape::of(self.k, self.n)
     }
     /// Shape of `C`, `m x n`.
     pub fn c(self) -> OperandShape {
-        OperandShape { rows: self.m(), cols: self.n() }
+        MatrixShape::of(self.m, self.n)
     }
     /// Floating-point operations of the product, `2 m n k` (one FMA = 2),
     /// saturating at `u64::MAX`: three `u32` dimensions can pass it (2^64
@@ -165,14 +132,10 @@ pub fn launch(
     let operands = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
     match plan {
         Plan::Nothing => Ok(()),
-        // SAFETY: C holds m*n floats; k = 0: A and B are not read.
-        Plan::Scale(dims) => unsafe {
-            launch::step(stream, Variant::Naive.entry_point(), dims, operands, shape.problem(scale_only(scalars)))
-        },
         Plan::Tma(variant, feed, dims) => launch::tma(stream, (variant, feed), dims, (a, b, c), shape, scalars),
         // SAFETY: the buffers hold m*k, k*n and m*n floats and C overlaps
-        // neither A nor B (checked above).
-        Plan::Product(variant, dims) => unsafe {
+        // neither A nor B (checked above); with k = 0 neither is read.
+        Plan::Product(variant, dims, scalars) => unsafe {
             launch::step(stream, variant.entry_point(), dims, operands, shape.problem(scalars))
         },
     }
@@ -215,11 +178,7 @@ pub fn sgemm_variant(gpu: &Gpu, shape: GemmShape) -> Variant {
 
 #[cfg(feature = "cuda")]
 coalesce_kernels::gemm_steps!(launchers(
-    a: &DeviceSlice<f32>,
-    b: &DeviceSlice<f32>,
-    c: &mut DeviceSlice<f32>,
-    shape: GemmShape,
-    scalars: AlphaBeta
+    a: &DeviceSlice<f32>, b: &DeviceSlice<f32>, c: &mut DeviceSlice<f32>, shape: GemmShape, scalars: AlphaBeta
 ));
 #[cfg(feature = "cuda")]
 coalesce_kernels::gemm_steps!(kernel_params);

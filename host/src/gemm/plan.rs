@@ -6,18 +6,18 @@ use crate::{GridLimits, LaunchDims, Result};
 use coalesce_kernels::gemm::Feed;
 
 /// What a GEMM launch runs, once its buffers are checked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Plan {
     /// `m = 0` or `n = 0` (`C` has no element), or `k = 0` with `beta ==
     /// 1` (`C = C`): nothing.
     Nothing,
-    /// `k = 0`: `C = beta * C`, step 1 with `alpha = 0` and no terms (its
-    /// epilogue writes `0` where `beta == 0`, without reading `C`). Every
+    /// The product by a step with these scalars: the version asked for,
+    /// or step 7 where that version cannot give FP32's result
+    /// ([`fp32_for`]); for `k = 0`, `C = beta * C` by step 1 with `alpha =
+    /// 0` and no terms (its epilogue writes `0` where `beta == 0`, without
+    /// reading `C`, and `+0` is added whatever `alpha` is, as BLAS's). Every
     /// module has step 1, and the TMA steps cannot describe a 0-wide operand.
-    Scale(LaunchDims),
-    /// The product, by the version asked for, or by step 7 where that
-    /// version cannot give FP32's result ([`fp32_for`]).
-    Product(Variant, LaunchDims),
+    Product(Variant, LaunchDims, AlphaBeta),
     /// The same by a TMA step, fed as it declares ([`super::run`]).
     Tma(Variant, Feed, LaunchDims),
 }
@@ -55,7 +55,7 @@ pub(crate) fn plan(
     if shape.k() == 0 {
         let dims = Variant::Naive.launch_dims(m, n);
         limits.check(Variant::Naive.entry_point(), &shape, dims)?;
-        return Ok(Plan::Scale(dims));
+        return Ok(Plan::Product(Variant::Naive, dims, AlphaBeta { alpha: 0.0, beta: scalars.beta }));
     }
     let variant = fp32_for(variant, scalars);
     let mut dims = variant.launch_dims(m, n);
@@ -73,11 +73,5 @@ pub(crate) fn plan(
     if dims.grid.z == 1 && variant.geometry().walks(dims.grid.x.saturating_mul(dims.grid.y), k_tiles, sm_count) {
         dims.grid = coalesce_kernels::Dim3::xy(sm_count.max(1), 1);
     }
-    Ok(variant.geometry().feed.map_or(Plan::Product(variant, dims), |feed| Plan::Tma(variant, feed, dims)))
-}
-
-/// The scalars of [`Plan::Scale`]: `alpha = 0`, so that the (empty) product
-/// adds `+0` whatever `alpha` is, as BLAS's `C = beta * C`.
-pub(super) fn scale_only(s: AlphaBeta) -> AlphaBeta {
-    AlphaBeta { alpha: 0.0, beta: s.beta }
+    Ok(variant.geometry().feed.map_or(Plan::Product(variant, dims, scalars), |feed| Plan::Tma(variant, feed, dims)))
 }

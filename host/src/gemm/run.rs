@@ -4,19 +4,18 @@
 //! ([`Launch`]), which a [`Device`] carries out.
 //!
 //! The workspace, each part 256-byte aligned as the pool's allocations are:
-//! - the tensor maps, `A`'s then `B`'s;
-//! - for 3xTF32, the marks of the non-finite inputs (`1 + m + n` words,
-//!   `gemm::fixup`), right after two maps ([`DX3_MARKS_OFFSET`]), where a
-//!   direct step's product raises them; for a scaled step, the peaks of
-//!   `A`'s rows and `B`'s columns after them (`m + n` words, `gemm::scale`);
-//! - the operands' copies, `A`'s then `B`'s: `kp`, `K` rounded up to 32,
-//!   floats a row, so that a box's 128-byte rows are L2 lines (at 4097^3,
-//!   rounding to 4 measured 64 TFLOP/s against 99 at 4095^3); a copy that
-//!   is not transposed keeps `B`'s `N`, rounded up to 32;
-//! - the partial products of a split `K`, `S` slices of `m n` floats.
+//! the tensor maps, `A`'s then `B`'s; for 3xTF32 the marks of the
+//! non-finite inputs (`1 + m + n` words, `gemm::fixup`), where a direct
+//! step's product raises them ([`DX3_MARKS_OFFSET`]), and for a scaled
+//! step the peaks of `A`'s rows and `B`'s columns (`m + n` words,
+//! `gemm::scale`); the operands' copies, `A`'s then `B`'s, rows of `K`
+//! (of `N` for `B` not transposed) rounded up to 32 floats, so that a
+//! box's 128-byte rows are L2 lines (at 4097^3, rounding to 4 measured 64
+//! TFLOP/s against 99 at 4095^3); and the partial products of a split `K`,
+//! `S` slices of `m n` floats.
 
 use super::{AlphaBeta, GemmShape, Problem, Variant};
-use crate::{LaunchDims, Result};
+use crate::{GridLimits, LaunchDims, Result};
 use coalesce_kernels::TensorMap;
 use coalesce_kernels::gemm::pack::{PACK_KEEP, PACK_SCALE, PACK_SPLIT, PACK_TRANSPOSE, PackShape};
 use coalesce_kernels::gemm::{DIRECT_B_BOX, DIRECT_BK, DX3_MARKS_OFFSET, Feed, Operand, TMA_BK};
@@ -24,18 +23,15 @@ use coalesce_kernels::gemm::{DIRECT_B_BOX, DIRECT_BK, DX3_MARKS_OFFSET, Feed, Op
 /// A tensor map's bytes.
 const MAP: u64 = size_of::<TensorMap>() as u64;
 
-/// A 2D f32 tensor as a TMA step reads it: `rows` rows of `cols` values,
-/// `row_bytes` apart, at device address `base`; copied `box_rows x
-/// box_cols` at a time into shared memory with the 128-byte swizzle, and
-/// rounded to TF32 by the copy where `tf32` (element type TF32).
+/// A 2D f32 tensor as a TMA step reads it: `dims` `[cols, rows]`, rows
+/// `row_bytes` apart, at `base`, copied in boxes of `boxed` `[cols, rows]`
+/// (`crate::gpu::encode_tiled_2d` says more).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Tensor2d {
     pub base: u64,
-    pub cols: u64,
-    pub rows: u64,
+    pub dims: [u64; 2],
     pub row_bytes: u64,
-    pub box_cols: u32,
-    pub box_rows: u32,
+    pub boxed: [u32; 2],
     pub tf32: bool,
 }
 
@@ -48,21 +44,12 @@ pub(crate) enum Launch {
     /// `gemm_maxima`: the peaks of `src`'s rows (`by_rows`) or columns,
     /// raised into `out`.
     Maxima { src: u64, rows: u32, cols: u32, out: u64, by_rows: bool },
-    /// `gemm_pack`: `src` copied into `hi` (and `lo`) as `shape` says, the
-    /// maps `words` written at `maps` (0: none); a split pass marks the
-    /// non-finite values at `any` and the operand's `lines`, a scaled one
-    /// reads its rows' peaks at `peaks`.
-    Pack {
-        src: u64,
-        shape: PackShape,
-        hi: u64,
-        lo: u64,
-        maps: u64,
-        words: [TensorMap; 2],
-        any: u64,
-        lines: u64,
-        peaks: u64,
-    },
+    /// `gemm_pack`: `src` copied into `to`, its halves `hi` and `lo` (0:
+    /// none), as `shape` says; the pair of encoded maps written at
+    /// `maps.0` (0: none); a split pass marks the non-finite values at
+    /// `marks`' `any` and the operand's `lines`, a scaled one reads its rows'
+    /// peaks at its `peaks` (0s: none).
+    Pack { src: u64, shape: PackShape, to: [u64; 2], maps: (u64, [TensorMap; 2]), marks: [u64; 3] },
     /// The step itself on its grid: `a` and `b` its tensor maps, `c` where
     /// it writes.
     Product { variant: Variant, dims: LaunchDims, a: u64, b: u64, c: u64, p: Problem },
@@ -89,15 +76,14 @@ impl Launch {
     }
 }
 
-/// One TMA product laid out in a workspace at `base`.
+/// One TMA product laid out in a workspace of `bytes` at `base`: what its
+/// maps describe, in their order; the marks and peaks it zeroes first; its
+/// launches in order, their passes' maps not yet encoded.
 struct Sequence {
     base: u64,
     bytes: usize,
-    /// What the maps describe, in their order.
     tensors: Vec<Tensor2d>,
-    /// The marks and peaks, zeroed before the first launch.
     zero: Option<(u64, usize)>,
-    /// The launches in order, their passes' maps not yet encoded.
     launches: Vec<Launch>,
 }
 
@@ -107,88 +93,70 @@ impl Sequence {
         (a, b, c): (u64, u64, u64), base: u64,
     ) -> Sequence {
         let split = variant.geometry().precision.is_3xtf32();
-        let (m, n, k) = (shape.m(), shape.n(), shape.k());
+        let (m, n, k) = (shape.m() as u64, shape.n() as u64, shape.k() as u64);
         let (kp, np) = (k.next_multiple_of(32), n.next_multiple_of(32));
         let (bm, bn) = variant.block_tile();
         let maps_of = |o: Operand| if split && o == Operand::KMajor { 2 } else { 1 };
         let mut bytes = (maps_of(feed.a) + maps_of(feed.b)) as u64 * MAP;
-        let mut take = |len: usize| {
+        let mut take = |len: u64| {
             let at = bytes.next_multiple_of(256);
-            bytes = at + 4 * len as u64;
+            bytes = at + 4 * len;
             base + at
         };
         let (marked, peaked) = (1 + m + n, if feed.scaled { m + n } else { 0 });
         let marks = split.then(|| take(marked + peaked));
         debug_assert!(feed.a == Operand::KMajor || marks.is_none_or(|at| at == base + DX3_MARKS_OFFSET as u64));
-        let peaks = marks.filter(|_| feed.scaled).map_or(0, |at| at + 4 * marked as u64);
+        let peaks = marks.filter(|_| feed.scaled).map_or(0, |at| at + 4 * marked);
 
         let mut launches = Vec::new();
         if feed.scaled {
             let (m, n, k) = (m as u32, n as u32, k as u32);
             launches.push(Launch::Maxima { src: a, rows: m, cols: k, out: peaks, by_rows: true });
-            launches.push(Launch::Maxima { src: b, rows: k, cols: n, out: peaks + 4 * u64::from(m), by_rows: false });
+            launches.push(Launch::Maxima { src: b, rows: k, cols: n, out: peaks + 4 * m as u64, by_rows: false });
         }
-        let mut tensors = Vec::new();
+        let (mut tensors, mut passes) = (Vec::new(), Vec::new());
         for (is_b, src, operand) in [(false, a, feed.a), (true, b, feed.b)] {
             // The source's shape; a split pass marks its lines after the
             // first mark, `A`'s rows then `B`'s columns.
             let (rows, cols) = if is_b { (k, n) } else { (m, k) };
-            let lines = marks.map_or(0, |at| at + 4 + if is_b { 4 * m as u64 } else { 0 });
-            let mut pack = |stride: usize, flags: u32, hi: u64, lo: u64| {
-                let (any, lines) = if flags & PACK_SPLIT != 0 { (marks.unwrap_or(0), lines) } else { (0, 0) };
+            let lines = marks.map_or(0, |at| at + 4 + if is_b { 4 * m } else { 0 });
+            let mut pack = |stride: u64, flags: u32, hi: u64, lo: u64| {
+                let scaled = if flags & PACK_SCALE != 0 { peaks } else { 0 };
+                let marks = if flags & PACK_SPLIT != 0 { [marks.unwrap_or(0), lines, scaled] } else { [0; 3] };
                 let (rows, cols, stride) = (rows as u32, cols as u32, stride as u32);
-                let shape = PackShape { rows, cols, stride, flags };
-                let peaks = if flags & PACK_SCALE != 0 { peaks } else { 0 };
-                launches.push(Launch::Pack {
-                    src,
-                    shape,
-                    hi,
-                    lo,
-                    maps: 0,
-                    words: [TensorMap([0; 16]); 2],
-                    any,
-                    lines,
-                    peaks,
-                });
+                passes.push((src, PackShape { rows, cols, stride, flags }, [hi, lo], marks));
             };
-            let tensor = |base: u64, rows: usize, cols: usize, row: usize, (box_cols, box_rows): (u32, u32)| Tensor2d {
-                base,
-                cols: cols as u64,
-                rows: rows as u64,
-                row_bytes: 4 * row as u64,
-                box_cols,
-                box_rows,
-                tf32: !split && operand == Operand::AsItIs,
-            };
+            let tf32 = !split && operand == Operand::AsItIs;
+            let tensor = |base, dims, row: u64, boxed| Tensor2d { base, dims, row_bytes: 4 * row, boxed, tf32 };
             match operand {
                 // `K`-major: `A` as it is, `B` transposed; halves one
                 // after the other, a map each.
                 Operand::KMajor => {
                     let (lines, box_rows) = if is_b { (n, bn) } else { (m, bm) };
                     let halves = if split { 2 } else { 1 };
-                    let hi = take(halves * lines * kp);
-                    let lo = if split { hi + 4 * (lines * kp) as u64 } else { 0 };
+                    let hi = take(halves as u64 * lines * kp);
+                    let lo = if split { hi + 4 * lines * kp } else { 0 };
                     let flags = if split { PACK_SPLIT } else { 0 } | if is_b { PACK_TRANSPOSE } else { 0 };
                     pack(kp, flags, hi, lo);
                     for half in [hi, lo].into_iter().take(halves) {
-                        tensors.push(tensor(half, lines, k, kp, (TMA_BK, box_rows)));
+                        tensors.push(tensor(half, [k, lines], kp, [TMA_BK, box_rows]));
                     }
                 }
                 Operand::Stacked => {
                     let hi = take(2 * m * kp);
                     let scale = if feed.scaled { PACK_SCALE } else { 0 };
-                    pack(kp, PACK_SPLIT | scale, hi, hi + 4 * (m * kp) as u64);
-                    tensors.push(tensor(hi, 2 * m, k, kp, (DIRECT_BK, bm)));
+                    pack(kp, PACK_SPLIT | scale, hi, hi + 4 * m * kp);
+                    tensors.push(tensor(hi, [k, 2 * m], kp, [DIRECT_BK, bm]));
                 }
                 Operand::AsItIs => {
                     let stride = if is_b { np } else { kp };
-                    let boxed = if is_b { (DIRECT_B_BOX, DIRECT_BK) } else { (DIRECT_BK, bm) };
+                    let boxed = if is_b { [DIRECT_B_BOX, DIRECT_BK] } else { [DIRECT_BK, bm] };
                     if src.is_multiple_of(16) && cols.is_multiple_of(4) {
-                        tensors.push(tensor(src, rows, cols, cols, boxed));
+                        tensors.push(tensor(src, [cols, rows], cols, boxed));
                     } else {
                         let copy = take(rows * stride);
                         pack(stride, PACK_KEEP, copy, 0);
-                        tensors.push(tensor(copy, rows, cols, stride, boxed));
+                        tensors.push(tensor(copy, [cols, rows], stride, boxed));
                     }
                 }
             }
@@ -196,38 +164,33 @@ impl Sequence {
         // Each pass writes a pair of maps, in order, until none is left; a
         // pass over no elements writes them where no operand is copied.
         let pairs = tensors.len().div_ceil(2);
-        let packs = launches.iter().filter(|l| matches!(l, Launch::Pack { .. })).count();
-        for _ in packs..pairs {
-            let shape = PackShape { rows: 0, cols: 0, stride: 0, flags: 0 };
-            let words = [TensorMap([0; 16]); 2];
-            launches.push(Launch::Pack { src: a, shape, hi: 0, lo: 0, maps: 0, words, any: 0, lines: 0, peaks: 0 });
-        }
-        let packs =
-            launches.iter_mut().filter_map(|l| if let Launch::Pack { maps, .. } = l { Some(maps) } else { None });
-        for (pair, maps) in packs.take(pairs).enumerate() {
-            *maps = base + 2 * MAP * pair as u64;
-        }
+        let none = (a, PackShape { rows: 0, cols: 0, stride: 0, flags: 0 }, [0; 2], [0; 3]);
+        passes.resize(passes.len().max(pairs), none);
+        launches.extend(passes.into_iter().enumerate().map(|(i, (src, shape, to, marks))| {
+            let maps = if i < pairs { base + 2 * MAP * i as u64 } else { 0 };
+            Launch::Pack { src, shape, to, maps: (maps, [TensorMap([0; 16]); 2]), marks }
+        }));
 
         let splits = dims.grid.z;
-        let parts = (splits > 1).then(|| take(splits as usize * m * n));
+        let parts = (splits > 1).then(|| take(u64::from(splits) * m * n));
         let p = shape.problem(scalars);
         let (into, product) = parts.map_or((c, p), |parts| (parts, shape.problem(AlphaBeta::PRODUCT)));
         let b_maps = base + maps_of(feed.a) as u64 * MAP;
         launches.push(Launch::Product { variant, dims, a: base, b: b_maps, c: into, p: product });
         launches.extend(parts.map(|parts| Launch::SumSplits { parts, c, p, splits }));
         launches.extend(marks.map(|marks| Launch::Fixup { a, b, c, p, marks }));
-        let zero = marks.map(|at| (at, marked + peaked));
+        let zero = marks.map(|at| (at, (marked + peaked) as usize));
         Sequence { base, bytes: bytes as usize, tensors, zero, launches }
     }
 
     /// The launches, each pass with the encoded maps it writes.
     fn launches(mut self, maps: &[TensorMap]) -> Vec<Launch> {
         for launch in &mut self.launches {
-            if let Launch::Pack { maps: at, words, .. } = launch
+            if let Launch::Pack { maps: (at, words), .. } = launch
                 && *at != 0
             {
                 let first = ((*at - self.base) / MAP) as usize;
-                *words = [maps[first], maps.get(first + 1).copied().unwrap_or(TensorMap([0; 16]))];
+                *words = [maps[first], maps[first + 1]];
             }
         }
         self.launches
@@ -236,8 +199,8 @@ impl Sequence {
 
 /// What carries out a TMA step's sequence: a GPU stream, or the emulator.
 pub(crate) trait Device {
-    /// Refuses a launch whose grid the device cannot take.
-    fn check(&self, entry: &'static str, dims: LaunchDims) -> Result<()>;
+    /// The grids the device takes.
+    fn limits(&self) -> GridLimits;
     /// A workspace of `bytes`, 256-byte aligned, for the rest of the
     /// sequence: its address.
     fn workspace(&mut self, bytes: usize) -> Result<u64>;
@@ -261,7 +224,7 @@ pub(crate) fn run(
     // the workspace lies.
     let unplaced = Sequence::new(variant, feed, shape, scalars, dims, operands, 0);
     for (entry, dims) in unplaced.launches.iter().map(Launch::kernel) {
-        device.check(entry, dims)?;
+        device.limits().check(entry, &shape, dims)?;
     }
     let base = device.workspace(unplaced.bytes)?;
     let seq = Sequence::new(variant, feed, shape, scalars, dims, operands, base);

@@ -56,7 +56,7 @@ pub struct Gpu {
     /// The DRAM bandwidth the memory's clock and bus width give, if the driver reports both.
     dram_spec_gb_per_s: Option<f64>,
     /// The TMA steps' workspace pool, made at their first launch.
-    pub(super) pool: std::sync::OnceLock<crate::gemm::tma::Pool>,
+    pub(super) pool: std::sync::OnceLock<super::device_memory::Pool>,
     context: Context,
 }
 

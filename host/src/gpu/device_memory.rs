@@ -1,5 +1,15 @@
 //! Device memory: allocating it, copying host data in and out on a stream,
 //! copies on the device, and the pool the TMA steps' workspaces come from.
+//!
+//! A workspace comes from a memory pool of the `Gpu`'s own, allocated and
+//! freed in stream order (`cuMemAllocFromPoolAsync`, `cuMemFreeAsync`): a
+//! launch's workspace is free again once the product that reads it has run,
+//! without a host synchronisation, and inside a CUDA graph capture it
+//! becomes the graph's own allocation, so two graphs, or a graph and direct
+//! launches, never share one. The pool keeps freed memory for reuse
+//! (release threshold: all of it) instead of returning it to the driver at
+//! every synchronisation, which the device's default pool does; that would
+//! remap a product's workspace on every call.
 
 use super::{Gpu, Stream};
 use crate::error::{Context as _, check};
@@ -32,13 +42,13 @@ impl Gpu {
         Ok(buf)
     }
 
-    /// The pool the TMA steps' workspaces come from ([`crate::gemm::tma`]).
-    pub(crate) fn workspace_pool(&self) -> Result<&crate::gemm::tma::Pool> {
+    /// The pool the TMA steps' workspaces come from ([`Workspace`]).
+    pub(crate) fn workspace_pool(&self) -> Result<&Pool> {
         if let Some(pool) = self.pool.get() {
             return Ok(pool);
         }
         self.bind()?;
-        let pool = crate::gemm::tma::Pool::new(self.ordinal())?;
+        let pool = Pool::new(self.ordinal())?;
         // Another thread may have made one meanwhile: its pool is kept and
         // this one destroyed.
         Ok(self.pool.get_or_init(|| pool))
@@ -106,4 +116,79 @@ fn queued_then_wait(op: &'static str, queued: sys::CUresult, stream: sys::CUstre
     check(op, queued)?;
     // SAFETY: a live stream.
     check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(stream) })
+}
+
+/// The `Gpu`'s workspace pool (see the module doc).
+pub(crate) struct Pool(sys::CUmemoryPool);
+// SAFETY: a driver handle, usable from any thread of the process.
+unsafe impl Send for Pool {}
+// SAFETY: as above; the driver serialises its own pool operations.
+unsafe impl Sync for Pool {}
+
+impl Pool {
+    pub(crate) fn new(ordinal: u32) -> Result<Pool> {
+        // SAFETY: a zeroed struct is the documented default for the fields
+        // not set below.
+        let mut props: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };
+        props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+        props.handleTypes = sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE;
+        props.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+        props.location.id = ordinal as i32;
+        let mut pool = std::ptr::null_mut();
+        // SAFETY: out-pointer and filled properties.
+        check("cuMemPoolCreate", unsafe { sys::cuMemPoolCreate(&mut pool, &props) })?;
+        let pool = Pool(pool);
+        let mut keep = u64::MAX;
+        // SAFETY: a live pool; the attribute takes a u64.
+        check("cuMemPoolSetAttribute", unsafe {
+            sys::cuMemPoolSetAttribute(
+                pool.0,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut keep as *mut u64).cast(),
+            )
+        })?;
+        Ok(pool)
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // SAFETY: our pool; the driver defers the destruction until the
+        // allocations still queued for freeing are freed.
+        let _ = unsafe { sys::cuMemPoolDestroy(self.0) };
+    }
+}
+
+/// Device memory from the `Gpu`'s pool, allocated on a stream and freed on
+/// it when dropped, after the work queued before the drop.
+pub(crate) struct Workspace<'s> {
+    base: sys::CUdeviceptr,
+    stream: &'s Stream<'s>,
+}
+
+impl<'s> Workspace<'s> {
+    /// `bytes` bytes (256-byte aligned) in stream order on `stream`.
+    pub(crate) fn new(stream: &'s Stream<'s>, bytes: usize) -> Result<Self> {
+        let pool = stream.gpu().workspace_pool()?;
+        stream.gpu().bind()?;
+        let mut base = 0;
+        // SAFETY: out-pointer, our pool, a live stream.
+        let r = unsafe { sys::cuMemAllocFromPoolAsync(&mut base, bytes, pool.0, stream.raw()) };
+        check("cuMemAllocFromPoolAsync", r).map_err(|e| match e {
+            Error::OutOfMemory { .. } => Error::OutOfMemory { bytes },
+            e => e,
+        })?;
+        Ok(Workspace { base, stream })
+    }
+    pub(crate) fn base(&self) -> u64 {
+        self.base
+    }
+}
+
+impl Drop for Workspace<'_> {
+    fn drop(&mut self) {
+        // SAFETY: our allocation, freed once, in order after the work that
+        // uses it (queued on this stream before the drop).
+        let _ = unsafe { sys::cuMemFreeAsync(self.base, self.stream.raw()) };
+    }
 }

@@ -5,6 +5,8 @@
 use super::Stream;
 use crate::error::check;
 use crate::{LaunchDims, Result};
+use coalesce_kernels::TensorMap;
+use coalesce_kernels::gemm::pack::MapParam;
 use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
 use cust::sys;
 use std::ffi::{CStr, c_void};
@@ -16,12 +18,17 @@ pub(crate) trait HostParam {
     type Host: DeviceCopy;
 }
 
-impl<T: DeviceCopy> HostParam for *const T {
-    type Host = DevicePointer<T>;
+/// What a device pointer to this type points at, as `cust` plain data.
+pub(crate) trait Pointee {
+    type Host: DeviceCopy;
 }
 
-impl<T: DeviceCopy> HostParam for *mut T {
-    type Host = DevicePointer<T>;
+impl<T: Pointee> HostParam for *const T {
+    type Host = DevicePointer<T::Host>;
+}
+
+impl<T: Pointee> HostParam for *mut T {
+    type Host = DevicePointer<T::Host>;
 }
 
 macro_rules! scalar_params {
@@ -29,9 +36,34 @@ macro_rules! scalar_params {
         impl HostParam for $t {
             type Host = $t;
         }
+        impl Pointee for $t {
+            type Host = $t;
+        }
     )*};
 }
 scalar_params!(u32, u64, i32, f32);
+
+/// A tensor map's 128 bytes as `cust` plain data: a kernel's by-value
+/// [`MapParam`] (8-byte aligned), and what a `*mut TensorMap` points at.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub(crate) struct MapBytes(pub(crate) MapParam);
+// SAFETY: sixteen integers: no pointer, no host resource.
+unsafe impl DeviceCopy for MapBytes {}
+
+impl HostParam for MapParam {
+    type Host = MapBytes;
+}
+
+impl Pointee for TensorMap {
+    type Host = MapBytes;
+}
+
+/// The host's argument tuple for a kernel whose parameter types are the
+/// tuple `Self` (a `*Params` type of `coalesce_kernels`).
+pub(crate) trait HostParams {
+    type Host;
+}
 
 /// A kernel's arguments: a tuple of plain values in the order of the
 /// kernel's parameters, such as `(input.as_device_ptr(),
@@ -57,7 +89,7 @@ pub(crate) unsafe trait KernelArgs {
     fn pointers(&mut self) -> Self::Pointers;
 }
 
-/// `KernelArgs` for the tuples of the listed arities: `N => (T index, ..)`.
+/// `KernelArgs` and `HostParams` for the tuples of the listed arities: `N => (T index, ..)`.
 macro_rules! kernel_args {
     ($($n:literal => ($($T:ident $i:tt),+);)+) => {$(
         // SAFETY: one pointer per element, in order, each to the element.
@@ -66,6 +98,9 @@ macro_rules! kernel_args {
             fn pointers(&mut self) -> Self::Pointers {
                 [$(std::ptr::from_mut(&mut self.$i).cast::<c_void>()),+]
             }
+        }
+        impl<$($T: HostParam),+> HostParams for ($($T,)+) {
+            type Host = ($($T::Host,)+);
         }
     )+};
 }

@@ -29,7 +29,7 @@
 
 use super::Problem;
 use crate::math::fma;
-use crate::registry::{Step, utilities};
+use crate::registry::{Step, params_and_entry, utilities};
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
 /// The fix-up in the registry (a utility of step 13).
@@ -120,12 +120,12 @@ pub unsafe fn fixup<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "gpu-kernel" fn gemm_fixup(
-    a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, alpha: f32, beta: f32, marks: *const u32,
-) {
-    // SAFETY: the host launcher checked the lengths and the geometry.
-    unsafe { fixup(&crate::gpu::Gpu, a, b, c, Problem { m, n, k, alpha, beta }, marks) }
+params_and_entry! {
+    /// `gemm_fixup`'s parameters, in order.
+    FixupParams => gemm_fixup(
+        a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, alpha: f32, beta: f32, marks: *const u32,
+    ) {
+        // SAFETY: the host launcher checked the lengths and the geometry.
+        unsafe { fixup(&crate::gpu::Gpu, a, b, c, Problem { m, n, k, alpha, beta }, marks) }
+    }
 }

@@ -19,7 +19,7 @@
 
 use super::scale::{exponent, pow2};
 use super::to_tf32;
-use crate::registry::{Step, utilities};
+use crate::registry::{Step, params_and_entry, utilities};
 use crate::{Dim3, LaunchDims, TensorMap, ThreadCtx};
 
 /// The pass in the registry (a utility of the TMA steps).
@@ -233,15 +233,15 @@ pub unsafe fn pack<C: ThreadCtx>(
 #[repr(C)]
 pub struct MapParam(pub [u64; 16]);
 
-#[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-#[allow(improper_gpu_kernel_arg, clippy::too_many_arguments)]
-pub unsafe extern "gpu-kernel" fn gemm_pack(
-    src: *const f32, hi: *mut f32, lo: *mut f32, rows: u32, cols: u32, stride: u32, flags: u32, maps: *mut TensorMap,
-    map0: MapParam, map1: MapParam, any: *mut u32, lines: *mut u32, peaks: *const u32,
-) {
-    let out = MapsOut { maps, words: [TensorMap(map0.0), TensorMap(map1.0)] };
-    let marks = Marks { any, lines, peaks };
-    // SAFETY: the host launcher checked the lengths and the geometry.
-    unsafe { pack(&crate::gpu::Gpu, src, (hi, lo), PackShape { rows, cols, stride, flags }, out, marks) }
+params_and_entry! {
+    /// `gemm_pack`'s parameters, in order.
+    PackParams => gemm_pack(
+        src: *const f32, hi: *mut f32, lo: *mut f32, rows: u32, cols: u32, stride: u32, flags: u32,
+        maps: *mut TensorMap, map0: MapParam, map1: MapParam, any: *mut u32, lines: *mut u32, peaks: *const u32,
+    ) {
+        let out = MapsOut { maps, words: [TensorMap(map0.0), TensorMap(map1.0)] };
+        let marks = Marks { any, lines, peaks };
+        // SAFETY: the host launcher checked the lengths and the geometry.
+        unsafe { pack(&crate::gpu::Gpu, src, (hi, lo), PackShape { rows, cols, stride, flags }, out, marks) }
+    }
 }

@@ -26,7 +26,7 @@
 //! out: the fix-up recomputes their rows and columns
 //! ([`super::fixup`]).
 
-use crate::registry::{Step, utilities};
+use crate::registry::{Step, params_and_entry, utilities};
 use crate::{Dim3, LaunchDims, ThreadCtx};
 
 /// The pass in the registry (a utility of step 16).
@@ -172,11 +172,12 @@ pub fn unscale(x: f32, e: i32) -> f32 {
     (x as f64 * f64::from_bits(((e + 1023) as u64) << 52)) as f32
 }
 
-#[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn gemm_maxima(src: *const f32, rows: u32, cols: u32, out: *mut u32, by_rows: u32) {
-    // SAFETY: the host launcher checked the lengths and the geometry.
-    unsafe { maxima(&crate::gpu::Gpu, src, (rows, cols), out, by_rows != 0) }
+params_and_entry! {
+    /// `gemm_maxima`'s parameters, in order.
+    MaximaParams => gemm_maxima(src: *const f32, rows: u32, cols: u32, out: *mut u32, by_rows: u32) {
+        // SAFETY: the host launcher checked the lengths and the geometry.
+        unsafe { maxima(&crate::gpu::Gpu, src, (rows, cols), out, by_rows != 0) }
+    }
 }
 
 #[cfg(test)]

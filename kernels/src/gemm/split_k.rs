@@ -17,7 +17,7 @@
 //! `S` slices and writes `C` once, all of it in L2 at the shapes that split.
 
 use super::Problem;
-use crate::registry::{Step, utilities};
+use crate::registry::{Step, params_and_entry, utilities};
 use crate::vector::F4;
 use crate::{LaunchDims, ThreadCtx};
 
@@ -131,11 +131,12 @@ pub unsafe fn sum_splits<C: ThreadCtx>(ctx: &C, parts: *const f32, c: *mut f32, 
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn gemm_sum_splits(
-    parts: *const f32, c: *mut f32, m: u32, n: u32, k: u32, alpha: f32, beta: f32, splits: u32,
-) {
-    // SAFETY: the host launcher sized the workspace and checked C.
-    unsafe { sum_splits(&crate::gpu::Gpu, parts, c, Problem { m, n, k, alpha, beta }, splits) }
+params_and_entry! {
+    /// `gemm_sum_splits`'s parameters, in order.
+    SumSplitsParams => gemm_sum_splits(
+        parts: *const f32, c: *mut f32, m: u32, n: u32, k: u32, alpha: f32, beta: f32, splits: u32,
+    ) {
+        // SAFETY: the host launcher sized the workspace and checked C.
+        unsafe { sum_splits(&crate::gpu::Gpu, parts, c, Problem { m, n, k, alpha, beta }, splits) }
+    }
 }
