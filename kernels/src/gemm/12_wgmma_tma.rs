@@ -47,6 +47,7 @@
 //! checker (see `emu/races.rs`).
 
 use super::Problem;
+use super::ring::{Ring, produce};
 use super::warpgroup::{ROW_BYTES, grouped_tile, k_major_128b, store_fragment, swizzle_base};
 use crate::{TensorMap, ThreadCtx};
 
@@ -117,17 +118,8 @@ pub unsafe fn wgmma_tma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: 
     let (_, base) = swizzle_base(ctx, TMA_SHARED_BYTES);
     let a_tile = |s: usize| base + (s * STAGE_BYTES) as u32;
     let b_tile = |s: usize| a_tile(s) + (BM * ROW_BYTES) as u32;
-    let full = |s: usize| base + (STAGES * STAGE_BYTES + 8 * s) as u32;
-    let empty = |s: usize| full(STAGES + s);
-
-    if tid == 0 {
-        for s in 0..STAGES {
-            ctx.mbarrier_init(full(s), 1);
-            ctx.mbarrier_init(empty(s), CONSUMERS as u32);
-        }
-        ctx.mbarrier_init_fence();
-    }
-    ctx.sync_threads();
+    let ring = Ring::<STAGES> { base, at: STAGES * STAGE_BYTES };
+    ring.init(ctx, tid, CONSUMERS);
 
     let tiles = (p.k as usize).div_ceil(BK);
     if tid >= CONSUMERS {
@@ -137,21 +129,15 @@ pub unsafe fn wgmma_tma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: 
                 ctx.tensormap_acquire(map_a);
                 ctx.tensormap_acquire(map_b);
             }
-            for t in 0..tiles {
-                let s = t % STAGES;
-                // The t-th fill of stage s waits for the consumers' (t/4 - 1)-th
-                // release of it; the first four pass at once (parity 1 of a
-                // fresh barrier counts as completed).
-                ctx.mbarrier_wait(empty(s), ((t / STAGES) as u32 & 1) ^ 1);
-                ctx.mbarrier_arrive_expect_tx(full(s), TMA_STAGE_BYTES);
+            produce!(ctx, ring, tiles, TMA_STAGE_BYTES, |s, t| {
                 let k0 = (t * BK) as i32;
                 // SAFETY: the maps' boxes (16 and 32 KiB) fit the stage at
                 // its 1024-byte-aligned offsets; the stage is free (waited above).
                 unsafe {
-                    ctx.tma_load_2d(a_tile(s), map_a, (k0, m0 as i32), full(s));
-                    ctx.tma_load_2d(b_tile(s), map_b, (k0, n0 as i32), full(s));
+                    ctx.tma_load_2d(a_tile(s), map_a, (k0, m0 as i32), ring.full(s));
+                    ctx.tma_load_2d(b_tile(s), map_b, (k0, n0 as i32), ring.full(s));
                 }
-            }
+            });
         }
         return;
     }
@@ -160,7 +146,7 @@ pub unsafe fn wgmma_tma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: 
     let mut acc = [0.0f32; 128];
     for t in 0..tiles {
         let s = t % STAGES;
-        ctx.mbarrier_wait(full(s), (t / STAGES) as u32 & 1);
+        ctx.mbarrier_wait(ring.full(s), ring.parity(t));
         let a_addr = a_tile(s) + (group * 64 * ROW_BYTES) as u32;
         ctx.wgmma_fence();
         unroll!(kk < BK / 8, [0, 1, 2, 3], {
@@ -172,7 +158,7 @@ pub unsafe fn wgmma_tma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: 
         // Tile t - 1's products have read their stage: release it.
         ctx.wgmma_wait::<1>(&mut acc);
         if t > 0 {
-            ctx.mbarrier_arrive(empty((t - 1) % STAGES));
+            ctx.mbarrier_arrive(ring.empty((t - 1) % STAGES));
         }
     }
     ctx.wgmma_wait::<0>(&mut acc);

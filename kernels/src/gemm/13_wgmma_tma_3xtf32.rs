@@ -26,15 +26,17 @@
 //! 4096^2, 64 MiB each) before the product starts, and the tensor cores do
 //! three products per term, where cuBLAS SGEMM's FMA units do one.
 //!
-//! The pipeline's code (barriers, producer loop) repeats step 12's on
-//! purpose: shared through one helper type, this kernel compiled to other
-//! machine code and measured 101.2 TFLOP/s at 8192^3 against 108.6 (step 12
-//! and the rest of the ladder unchanged in the same call).
+//! The pipeline's barriers and producer loop are step 12's ring
+//! (`ring.rs`), written so that this kernel compiles to the instructions
+//! of its own copy of them (`ptx/ENTRIES.sha256`): an earlier helper type
+//! that changed its machine code measured 101.2 TFLOP/s at 8192^3 against
+//! 108.6 (step 12 and the rest of the ladder unchanged in the same call).
 //!
 //! On the CPU emulator, copies complete at issue, and the tensor cores'
 //! accumulation truncates as on the GPU (see `emu/wgmma.rs`).
 
 use super::Problem;
+use super::ring::{Ring, produce};
 use super::warpgroup::{ACC_N128, ROW_BYTES, grouped_tile, products_3x, promote, store_fragment, swizzle_base};
 use crate::{TensorMap, ThreadCtx};
 
@@ -108,45 +110,31 @@ pub unsafe fn wgmma_tma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f
     let (_, base) = swizzle_base(ctx, TX3_SHARED_BYTES);
     // Operand tile `o` (0 A_hi, 1 A_lo, 2 B^T_hi, 3 B^T_lo) of stage `s`.
     let tile = |s: usize, o: usize| base + (s * STAGE_BYTES + o * TILE_BYTES) as u32;
-    let full = |s: usize| base + (STAGES * STAGE_BYTES + 8 * s) as u32;
-    let empty = |s: usize| full(STAGES + s);
-
-    if tid == 0 {
-        for s in 0..STAGES {
-            ctx.mbarrier_init(full(s), 1);
-            ctx.mbarrier_init(empty(s), CONSUMERS as u32);
-        }
-        ctx.mbarrier_init_fence();
-    }
-    ctx.sync_threads();
+    let ring = Ring::<STAGES> { base, at: STAGES * STAGE_BYTES };
+    ring.init(ctx, tid, CONSUMERS);
 
     let tiles = (p.k as usize).div_ceil(BK);
     if tid >= CONSUMERS {
         if tid == CONSUMERS {
             // SAFETY (all): the caller's contract: two maps at `a`, two at
             // `b`; each box (16 KiB) fits its tile at a 1024-byte-aligned
-            // offset, and the stage is free (waited for below).
+            // offset, and the stage is free (the ring waited for it).
             unsafe {
                 for i in 0..2 {
                     ctx.tensormap_acquire(maps_a.add(i));
                     ctx.tensormap_acquire(maps_b.add(i));
                 }
             }
-            for t in 0..tiles {
-                let s = t % STAGES;
-                // As step 12: the t-th fill of stage s waits for its
-                // (t/3 - 1)-th release; the first three pass at once.
-                ctx.mbarrier_wait(empty(s), ((t / STAGES) as u32 & 1) ^ 1);
-                ctx.mbarrier_arrive_expect_tx(full(s), TX3_STAGE_BYTES);
+            produce!(ctx, ring, tiles, TX3_STAGE_BYTES, |s, t| {
                 let k0 = (t * BK) as i32;
                 // SAFETY: as above.
                 unsafe {
                     for i in 0..2 {
-                        ctx.tma_load_2d(tile(s, i), maps_a.add(i), (k0, m0 as i32), full(s));
-                        ctx.tma_load_2d(tile(s, 2 + i), maps_b.add(i), (k0, n0 as i32), full(s));
+                        ctx.tma_load_2d(tile(s, i), maps_a.add(i), (k0, m0 as i32), ring.full(s));
+                        ctx.tma_load_2d(tile(s, 2 + i), maps_b.add(i), (k0, n0 as i32), ring.full(s));
                     }
                 }
-            }
+            });
         }
         return;
     }
@@ -159,7 +147,7 @@ pub unsafe fn wgmma_tma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f
     let a_rows = (group * 64 * ROW_BYTES) as u32;
     for t in 0..tiles {
         let s = t % STAGES;
-        ctx.mbarrier_wait(full(s), (t / STAGES) as u32 & 1);
+        ctx.mbarrier_wait(ring.full(s), ring.parity(t));
         let (a_hi, a_lo) = (tile(s, 0) + a_rows, tile(s, 1) + a_rows);
         let (b_hi, b_lo) = (tile(s, 2), tile(s, 3));
         ctx.wgmma_fence();
@@ -169,7 +157,7 @@ pub unsafe fn wgmma_tma_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f
         ctx.wgmma_commit();
         ctx.wgmma_wait_n128::<0>(&mut part);
         // The products have read stage s: release it, then add.
-        ctx.mbarrier_arrive(empty(s));
+        ctx.mbarrier_arrive(ring.empty(s));
         promote(&mut acc, &part);
     }
 

@@ -52,6 +52,7 @@
 //! not 16-byte aligned) into a padded workspace first, the one case with
 //! a pass.
 
+use super::ring::{Ring, produce};
 use super::warpgroup::{grouped_tile_in, k_major_128b, store_transposed, swizzle_base, swizzled};
 use super::{Dim3, Feed, Geometry, Operand, Precision, Problem};
 use crate::vector::F2;
@@ -138,17 +139,8 @@ pub unsafe fn wgmma_direct<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
     let a_tile = |s: usize| base + (s * STAGE_BYTES) as u32;
     // Byte offset of `B`'s box `j` of stage `s` from the aligned base.
     let b_box = |s: usize, j: usize| s * STAGE_BYTES + BM * BK * 4 + j * BOX_BYTES;
-    let full = |s: usize| base + (STAGES * STAGE_BYTES + 8 * s) as u32;
-    let empty = |s: usize| full(STAGES + s);
-
-    if tid == 0 {
-        for s in 0..STAGES {
-            ctx.mbarrier_init(full(s), 1);
-            ctx.mbarrier_init(empty(s), CONSUMERS as u32);
-        }
-        ctx.mbarrier_init_fence();
-    }
-    ctx.sync_threads();
+    let ring = Ring::<STAGES> { base, at: STAGES * STAGE_BYTES };
+    ring.init(ctx, tid, CONSUMERS);
 
     let tiles = (p.k as usize).div_ceil(BK);
     if tid >= CONSUMERS {
@@ -158,23 +150,18 @@ pub unsafe fn wgmma_direct<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
                 ctx.tensormap_acquire(map_a);
                 ctx.tensormap_acquire(map_b);
             }
-            for t in 0..tiles {
-                let s = t % STAGES;
-                // As step 12: the t-th fill of stage s waits for the
-                // consumers' (t/4 - 1)-th release; the first four pass at once.
-                ctx.mbarrier_wait(empty(s), ((t / STAGES) as u32 & 1) ^ 1);
-                ctx.mbarrier_arrive_expect_tx(full(s), DIRECT_STAGE_BYTES);
+            produce!(ctx, ring, tiles, DIRECT_STAGE_BYTES, |s, t| {
                 let k0 = (t * BK) as i32;
                 // SAFETY: the boxes (32 KiB of A, four of 4 KiB of B) fit
                 // the stage at 1024-byte-aligned offsets; the stage is free.
                 unsafe {
-                    ctx.tma_load_2d(a_tile(s), map_a, (k0, m0 as i32), full(s));
+                    ctx.tma_load_2d(a_tile(s), map_a, (k0, m0 as i32), ring.full(s));
                     for j in 0..BN / DIRECT_B_BOX as usize {
                         let x = (n0 + j * DIRECT_B_BOX as usize) as i32;
-                        ctx.tma_load_2d(base + b_box(s, j) as u32, map_b, (x, k0), full(s));
+                        ctx.tma_load_2d(base + b_box(s, j) as u32, map_b, (x, k0), ring.full(s));
                     }
                 }
-            }
+            });
         }
         return;
     }
@@ -216,11 +203,11 @@ pub unsafe fn wgmma_direct<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
     }
     for t in 0..tiles {
         let s = t % STAGES;
-        ctx.mbarrier_wait(full(s), (t / STAGES) as u32 & 1);
+        ctx.mbarrier_wait(ring.full(s), ring.parity(t));
         slice!(s, 0, even, odd);
         // The last slice of tile t - 1 has read its stage: release it.
         if t > 0 {
-            ctx.mbarrier_arrive(empty((t - 1) % STAGES));
+            ctx.mbarrier_arrive(ring.empty((t - 1) % STAGES));
         }
         slice!(s, 1, odd, even);
         slice!(s, 2, even, odd);

@@ -16,6 +16,7 @@
 //! Launch geometry (tile sizes, threads, shared bytes) is defined here and
 //! read by the host through [`Variant::launch_dims`].
 
+mod ring;
 mod tiles;
 mod warpgroup;
 pub mod fixup;
