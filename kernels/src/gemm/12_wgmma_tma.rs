@@ -47,7 +47,7 @@
 //! checker (see `emu/races.rs`).
 
 use super::Problem;
-use super::ring::{Ring, produce};
+use super::ring::{Ring, acquire, produce};
 use super::warpgroup::{ROW_BYTES, grouped_tile, k_major_128b, store_fragment, swizzle_base};
 use crate::{TensorMap, ThreadCtx};
 
@@ -125,10 +125,7 @@ pub unsafe fn wgmma_tma<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: 
     if tid >= CONSUMERS {
         if tid == CONSUMERS {
             // SAFETY: the caller's contract: two tensor maps in global memory.
-            unsafe {
-                ctx.tensormap_acquire(map_a);
-                ctx.tensormap_acquire(map_b);
-            }
+            unsafe { acquire(ctx, [map_a, map_b]) };
             produce!(ctx, ring, tiles, TMA_STAGE_BYTES, |s, t| {
                 let k0 = (t * BK) as i32;
                 // SAFETY: the maps' boxes (16 and 32 KiB) fit the stage at

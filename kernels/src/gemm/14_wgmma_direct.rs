@@ -52,7 +52,7 @@
 //! not 16-byte aligned) into a padded workspace first, the one case with
 //! a pass.
 
-use super::ring::{Ring, produce};
+use super::ring::{Ring, acquire, produce};
 use super::warpgroup::{grouped_tile_in, k_major_128b, store_transposed, swizzle_base, swizzled};
 use super::{Dim3, Feed, Geometry, Operand, Precision, Problem};
 use crate::vector::F2;
@@ -146,10 +146,7 @@ pub unsafe fn wgmma_direct<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, 
     if tid >= CONSUMERS {
         if tid == CONSUMERS {
             // SAFETY: the caller's contract: two tensor maps in global memory.
-            unsafe {
-                ctx.tensormap_acquire(map_a);
-                ctx.tensormap_acquire(map_b);
-            }
+            unsafe { acquire(ctx, [map_a, map_b]) };
             produce!(ctx, ring, tiles, DIRECT_STAGE_BYTES, |s, t| {
                 let k0 = (t * BK) as i32;
                 // SAFETY: the boxes (32 KiB of A, four of 4 KiB of B) fit

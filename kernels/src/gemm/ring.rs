@@ -7,7 +7,7 @@
 //! is use `t / S` of stage `t % S`: it completes the phase of parity
 //! `(t / S) & 1` of each of the stage's barriers.
 
-use crate::ThreadCtx;
+use crate::{TensorMap, ThreadCtx};
 
 /// A ring of `S` stages, its barriers in shared memory `at` bytes from
 /// `base`: the `S` `full` barriers, then the `S` `empty` ones.
@@ -45,6 +45,19 @@ impl<const S: usize> Ring<S> {
             ctx.mbarrier_init_fence();
         }
         ctx.sync_threads();
+    }
+}
+
+/// The producer thread's first act: the tensor maps it copies through,
+/// fenced for the TMA's proxy and prefetched, in order.
+///
+/// # Safety
+/// Each is a tensor map in global memory, written before the launch.
+#[inline(always)]
+pub(super) unsafe fn acquire<C: ThreadCtx, const N: usize>(ctx: &C, maps: [*const TensorMap; N]) {
+    for map in maps {
+        // SAFETY: the caller's contract.
+        unsafe { ctx.tensormap_acquire(map) };
     }
 }
 
