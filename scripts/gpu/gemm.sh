@@ -14,9 +14,7 @@
 #      run): where the new figures contradict one, fix the prose, not the figure. Drop the template's
 #      `converted` fallbacks (the Machine block's run.gpu.nvidia_smi, run.gpu.pytorch)
 #   5. git rm -r docs/measurements/2026-11-29-h200-gemm docs/measurements/2026-11-29-h200-gemm-specials
-#      docs/measurements/2026-11-29-h200-gemm-shapes docs/measurements/2026-11-28-h200-gemm-walk
-#      docs/measurements/2026-11-28-h200-gemm-direct-3xtf32 docs/measurements/2026-11-28-h200-report (the last
-#      three no page reads: the page cites them at commit f58f145), and mend what names them (python3
+#      docs/measurements/2026-11-29-h200-gemm-shapes, and mend what names them (python3
 #      scripts/docs/runs.py lists it: name it `... at commit <sha>`); bash scripts/docs/check.sh
 #
 # Writes into $OUT (the device call returns at most eight files):
