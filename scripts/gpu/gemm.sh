@@ -23,7 +23,8 @@
 #   tests.log              test-gemm: every step against f64 at odd shapes and at 4096^3
 #   ptxas.txt              ptxas -v of the GEMM kernels in the module an H100 or H200 loads
 #   tc.log                 examples/gemm_tensor_cores at 4096^3 and 8192^3 (CUDA-event
-#                          medians of steps 7-16, outputs dumped; a TIMING line each), then
+#                          medians of steps 7-16, outputs dumped; a TIMING line each), at 16384^3
+#                          (steps 12, 14, 15 and 16, not dumped), then
 #                          `scripts/gpu/peers gemm-tc`'s lines: cuBLAS SGEMM and TF32
 #                          through PyTorch, and every dumped output's error against
 #                          the f64 product on the same inputs (torch_gemm_tc.json's `errors`)
@@ -73,6 +74,10 @@ ptxas -arch="$arch" -v "$module" -o /dev/null 2>&1 | grep -A3 "entry function 'g
 mkdir -p /tmp/dump
 timeout "$(limit 180)" "$B/example-gemm_tensor_cores" 4096,8192 30 /tmp/dump >"$OUT/tc.log" 2>&1
 note "tensor-core timings: $(status $?)"
+# 16384^3: the TMA steps only (TF32 and 3xTF32), no dump (1 GiB an output); cuBLAS's peers time it below.
+timeout "$(limit 90)" "$B/example-gemm_tensor_cores" 16384 10 "" \
+    wgmma_tma,wgmma_direct,wgmma_direct_3xtf32,wgmma_split_a_3xtf32 >>"$OUT/tc.log" 2>&1
+note "tensor-core timings at 16384^3: $(status $?)"
 timeout "$(limit 200)" python3 scripts/gpu/peers gemm-tc --out "$RUN" /tmp/dump >>"$OUT/tc.log" 2>&1
 note "cuBLAS and errors: $(status $?)"
 rm -rf /tmp/dump
