@@ -42,8 +42,10 @@ cp -r scripts/gpu/peers .gpu/ && rm -rf .gpu/peers/__pycache__
 # changed. kernels.ptx is the sm_90 module, by the name docs/ uses.
 cp ptx/*.ptx .gpu/ && cp ptx/sm_90.ptx .gpu/kernels.ptx
 git describe --always --dirty --abbrev=7 >.gpu/commit 2>/dev/null || true   # -dirty: built with uncommitted changes
-# The binaries together pass the 64 MiB a device call may carry; packed they
-# take about a quarter. run.sh unpacks them.
-tar -C .gpu -czf .gpu/bin.tgz bin && rm -rf .gpu/bin
+# The binaries together pass the 64 MiB a device call may carry, and each
+# embeds the same PTX bundle (about 8 MB): xz's 64 MiB window (-9) stores it
+# once, about 7 MB in all where gzip's 32 KiB window keeps every copy (52 MB).
+# lib.sh unpacks them (Python's tarfile: the GPU machine need not have xz).
+rm -f .gpu/bin.tgz && tar -C .gpu -cf - bin | xz -9 -T0 >.gpu/bin.txz && rm -rf .gpu/bin
 du -sh .gpu
 cat .gpu/manifest

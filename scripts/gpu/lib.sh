@@ -10,7 +10,7 @@
 export OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 B=${B:-.gpu/bin}
-[[ -d $B || ! -f .gpu/bin.tgz ]] || tar -C .gpu -xzf .gpu/bin.tgz
+[[ -d $B || ! -f .gpu/bin.txz ]] || python3 -c 'import tarfile; tarfile.open(".gpu/bin.txz").extractall(".gpu")'
 export PYTHONUNBUFFERED=1
 RUN=${RUN:-/tmp/run}   # the run file's structured inputs (JSON lines, ncu's CSV)
 rm -rf "$RUN" && mkdir -p "$RUN"
