@@ -97,8 +97,7 @@ fn bench_shapes(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
     );
     // Each FP32-accurate TMA step alone at the same shapes, where the
     // module has it: which one `sgemm` should take at each.
-    let accurate_tma = |v: &Variant| v.geometry().tma() && v.geometry().precision.is_3xtf32();
-    for step in Variant::ALL.into_iter().filter(accurate_tma) {
+    for step in Variant::ALL.into_iter().filter(|v| v.geometry().fp32_accurate_tma()) {
         if gpu.has_kernel(step.entry_point()) {
             shapes_group(
                 c,

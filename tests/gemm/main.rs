@@ -95,8 +95,7 @@ fn split_k_steps() -> Vec<Variant> {
 /// What `sgemm` may run: step 7 ([`Variant::BEST`], every module) and the
 /// FP32-accurate steps fed by the TMA (`sm_90a`).
 fn sgemm_steps() -> Vec<Variant> {
-    let accurate_tma = |v: &Variant| v.geometry().tma() && v.geometry().precision.is_3xtf32();
-    std::iter::once(Variant::BEST).chain(steps(accurate_tma)).collect()
+    std::iter::once(Variant::BEST).chain(steps(|v| v.geometry().fp32_accurate_tma())).collect()
 }
 
 /// The epilogue cases: the plain product (C is NaN-poisoned and must not be

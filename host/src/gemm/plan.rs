@@ -33,8 +33,8 @@ pub(crate) enum Plan {
 /// gives inf). Every element of such a product is inf or NaN, and step 7's
 /// are FP32's.
 pub(crate) fn fp32_for(variant: Variant, scalars: AlphaBeta) -> Variant {
-    let g = variant.geometry();
-    if g.tma() && g.precision.is_3xtf32() && !scalars.alpha.is_finite() { Variant::DoubleBuffered } else { variant }
+    let fixes_up = variant.geometry().fp32_accurate_tma();
+    if fixes_up && !scalars.alpha.is_finite() { Variant::DoubleBuffered } else { variant }
 }
 
 /// Checks buffer lengths against `shape` and the launch against `limits`;

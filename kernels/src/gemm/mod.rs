@@ -225,6 +225,14 @@ impl Geometry {
         self.feed.is_some()
     }
 
+    /// Whether the step is FP32-accurate on the tensor cores: 3xTF32 fed by
+    /// TMA (steps 13, 15 and 16), marking inputs that hold an inf or NaN
+    /// and rebuilding those elements after the product (`gemm_fixup`).
+    /// `sgemm` chooses among these and step 7.
+    pub const fn fp32_accurate_tma(self) -> bool {
+        self.tma() && self.precision.is_3xtf32()
+    }
+
     /// The same, reading its run of `K` from `blockIdx.z` ([`split_k`]).
     pub const fn splitting_k(self) -> Geometry {
         Geometry { splits_k: true, ..self }
