@@ -23,7 +23,7 @@ benches/gemm.rs counts 2 M N K), and the value `criterion_mean`, each
 benchmark's mean with its 95% interval; with --ptxas, `ptxas -v`'s registers,
 stack and spills per entry. The GPU, its driver and CUDA come from nvidia-smi and
 nvcc, the commit from .gpu/commit (build.sh)."""
-import argparse, csv, datetime, json, pathlib, re, subprocess
+import argparse, collections, csv, datetime, json, pathlib, re, subprocess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -154,9 +154,10 @@ def ncu_launches(path, labels):
     out = [launches[k] for k in sorted(launches, key=int)]
     for entry, label in zip(out, labels):
         entry["label"] = label or None
+    counts = collections.Counter(e["kernel"] for e in out)
     seen = {}
     for entry in out:
-        if entry["label"] is None and sum(e["kernel"] == entry["kernel"] for e in out) > 1:
+        if entry["label"] is None and counts[entry["kernel"]] > 1:
             seen[entry["kernel"]] = seen.get(entry["kernel"], 0) + 1
             entry["label"] = f"launch {seen[entry['kernel']]}"
     return out
