@@ -139,11 +139,9 @@ fn each_step_refuses_the_side_its_grid_counts_in_y() {
 fn bad_input_is_an_error_on_the_gpu() {
     let Some(gpu) = gpu_or_skip("gpu bad input") else { return };
     let stream = gpu.stream().unwrap();
-    let shape = MatrixShape::new(33, 65).unwrap();
-    short_output_is_an_error(&gpu, shape, |input, short| transpose::tiled(&stream, input, short, shape));
+    short_output_is_an_error(&stream, (33, 65), transpose::tiled);
 
-    let tall = MatrixShape::new(65_536 * 32 + 1, 1).unwrap();
-    let e = refusal(&gpu, tall, |a, b| transpose::naive(&stream, a, b, tall));
+    let e = refusal(&stream, (65_536 * 32 + 1, 1), transpose::naive);
     assert!(matches!(e, Error::GridTooLarge { .. }), "{e}");
 
     // compute-sanitizer reports every failed driver call, this deliberate one too.

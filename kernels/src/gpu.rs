@@ -8,12 +8,13 @@ use core::arch::nvptx;
 /// The zero-sized context of a thread running on the GPU.
 pub struct Gpu;
 
-/// An inline-asm statement with the 128 accumulator registers `d[0..128]`
-/// as in-out `reg32` operands, listed comma-separated in the template
-/// between `$pre` and `$post` (positional operands `{0}`..`{127}`), then any
+/// An inline-asm statement with the accumulator registers `d[i]` of the
+/// listed indices (128 or 64) as in-out `reg32` operands, listed
+/// comma-separated in the template between `$pre` and `$post` (string
+/// literals, or `concat!`s of them; positional operands `{0}`..), then any
 /// named operands.
 macro_rules! accumulators {
-    ($d:ident, $pre:literal, [$first:literal $($i:literal)*], $post:literal $(, $($named:tt)*)?) => {
+    ($d:ident, $pre:expr, [$first:literal $($i:literal)*], $post:expr $(, $($named:tt)*)?) => {
         core::arch::asm!(
             concat!($pre, "{", $first, "}", $(", {", $i, "}",)* $post),
             inout(reg32) $d[$first],
@@ -34,6 +35,53 @@ macro_rules! special_registers {
             fn $method(&self) -> Dim3 {
                 // SAFETY: reading special registers has no preconditions.
                 unsafe { Dim3::new(nvptx::$x(), nvptx::$y(), nvptx::$z()) }
+            }
+        )*
+    };
+}
+
+/// A TF32 `wgmma.mma_async` of shape `$shape` (`"m64n256k8"`) into the
+/// accumulators `$d` (`$regs` their indices, as [`accumulators!`] takes
+/// them), with B from the shared-memory descriptor `$b` and A from the
+/// descriptor `desc $a` or from a fragment of four registers `frag $a`. The
+/// product adds to D where `$scale_d` is nonzero and overwrites it where it
+/// is zero (the predicate the template sets from it).
+macro_rules! mma_async {
+    ($d:ident, $shape:literal, $regs:tt, desc $a:expr, $b:expr, $scale_d:expr) => {
+        mma_async!(@asm $d, $shape, $regs, "{a}", $b, $scale_d, a = in(reg64) $a)
+    };
+    ($d:ident, $shape:literal, $regs:tt, frag $a:ident, $b:expr, $scale_d:expr) => {
+        mma_async!(@asm $d, $shape, $regs, "{{{a0}, {a1}, {a2}, {a3}}}", $b, $scale_d,
+            a0 = in(reg32) $a[0], a1 = in(reg32) $a[1], a2 = in(reg32) $a[2], a3 = in(reg32) $a[3])
+    };
+    (@asm $d:ident, $shape:literal, $regs:tt, $a:literal, $b:expr, $scale_d:expr, $($a_operands:tt)*) => {
+        accumulators!(
+            $d,
+            concat!("{{ .reg .pred p; setp.ne.b32 p, {s}, 0; wgmma.mma_async.sync.aligned.", $shape, ".f32.tf32.tf32 {{"),
+            $regs,
+            concat!("}}, ", $a, ", {b}, p, 1, 1; }}"),
+            $($a_operands)*,
+            b = in(reg64) $b,
+            s = in(reg32) $scale_d
+        )
+    };
+}
+
+/// The [`ThreadCtx`] methods that are one PTX instruction (or a few) with no
+/// operands but a constant: `method: "template";`, or `method<N>:
+/// "template";` for a method generic over `const N: u32`, `{n}` in the
+/// template. None is `nomem`, so the compiler keeps each in program order
+/// with the memory accesses around it, as fences, waits and barriers need.
+macro_rules! instructions {
+    ($($method:ident $(<$n:ident>)?: $($ptx:literal),+;)*) => {
+        $(
+            #[inline(always)]
+            fn $method$(<const $n: u32>)?(&self) {
+                // SAFETY: the instruction takes no address; what it asks of
+                // its callers (uniform calls across a warpgroup or cluster)
+                // is the trait method's contract, noted at its line of the
+                // list.
+                unsafe { core::arch::asm!($($ptx,)+ $(n = const $n,)? options(nostack)) }
             }
         )*
     };
@@ -77,6 +125,30 @@ impl ThreadCtx for Gpu {
         block_idx: _block_idx_x, _block_idx_y, _block_idx_z;
         block_dim: _block_dim_x, _block_dim_y, _block_dim_z;
         grid_dim: _grid_dim_x, _grid_dim_y, _grid_dim_z;
+    }
+    instructions! {
+        // Waits on this thread's own copies.
+        wait_async_copies: "cp.async.commit_group;", "cp.async.wait_group 0;";
+        // A fence: the shared stores before it and the barrier after it
+        // stay in order.
+        fence_proxy_async: "fence.proxy.async.shared::cta;";
+        // Warpgroup-uniform (the kernel's contract).
+        wgmma_fence: "wgmma.fence.sync.aligned;";
+        wgmma_commit: "wgmma.commit_group.sync.aligned;";
+        // A fence.
+        mbarrier_init_fence: "fence.mbarrier_init.release.cluster;";
+        // Closes or waits on this thread's own bulk groups; the shared
+        // stores after a wait stay after it.
+        bulk_commit: "cp.async.bulk.commit_group;";
+        bulk_wait_read<N>: "cp.async.bulk.wait_group.read {n};";
+        bulk_wait_all: "cp.async.bulk.wait_group 0;";
+        // Warpgroup-uniform (the trait's contract).
+        setmaxnreg_dec<N>: "setmaxnreg.dec.sync.aligned.u32 {n};";
+        setmaxnreg_inc<N>: "setmaxnreg.inc.sync.aligned.u32 {n};";
+        // Called by every thread of the cluster (the trait's contract);
+        // what the arrivals released is read after the wait.
+        cluster_arrive_relaxed: "barrier.cluster.arrive.relaxed.aligned;";
+        cluster_wait: "barrier.cluster.wait.aligned;";
     }
     #[inline(always)]
     fn sync_threads(&self) {
@@ -141,11 +213,6 @@ impl ThreadCtx for Gpu {
         }
     }
     #[inline(always)]
-    fn wait_async_copies(&self) {
-        // SAFETY: waits on this thread's own copies; no operands.
-        unsafe { core::arch::asm!("cp.async.commit_group;", "cp.async.wait_group 0;", options(nostack)) }
-    }
-    #[inline(always)]
     fn shared_addr<T>(&self, p: *const T) -> u32 {
         let addr: u64;
         // SAFETY: an address conversion; it reads no memory.
@@ -158,22 +225,6 @@ impl ThreadCtx for Gpu {
             )
         };
         addr as u32
-    }
-    #[inline(always)]
-    fn fence_proxy_async(&self) {
-        // SAFETY: a fence; not `nomem`, so the compiler keeps the shared
-        // stores before it and the barrier after it in order.
-        unsafe { core::arch::asm!("fence.proxy.async.shared::cta;", options(nostack)) }
-    }
-    #[inline(always)]
-    fn wgmma_fence(&self) {
-        // SAFETY: warpgroup-uniform (the kernel's contract); no operands.
-        unsafe { core::arch::asm!("wgmma.fence.sync.aligned;", options(nostack)) }
-    }
-    #[inline(always)]
-    fn wgmma_commit(&self) {
-        // SAFETY: as above.
-        unsafe { core::arch::asm!("wgmma.commit_group.sync.aligned;", options(nostack)) }
     }
     #[inline(always)]
     fn wgmma_wait<const N: u32>(&self, d: &mut [f32; 128]) {
@@ -190,15 +241,7 @@ impl ThreadCtx for Gpu {
         // SAFETY: the caller's contract (descriptors inside shared memory,
         // operands fenced, warpgroup-uniform call).
         unsafe {
-            accumulators!(
-                d,
-                "{{ .reg .pred p; setp.ne.b32 p, {s}, 0; wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {{",
-                [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127],
-                "}}, {a}, {b}, p, 1, 1; }}",
-                a = in(reg64) a,
-                b = in(reg64) b,
-                s = in(reg32) 1u32
-            )
+            mma_async!(d, "m64n256k8", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127], desc a, b, 1u32)
         }
     }
     #[inline(always)]
@@ -215,18 +258,7 @@ impl ThreadCtx for Gpu {
         // SAFETY: the caller's contract (descriptor inside shared memory,
         // operand fenced, warpgroup-uniform call).
         unsafe {
-            accumulators!(
-                d,
-                "{{ .reg .pred p; setp.ne.b32 p, {s}, 0; wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {{",
-                [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127],
-                "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1; }}",
-                a0 = in(reg32) a[0],
-                a1 = in(reg32) a[1],
-                a2 = in(reg32) a[2],
-                a3 = in(reg32) a[3],
-                b = in(reg64) b,
-                s = in(reg32) 1u32
-            )
+            mma_async!(d, "m64n256k8", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127], frag a, b, 1u32)
         }
     }
     #[inline(always)]
@@ -236,11 +268,6 @@ impl ThreadCtx for Gpu {
         unsafe {
             core::arch::asm!("mbarrier.init.shared::cta.b64 [{b}], {c};", b = in(reg32) bar, c = in(reg32) count, options(nostack))
         }
-    }
-    #[inline(always)]
-    fn mbarrier_init_fence(&self) {
-        // SAFETY: a fence, no operands.
-        unsafe { core::arch::asm!("fence.mbarrier_init.release.cluster;", options(nostack)) }
     }
     #[inline(always)]
     fn mbarrier_arrive(&self, bar: u32) {
@@ -321,22 +348,6 @@ impl ThreadCtx for Gpu {
         }
     }
     #[inline(always)]
-    fn bulk_commit(&self) {
-        // SAFETY: closes this thread's own bulk groups; no operands.
-        unsafe { core::arch::asm!("cp.async.bulk.commit_group;", options(nostack)) }
-    }
-    #[inline(always)]
-    fn bulk_wait_read<const N: u32>(&self) {
-        // SAFETY: waits on this thread's own groups. Not `nomem`: the shared
-        // stores after it must stay after it.
-        unsafe { core::arch::asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack)) }
-    }
-    #[inline(always)]
-    fn bulk_wait_all(&self) {
-        // SAFETY: as above.
-        unsafe { core::arch::asm!("cp.async.bulk.wait_group 0;", options(nostack)) }
-    }
-    #[inline(always)]
     fn wgmma_wait_n128<const N: u32>(&self, d: &mut [f32; 64]) {
         // As wgmma_wait: the accumulators are pinned after the wait.
         // SAFETY: warpgroup-uniform; the registers are only pinned.
@@ -351,15 +362,7 @@ impl ThreadCtx for Gpu {
         // SAFETY: the caller's contract (descriptors inside shared memory,
         // operands fenced, warpgroup-uniform call and flag).
         unsafe {
-            accumulators!(
-                d,
-                "{{ .reg .pred p; setp.ne.b32 p, {s}, 0; wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {{",
-                [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63],
-                "}}, {a}, {b}, p, 1, 1; }}",
-                a = in(reg64) a,
-                b = in(reg64) b,
-                s = in(reg32) accumulate as u32
-            )
+            mma_async!(d, "m64n128k8", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63], desc a, b, accumulate as u32)
         }
     }
     #[inline(always)]
@@ -383,18 +386,7 @@ impl ThreadCtx for Gpu {
         // SAFETY: the caller's contract (descriptor inside shared memory,
         // operand fenced, warpgroup-uniform call and flag).
         unsafe {
-            accumulators!(
-                d,
-                "{{ .reg .pred p; setp.ne.b32 p, {s}, 0; wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {{",
-                [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63],
-                "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1; }}",
-                a0 = in(reg32) a[0],
-                a1 = in(reg32) a[1],
-                a2 = in(reg32) a[2],
-                a3 = in(reg32) a[3],
-                b = in(reg64) b,
-                s = in(reg32) accumulate as u32
-            )
+            mma_async!(d, "m64n128k8", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63], frag a, b, accumulate as u32)
         }
     }
     #[inline(always)]
@@ -434,30 +426,9 @@ impl ThreadCtx for Gpu {
         }
     }
     #[inline(always)]
-    fn setmaxnreg_dec<const N: u32>(&self) {
-        // SAFETY: warpgroup-uniform (the trait's contract); no memory.
-        unsafe { core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack)) }
-    }
-    #[inline(always)]
-    fn setmaxnreg_inc<const N: u32>(&self) {
-        // SAFETY: as above.
-        unsafe { core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack)) }
-    }
-    #[inline(always)]
     fn trap(&self, _why: &'static str) -> ! {
         // SAFETY: `trap` aborts the kernel; nothing follows it.
         unsafe { core::arch::asm!("trap;", options(noreturn, nostack)) }
-    }
-    #[inline(always)]
-    fn cluster_arrive_relaxed(&self) {
-        // SAFETY: called by every thread of the cluster (the trait's
-        // contract); not `nomem`: the compiler keeps it in program order.
-        unsafe { core::arch::asm!("barrier.cluster.arrive.relaxed.aligned;", options(nostack)) }
-    }
-    #[inline(always)]
-    fn cluster_wait(&self) {
-        // SAFETY: as above; what the arrivals released is read after it.
-        unsafe { core::arch::asm!("barrier.cluster.wait.aligned;", options(nostack)) }
     }
     #[inline(always)]
     unsafe fn st_async_f32x2(&self, rank: u32, dst: u32, [a, b]: [f32; 2], bar: u32) {

@@ -48,16 +48,30 @@ fn fails_saying(g: &Grade, says: &[&str]) {
     }
 }
 
+/// This thread's rows of its block's tile, as every transpose here walks
+/// it: `t.y`, `t.y + R`, ... (`T / R` of them), each at tile column `t.x`.
+fn tile_rows<C: ThreadCtx>(ctx: &C) -> impl Iterator<Item = usize> + Clone {
+    let ty = ctx.thread_idx().y as usize;
+    (0..T / R).map(move |k| ty + k * R)
+}
+
+/// This thread's elements of the `T x T` tile at tile row `tile_row` and
+/// tile column `tile_col` of a matrix, as `(row, col)`: its [`tile_rows`]
+/// at the tile's column `t.x`.
+fn tile_elements<C: ThreadCtx>(ctx: &C, (tile_row, tile_col): (u32, u32)) -> impl Iterator<Item = (usize, usize)> {
+    let col = tile_col as usize * T + ctx.thread_idx().x as usize;
+    tile_rows(ctx).map(move |j| (tile_row as usize * T + j, col))
+}
+
 /// A coalesced transpose, the correct answer to exercise 1, with
 /// `store(out_index, value)` doing the store: the classes below break it
 /// one way each.
 fn coalesced<C: Checked>(ctx: &C, i: *const f32, rows: u32, cols: u32, mut store: impl FnMut(usize, f32)) {
     let input = ctx.global(i, (rows, cols));
-    let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+    let b = ctx.block_idx();
     let (rows, cols) = (rows as usize, cols as usize);
-    let out_col = b.x as usize * T + t.x as usize; // an input row
-    for k in 0..T / R {
-        let out_row = b.y as usize * T + t.y as usize + k * R; // an input column
+    // Lanes (t.x) walk an output row; each output column is an input row.
+    for (out_row, out_col) in tile_elements(ctx, (b.y, b.x)) {
         if out_col < rows && out_row < cols {
             store(out_row * rows + out_col, input.get(out_col * cols + out_row));
         }
@@ -78,20 +92,20 @@ fn tiled<C: Checked>(
     ctx: &C, rows: u32, cols: u32, mut fill: impl FnMut(usize, usize, usize), between: impl FnOnce(),
     mut drain: impl FnMut(usize, usize, usize),
 ) {
-    let (t, b) = (ctx.thread_idx(), ctx.block_idx());
-    let (tx, ty, rows, cols) = (t.x as usize, t.y as usize, rows as usize, cols as usize);
+    let (tx, b) = (ctx.thread_idx().x as usize, ctx.block_idx());
+    let (rows, cols) = (rows as usize, cols as usize);
     let (row0, col0) = (b.y as usize * T, b.x as usize * T);
-    for k in 0..T / R {
-        let (row, col) = (row0 + ty + k * R, col0 + tx);
+    for j in tile_rows(ctx) {
+        let (row, col) = (row0 + j, col0 + tx);
         if row < rows && col < cols {
-            fill(ty + k * R, tx, row * cols + col);
+            fill(j, tx, row * cols + col);
         }
     }
     between();
-    for k in 0..T / R {
-        let (out_row, out_col) = (col0 + ty + k * R, row0 + tx);
+    for j in tile_rows(ctx) {
+        let (out_row, out_col) = (col0 + j, row0 + tx);
         if out_row < cols && out_col < rows {
-            drain(tx, ty + k * R, out_row * rows + out_col);
+            drain(tx, j, out_row * rows + out_col);
         }
     }
 }
@@ -180,11 +194,9 @@ fn coalesced_at_one_size_only_fails() {
             the_answer(ctx, i, o, rows, cols);
         } else {
             let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
-            let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+            let b = ctx.block_idx();
             let (r, c) = (rows as usize, cols as usize);
-            let col = b.y as usize * T + t.x as usize;
-            for k in 0..T / R {
-                let row = b.x as usize * T + t.y as usize + k * R;
+            for (row, col) in tile_elements(ctx, (b.x, b.y)) {
                 if row < r && col < c {
                     output.set(col * r + row, input.get(row * c + col));
                 }
@@ -394,11 +406,9 @@ fn a_panic_is_one_finding() {
 fn an_unguarded_index_is_out_of_bounds() {
     let g = transpose(1, None, |ctx, i, o, rows, cols| {
         let (input, output) = (ctx.global(i, (rows, cols)), ctx.global_mut(o, (rows, cols)));
-        let (t, b) = (ctx.thread_idx(), ctx.block_idx());
+        let b = ctx.block_idx();
         let (rows, cols) = (rows as usize, cols as usize);
-        let out_col = b.x as usize * T + t.x as usize;
-        for k in 0..T / R {
-            let out_row = b.y as usize * T + t.y as usize + k * R;
+        for (out_row, out_col) in tile_elements(ctx, (b.y, b.x)) {
             output.set(out_row * rows + out_col, input.get(out_col * cols + out_row));
         }
     });

@@ -130,27 +130,31 @@ pub fn run_poisoned(
     download(&out)
 }
 
-/// The error `launch` gives on fresh `shape` buffers, which it must refuse
-/// before launching (a shape past the grid or the kernel), for the caller
-/// to match.
-pub fn refusal(
-    gpu: &Gpu, shape: MatrixShape,
-    launch: impl FnOnce(&DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> coalesce::Result<()>,
-) -> Error {
-    let input = gpu.alloc::<f32>(shape.len()).unwrap();
-    let mut output = gpu.alloc::<f32>(shape.len()).unwrap();
-    launch(&input, &mut output).unwrap_err()
+/// A launcher of a matrix op on the GPU, as the host crate writes them
+/// (`transpose::tiled`, `softmax::softmax`): `(stream, input, output, shape)`.
+pub type Launcher = fn(&Stream<'_>, &DeviceSlice<f32>, &mut DeviceSlice<f32>, MatrixShape) -> coalesce::Result<()>;
+
+/// The error `launch` gives on an input of ones of `(rows, cols)` and an
+/// output `short` floats shorter than it, which it must refuse before
+/// launching.
+fn launch_error(stream: &Stream<'_>, (rows, cols): (usize, usize), short: usize, launch: Launcher) -> Error {
+    let shape = MatrixShape::new(rows, cols).unwrap();
+    let input = stream.gpu().upload(&vec![1.0f32; shape.len()]).unwrap();
+    let mut output = stream.gpu().alloc::<f32>(shape.len() - short).unwrap();
+    launch(stream, &input, &mut output, shape).unwrap_err()
 }
 
-/// Asserts that `launch`, given an input of ones in `shape` and an output
-/// one float short of it, fails with a length mismatch of the output.
-pub fn short_output_is_an_error(
-    gpu: &Gpu, shape: MatrixShape,
-    launch: impl FnOnce(&DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> coalesce::Result<()>,
-) {
-    let input = gpu.upload(&vec![1.0f32; shape.len()]).unwrap();
-    let mut short = gpu.alloc::<f32>(shape.len() - 1).unwrap();
-    let e = launch(&input, &mut short).unwrap_err();
+/// The error `launch` gives on `(rows, cols)` buffers, which it must refuse
+/// before launching (a shape past the grid or the kernel), for the caller
+/// to match.
+pub fn refusal(stream: &Stream<'_>, shape: (usize, usize), launch: Launcher) -> Error {
+    launch_error(stream, shape, 0, launch)
+}
+
+/// Asserts that `launch`, given an input of ones of `(rows, cols)` and an
+/// output one float short of it, fails with a length mismatch of the output.
+pub fn short_output_is_an_error(stream: &Stream<'_>, shape: (usize, usize), launch: Launcher) {
+    let e = launch_error(stream, shape, 1, launch);
     assert!(matches!(e, Error::LengthMismatch { buffer: "output", .. }), "{e}");
 }
 

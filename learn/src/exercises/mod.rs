@@ -15,27 +15,36 @@ use coalesce::emu::Op;
 use coalesce::kernels::gemm::Variant as Gemm;
 use coalesce::kernels::transpose::{Padded, Swizzled, TILE, TileLayout, Variant};
 
-const STORES_COALESCED: Goal = Goal {
-    target: Target::AtMost(Op::GlobalStore, 4.0),
-    hint: "a warp's 32 stores touch 32 sectors: where does lane t.x write, and where does lane t.x + 1?",
-    answer: "let consecutive lanes (t.x) write consecutive floats of an output row",
-};
-const LOADS_COALESCED: Goal = Goal {
-    target: Target::AtMost(Op::GlobalLoad, 4.0),
-    hint: "a warp's 32 loads touch 32 sectors: where does lane t.x read, and where does lane t.x + 1?",
-    answer: "let consecutive lanes (t.x) read consecutive floats of an input row",
-};
-const SHARED_READS_FREE: Goal = Goal {
-    target: Target::AtMost(Op::SharedLoad, 1.0),
-    hint: "the lanes reading a tile column wait for each other: which bank does each of the column's 32 words \
-           fall in?",
-    answer: "make the 32 elements of a tile column fall in 32 different banks",
-};
-const SHARED_WRITES_FREE: Goal = Goal {
-    target: Target::AtMost(Op::SharedStore, 1.0),
-    hint: "the lanes writing a tile row wait for each other: which bank does each of the row's 32 words fall in?",
-    answer: "keep the 32 elements of a tile row in 32 different banks",
-};
+/// A coalesced `op` (a global load or store): a warp's request of 32 floats
+/// touches the 4 sectors they fill, at most.
+const fn coalesced(op: Op, hint: &'static str, answer: &'static str) -> Goal {
+    Goal { target: Target::AtMost(op, 4.0), hint, answer }
+}
+/// A conflict-free `op` (a shared load or store): one wavefront per request.
+const fn conflict_free(op: Op, hint: &'static str, answer: &'static str) -> Goal {
+    Goal { target: Target::AtMost(op, 1.0), hint, answer }
+}
+
+const STORES_COALESCED: Goal = coalesced(
+    Op::GlobalStore,
+    "a warp's 32 stores touch 32 sectors: where does lane t.x write, and where does lane t.x + 1?",
+    "let consecutive lanes (t.x) write consecutive floats of an output row",
+);
+const LOADS_COALESCED: Goal = coalesced(
+    Op::GlobalLoad,
+    "a warp's 32 loads touch 32 sectors: where does lane t.x read, and where does lane t.x + 1?",
+    "let consecutive lanes (t.x) read consecutive floats of an input row",
+);
+const SHARED_READS_FREE: Goal = conflict_free(
+    Op::SharedLoad,
+    "the lanes reading a tile column wait for each other: which bank does each of the column's 32 words fall in?",
+    "make the 32 elements of a tile column fall in 32 different banks",
+);
+const SHARED_WRITES_FREE: Goal = conflict_free(
+    Op::SharedStore,
+    "the lanes writing a tile row wait for each other: which bank does each of the row's 32 words fall in?",
+    "keep the 32 elements of a tile row in 32 different banks",
+);
 
 /// Each input element read once, each output element written once: the
 /// ideal traffic of a transpose or a copy.
@@ -99,13 +108,13 @@ pub static ALL: &[Exercise] = &[
         solution: "transpose step 3, tiled (kernels/src/transpose/03_tiled.rs)",
         goals: &[
             LOADS_COALESCED,
-            Goal {
-                target: Target::AtMost(Op::GlobalStore, 4.0),
-                hint: "straight from global memory, one side of a transpose is strided whichever way the lanes \
-                       walk: where could a block keep its tile between reading it and writing it?",
-                answer: "read the tile along input rows into shared memory, wait at a barrier, then write output \
-                         rows from the tile's columns",
-            },
+            coalesced(
+                Op::GlobalStore,
+                "straight from global memory, one side of a transpose is strided whichever way the lanes walk: \
+                 where could a block keep its tile between reading it and writing it?",
+                "read the tile along input rows into shared memory, wait at a barrier, then write output rows \
+                 from the tile's columns",
+            ),
             READ_ONCE,
             WRITE_ONCE,
             STAGE_ONCE[0],
@@ -122,13 +131,13 @@ pub static ALL: &[Exercise] = &[
         source: include_str!("e3_padding.rs"),
         solution: "transpose step 4, padded (kernels/src/transpose/04_padded.rs)",
         goals: &[
-            Goal {
-                target: Target::AtMost(Op::SharedLoad, 1.0),
-                hint: "a tile column's words are 32 apart: which bank is word w in, and what if a row were one \
-                       word longer than it holds?",
-                answer: "give each row one float more than it holds (a [32][33] tile), so that a column steps 33 \
-                         words, one bank to the next",
-            },
+            conflict_free(
+                Op::SharedLoad,
+                "a tile column's words are 32 apart: which bank is word w in, and what if a row were one word \
+                 longer than it holds?",
+                "give each row one float more than it holds (a [32][33] tile), so that a column steps 33 words, \
+                 one bank to the next",
+            ),
             SHARED_WRITES_FREE,
             shared_at_most(
                 PADDED_FLOATS,
