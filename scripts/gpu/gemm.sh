@@ -8,14 +8,10 @@
 #      that ran out of time: `== [Ns] part: FAILED (exit 124)` in the output);
 #      then python3 scripts/docs/pages.py --dry docs/measurements/<date>-h200-gemm/run.json gemm
 #      must list nothing missing
-#   4. docs/templates/gemm.md's front matter: every label names the new folder (`H200:`, `H200_shapes:` and
-#      `H200_specials:`, or drop the two and read `run` for `sh` and `sp`); python3 scripts/docs/pages.py gemm.
-#      The special-value section's claims were written for step 16 before it scaled its operands (the old
-#      run): where the new figures contradict one, fix the prose, not the figure. Drop the template's
-#      `converted` fallbacks (the Machine block's run.gpu.nvidia_smi, run.gpu.pytorch)
-#   5. git rm -r docs/measurements/2026-11-29-h200-gemm docs/measurements/2026-11-29-h200-gemm-specials
-#      docs/measurements/2026-11-29-h200-gemm-shapes, and mend what names them (python3
-#      scripts/docs/runs.py lists it: name it `... at commit <sha>`); bash scripts/docs/check.sh
+#   4. docs/templates/gemm.md's front matter: `H200: <date>-h200-gemm`; python3 scripts/docs/pages.py gemm
+#      (a claim the new figures contradict names itself: fix the prose, not the figure)
+#   5. git rm -r the folder it replaces, and mend what names it (python3 scripts/docs/runs.py lists it:
+#      name it `... at commit <sha>`); bash scripts/docs/check.sh
 #
 # Writes into $OUT (the device call returns at most eight files):
 #   machine.txt            commit, GPU, driver, toolkit; then the report's table (`--ops transpose
