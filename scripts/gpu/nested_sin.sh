@@ -10,7 +10,7 @@
 #   4. docs/templates/nested_sin.md's front matter: `H200: <date>-h200-nested_sin` (keep `CPU:
 #      2026-11-28-cpu-poly-bounds`, the exhaustive bound test on a CPU); python3 scripts/docs/pages.py nested_sin
 #      (a claim the new figures contradict names itself: fix the prose, not the figure)
-#   5. git rm -r docs/measurements/2026-11-28-h200-nested_sin-bounds, and mend what names it (python3
+#   5. git rm -r the folder it replaces, and mend what names it (python3
 #      scripts/docs/runs.py lists it: name it `... at commit <sha>`); bash scripts/docs/check.sh
 #
 # Writes into $OUT (the device call returns at most eight files) the logs to
