@@ -14,7 +14,7 @@
 #      name it `... at commit <sha>`); bash scripts/docs/check.sh
 #
 # Writes into $OUT (the device call returns at most eight files):
-#   machine.txt            commit, GPU, driver, toolkit; then the report's table (`--ops transpose
+#   machine.txt            the machine (lib.sh's machine_head); then the report's table (`--ops transpose
 #                          --shapes 256`: its SMs, module and roofs are the run file's `gpu` and `roofs`)
 #   tests.log              test-gemm: every step against f64 at odd shapes and at 4096^3
 #   ptxas.txt              ptxas -v of the GEMM kernels in the module an H100 or H200 loads
@@ -40,15 +40,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit
 # shellcheck source=scripts/gpu/lib.sh
 source scripts/gpu/lib.sh
-CRIT=/tmp/criterion-gemm # this script's own: medians from this run only
-rm -rf "$CRIT"
-note() { echo "== [${SECONDS}s] $*"; }
-
-{
-    echo "commit $(cat .gpu/commit 2>/dev/null)"
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.current.memory --format=csv
-    nvcc --version | tail -2
-} >"$OUT/machine.txt" 2>&1
+own_criterion gemm
+machine_head >"$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 
 timeout "$(limit 150)" "$B/test-gemm" >"$OUT/tests.log" 2>&1

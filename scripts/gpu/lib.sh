@@ -77,6 +77,27 @@ print(json.dumps({"binary": binary, **libtest(log)}))
 PY
 }
 
+# own_criterion NAME: this script's criterion folder, $CRIT, emptied: the
+# medians of this call only.
+own_criterion() {
+    CRIT=/tmp/criterion-$1
+    rm -rf "$CRIT"
+}
+
+# note WHAT: a part's progress line, seconds into the call first.
+note() { echo "== [${SECONDS}s] $*"; }
+
+# The machine, six lines at the head of a script's log (what `machine`
+# reads): the build's commit, the date, nvidia-smi's header and row, the
+# CPU, the toolkit's build.
+machine_head() {
+    echo "commit $(cat .gpu/commit 2>/dev/null)"
+    date
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.current.sm,clocks.max.sm,clocks.current.memory,power.limit --format=csv
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"
+    nvcc --version | tail -1
+}
+
 # machine HEAD: a `VALUE machine` line of the run file (`started`,
 # `nvidia_smi` by its CSV header, `cpu`, `nvcc`) from HEAD's first six lines:
 # the commit, `date`, nvidia-smi's --format=csv header and row, `cpu: ...`

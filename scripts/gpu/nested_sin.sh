@@ -37,20 +37,12 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit
 # shellcheck source=scripts/gpu/lib.sh
 source scripts/gpu/lib.sh
-CRIT=/tmp/criterion-nested_sin # this script's own: medians from this run only
-rm -rf "$CRIT"
-note() { echo "== [${SECONDS}s] $*"; }
+own_criterion nested_sin
 
 # The machine heads tests.log (the page's Machine section: everything before
 # the first blank line), so that the eight files hold it; the same as the
 # run file's value `machine`.
-{
-    echo "commit $(cat .gpu/commit 2>/dev/null)"
-    date
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.current.sm,clocks.max.sm,clocks.current.memory,power.limit --format=csv
-    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"
-    nvcc --version | tail -1
-} >/tmp/machine.txt 2>&1
+machine_head >/tmp/machine.txt 2>&1
 cat /tmp/machine.txt
 { cat /tmp/machine.txt; echo; machine /tmp/machine.txt; } >"$OUT/tests.log"
 

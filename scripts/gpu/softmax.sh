@@ -14,7 +14,7 @@
 #
 # Writes into $OUT (the device call returns at most eight files) the logs to
 # read and the run file the page is filled from:
-#   summary.txt            commit, nvidia-smi, nvcc; then one `== [Ns] part: status` line per part
+#   summary.txt            the machine (lib.sh's machine_head); then one `== [Ns] part: status` line per part
 #   tests.log              test-softmax --nocapture: every test, with the `accuracy:` and VALUE lines
 #   ptxas.txt              ptxas -v of the sm_90a module (every kernel's registers and stack)
 #   bench.log              criterion's softmax groups (benches/softmax.rs)
@@ -34,15 +34,10 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit
 # shellcheck source=scripts/gpu/lib.sh
 source scripts/gpu/lib.sh
-CRIT=/tmp/criterion-softmax # this script's own: medians from this run only
-rm -rf "$CRIT"
+own_criterion softmax
+# The progress lines go to summary.txt too, under the machine.
 note() { echo "== [${SECONDS}s] $*" | tee -a "$OUT/summary.txt"; }
-
-{
-    echo "commit $(cat .gpu/commit 2>/dev/null)"
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.current.sm,clocks.current.memory,clocks.max.sm --format=csv
-    nvcc --version | tail -2
-} >"$OUT/summary.txt" 2>&1
+machine_head >"$OUT/summary.txt" 2>&1
 cat "$OUT/summary.txt"
 
 # Every test, GPU tests included, cargo test's parallel threads; --nocapture

@@ -51,7 +51,7 @@
 //! 8-deep step is rounded into `D` toward zero, see `emu/wgmma.rs`), so
 //! `tests/gemm/tensor_cores.rs` shows step 10's drift and this step's fix without a GPU.
 
-use super::warpgroup::{ROW_BYTES, k_major_128b, load4, store_split, swizzle_base, swizzled};
+use super::warpgroup::{ROW_BYTES, load4, products_3x, promote, store_split, swizzle_base, swizzled};
 use super::{Problem, aligned16, store_c_at};
 use crate::{Global, GlobalMut, Load, ThreadCtx};
 
@@ -241,52 +241,13 @@ unsafe fn wgmma_promoted_with<C: ThreadCtx, const INTERIOR: bool>(
     unsafe { store_fragment(&c, &acc, &p, (m0, n0), tid) };
 }
 
-// This step keeps its own `interior`, `products_3x`, `promote` and
-// `store_fragment`, the same logic as `warpgroup.rs`'s that steps 9, 10, 12
-// and 13 share: built from the shared ones, this kernel ran 2.0-3.0% slower
-// in a same-run A/B on an H100 (docs/measurements/2026-11-24-h100-registry-ab at commit f58f145),
-// over the ±1% a refactor may cost (docs/contributing.md).
-
-/// One 32-deep tile's 3xTF32 products into `part`, a new partial sum:
-/// per 8 of `K`, `A_lo B_hi`, `A_hi B_lo` and `A_hi B_hi` (the first with
-/// scale-d 0 on the tile's first step, which starts the sum), from the
-/// halves' tiles at the shared addresses `((A_hi, A_lo), (B_hi, B_lo))`
-/// (K-major rows of 128 bytes, the 128-byte swizzle).
-///
-/// # Safety
-/// As [`ThreadCtx::wgmma_m64n128k8_tf32`]: the four tiles written and
-/// fenced (or delivered by copies whose barrier the caller waited for).
-#[inline(always)]
-unsafe fn products_3x<C: ThreadCtx>(
-    ctx: &C, part: &mut [f32; ACC], ((a_hi, a_lo), (b_hi, b_lo)): ((u32, u32), (u32, u32)),
-) {
-    unroll!(kk < BK / 8, [0, 1, 2, 3], {
-        let step = (32 * kk) as u32;
-        let d = |addr: u32| k_major_128b(addr + step);
-        // SAFETY: the caller's contract.
-        unsafe {
-            ctx.wgmma_m64n128k8_tf32(part, d(a_lo), d(b_hi), kk != 0);
-            ctx.wgmma_m64n128k8_tf32(part, d(a_hi), d(b_lo), true);
-            ctx.wgmma_m64n128k8_tf32(part, d(a_hi), d(b_hi), true);
-        }
-    });
-}
-
-/// `acc += part`, element by element, in f32 rounded to nearest.
-#[inline(always)]
-fn promote(acc: &mut [f32; ACC], part: &[f32; ACC]) {
-    unroll!(
-        i < ACC,
-        [
-            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
-            29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55,
-            56, 57, 58, 59, 60, 61, 62, 63
-        ],
-        {
-            acc[i] += part[i];
-        }
-    );
-}
+// This step keeps its own `interior` and `store_fragment`, the same logic
+// as `warpgroup.rs`'s that steps 9, 10, 12 and 13 share: built from those
+// and the shared `products_3x` and `promote`, this kernel ran 2.0-3.0%
+// slower in a same-run A/B on an H100 (docs/measurements/2026-11-24-h100-registry-ab at commit f58f145),
+// over the ±1% a refactor may cost (docs/contributing.md). With the shared
+// `products_3x` and `promote` alone it compiles to the instructions of its
+// own copies (ptx/ENTRIES.sha256).
 
 /// Loads the tiles at `k0` of `A` (this thread's [`NA`] vectors) and `B`
 /// (its 4x4 block) into registers, mapped as the kernel's doc says: 16-byte
