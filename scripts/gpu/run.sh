@@ -19,7 +19,7 @@
 # docs/transpose.md's run, in one device call. Next session, with an H200 lent:
 #   1. here: bash scripts/gpu/build.sh   (commit first: a -dirty build must not fill a page)
 #   2. run(command="SKIP=tests,stress,sanitizer,consumer,examples BENCHES=transpose REPORT_OPS=transpose bash scripts/gpu/run.sh",
-#          carry=[".gpu"], timeout_s=600)   (nvidia-h200; about 5 minutes: PyTorch's peers 1.5, the report
+#          carry=[".gpu"], timeout_s=600)   (nvidia-h200, alone in its call: about 6 minutes: PyTorch's peers 2.5, the report
 #          at four shapes 1, criterion's 42 transposes 2, ncu 0.5)
 #   3. here: mkdir docs/measurements/<date>-h200-transpose; copy $OUT's run.json into it (files_at/run.json)
 #      and write its README.md (what ran: this command at the commit in run.json; anything odd);
@@ -138,7 +138,8 @@ want examples && for e in "$B"/example-${EXAMPLES:-*}; do
     [[ -x $e ]] || continue
     echo -e "\n### $(basename "$e")" >>"$OUT/report.txt"
     timeout "$(limit 300)" "$e" >>"$OUT/report.txt" 2>&1
-    note "$(basename "$e"): $(status $?)"
+    rc=$? # before any other substitution: $(basename ..) would reset $?
+    note "$(basename "$e"): $(status $rc)"
     # PyTorch's launch cost beside ours, in the same call.
     [[ $e == *04_launch_overhead ]] && python3 scripts/gpu/peers launch >>"$OUT/report.txt" 2>&1
 done
@@ -148,7 +149,8 @@ want bench && for b in "$B"/bench-${BENCHES:-*}; do
     [[ -x $b ]] || continue
     echo "### $b" >>"$OUT/bench.log"
     CRITERION_HOME=$CRIT timeout "$(limit 400)" "$b" --bench ${BENCH_FILTER:+"$BENCH_FILTER"} >>"$OUT/bench.log" 2>&1
-    note "bench $(basename "$b"): $(status $?)"
+    rc=$?
+    note "bench $(basename "$b"): $(status $rc)"
     # PyTorch at the same awkward GEMM shapes, in the same call.
     log=$OUT/bench.log
     [[ $b == *bench-gemm ]] && OUT=$RUN python3 scripts/gpu/peers gemm-shapes "$log" >/tmp/torch_shapes.txt 2>&1 && cat /tmp/torch_shapes.txt >>"$log"
