@@ -36,6 +36,11 @@ fn precision(op: &str, name: &str) -> Option<&'static str> {
     })
 }
 
+/// A GEMM step's `(BM, BN)` tile of `C`, one block's; none for other ops.
+fn tile(op: &str, name: &str) -> Option<(u32, u32)> {
+    coalesce::gemm::Variant::ALL.into_iter().find(|v| op == "gemm" && v.name() == name).map(|v| v.block_tile())
+}
+
 /// The registry as JSON: `[{"op": .., "steps": [..]}, ..]` in teaching order.
 fn registry_json() -> Value {
     let ops = OPS.iter().map(|(op, steps)| {
@@ -45,7 +50,7 @@ fn registry_json() -> Value {
                 json!({
                     "step": s.step, "name": s.name, "entry": s.entry, "body": s.body,
                     "file": format!("kernels/src/{}", s.file), "idea": s.idea, "geometry": format!("{:?}", s.geometry),
-                    "needs": s.needs, "opt_in_shared": s.opt_in_shared, "precision": precision(op, s.name),
+                    "needs": s.needs, "opt_in_shared": s.opt_in_shared, "precision": precision(op, s.name), "tile": tile(op, s.name),
                 })
             })
             .collect();
