@@ -36,9 +36,66 @@ fn precision(op: &str, name: &str) -> Option<&'static str> {
     })
 }
 
-/// A GEMM step's `(BM, BN)` tile of `C`, one block's; none for other ops.
-fn tile(op: &str, name: &str) -> Option<(u32, u32)> {
-    coalesce::gemm::Variant::ALL.into_iter().find(|v| op == "gemm" && v.name() == name).map(|v| v.block_tile())
+/// A ladder step's geometry as JSON, read from its `Debug` text (`Geometry
+/// { field: value, .. }`), so that the docs take a field by name: numbers,
+/// `true` and `false`, unit variants as strings, tuples as arrays, `None`
+/// as null, `Some(x)` as `x`, structs and struct variants as objects (their
+/// name under `type`). A utility's geometry, in words, has none (null).
+fn fields(text: &str) -> Value {
+    type Tokens = std::iter::Peekable<std::vec::IntoIter<String>>;
+    fn next_is(t: &mut Tokens, s: &str) -> bool {
+        t.peek().is_some_and(|p| p == s)
+    }
+    fn value(t: &mut Tokens) -> Value {
+        let tok = t.next().expect("a value");
+        if tok == "(" {
+            let mut items = Vec::new();
+            while !next_is(t, ")") {
+                items.push(value(t));
+                if next_is(t, ",") {
+                    t.next();
+                }
+            }
+            t.next();
+            return Value::Array(items);
+        }
+        if let Ok(n) = tok.parse::<i64>() {
+            return n.into();
+        }
+        match tok.as_str() {
+            "true" => true.into(),
+            "false" => false.into(),
+            "None" => Value::Null,
+            "Some" if next_is(t, "(") => {
+                t.next();
+                let v = value(t);
+                t.next();
+                v
+            }
+            _ if next_is(t, "{") => {
+                t.next();
+                let mut object = serde_json::Map::from_iter([("type".to_string(), Value::from(tok))]);
+                while !next_is(t, "}") {
+                    let key = t.next().expect("a field");
+                    assert_eq!(t.next().as_deref(), Some(":"), "{key} in a geometry's Debug text");
+                    object.insert(key, value(t));
+                    if next_is(t, ",") {
+                        t.next();
+                    }
+                }
+                t.next();
+                Value::Object(object)
+            }
+            _ => tok.into(),
+        }
+    }
+    if !text.ends_with('}') {
+        return Value::Null;
+    }
+    let spaced: String =
+        text.chars().flat_map(|c| if "{}(),:".contains(c) { vec![' ', c, ' '] } else { vec![c] }).collect();
+    let tokens: Vec<String> = spaced.split_whitespace().map(str::to_string).collect();
+    value(&mut tokens.into_iter().peekable())
 }
 
 /// The registry as JSON: `[{"op": .., "steps": [..]}, ..]` in teaching order.
@@ -50,7 +107,8 @@ fn registry_json() -> Value {
                 json!({
                     "step": s.step, "name": s.name, "entry": s.entry, "body": s.body,
                     "file": format!("kernels/src/{}", s.file), "idea": s.idea, "geometry": format!("{:?}", s.geometry),
-                    "needs": s.needs, "opt_in_shared": s.opt_in_shared, "precision": precision(op, s.name), "tile": tile(op, s.name),
+                    "needs": s.needs, "opt_in_shared": s.opt_in_shared, "precision": precision(op, s.name),
+                    "fields": fields(&format!("{:?}", s.geometry)),
                 })
             })
             .collect();
