@@ -24,18 +24,6 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(Path::new(ROOT).join(path)).unwrap_or_else(|e| panic!("reading {path}: {e}"))
 }
 
-/// A GEMM step's arithmetic, by which the docs compare it with cuBLAS
-/// SGEMM (`fp32`, `3xtf32`) or cuBLAS TF32 (`tf32`); none for other ops.
-fn precision(op: &str, name: &str) -> Option<&'static str> {
-    use coalesce::gemm::{Precision, Variant};
-    let v = Variant::ALL.into_iter().find(|v| op == "gemm" && v.name() == name)?;
-    Some(match v.geometry().precision {
-        Precision::Fp32 => "fp32",
-        Precision::Tf32 => "tf32",
-        Precision::Split3xTf32 { .. } => "3xtf32",
-    })
-}
-
 /// A ladder step's geometry as JSON, read from its `Debug` text (`Geometry
 /// { field: value, .. }`), so that the docs take a field by name: numbers,
 /// `true` and `false`, unit variants as strings, tuples as arrays, `None`
@@ -107,7 +95,7 @@ fn registry_json() -> Value {
                 json!({
                     "step": s.step, "name": s.name, "entry": s.entry, "body": s.body,
                     "file": format!("kernels/src/{}", s.file), "idea": s.idea, "geometry": format!("{:?}", s.geometry),
-                    "needs": s.needs, "opt_in_shared": s.opt_in_shared, "precision": precision(op, s.name),
+                    "needs": s.needs, "opt_in_shared": s.opt_in_shared,
                     "fields": fields(&format!("{:?}", s.geometry)),
                 })
             })
