@@ -140,6 +140,10 @@ pub struct Exercise {
     pub file: &'static str,
     /// That file's text.
     pub source: &'static str,
+    /// The file of the kernel around the learner's code where that is not
+    /// theirs (exercises 3 and 4: the learner writes a tile's layout, the
+    /// tiled transpose around it is given): its accesses count as theirs.
+    pub kernel: Option<&'static str>,
     /// The ladder step that solves it.
     pub solution: &'static str,
     pub goals: &'static [Goal],
@@ -377,7 +381,7 @@ pub fn grade_submission(e: &Exercise, s: Submission<'_>) -> Result<Grade> {
             .counted
             .iter()
             .flat_map(|c| &c.report.counters.sites)
-            .filter(|c| c.site.file != file)
+            .filter(|c| c.site.file != file && Some(c.site.file) != e.kernel)
             .map(|c| c.site.to_string())
             .collect();
         if let Some(first) = foreign.first() {

@@ -22,8 +22,11 @@ pub const GEOMETRY: Geometry = Geometry::tiles(TILE, BLOCK_ROWS, TILE * TILE);
 /// Where element `(row, col)` of a `T x T` tile lives in shared memory.
 /// Steps 3, 4 and 5 differ only in this function.
 pub trait TileLayout {
-    /// Floats of shared memory the layout needs for a `T x T` tile.
-    fn floats<const T: usize>() -> usize;
+    /// Floats of shared memory the layout needs for a `T x T` tile: the
+    /// tile's own `T * T`, unless the layout pads it.
+    fn floats<const T: usize>() -> usize {
+        T * T
+    }
     /// The shared-memory index of element `(row, col)`.
     fn at<const T: usize>(row: usize, col: usize) -> usize;
 }
@@ -32,9 +35,6 @@ pub trait TileLayout {
 pub struct Plain;
 
 impl TileLayout for Plain {
-    fn floats<const T: usize>() -> usize {
-        T * T
-    }
     #[inline(always)]
     fn at<const T: usize>(row: usize, col: usize) -> usize {
         row * T + col

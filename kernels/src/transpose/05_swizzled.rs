@@ -30,9 +30,6 @@ pub const GEOMETRY: Geometry = Geometry::tiles(TILE, BLOCK_ROWS, TILE * TILE);
 pub struct Swizzled;
 
 impl TileLayout for Swizzled {
-    fn floats<const T: usize>() -> usize {
-        T * T
-    }
     #[inline(always)]
     fn at<const T: usize>(row: usize, col: usize) -> usize {
         row * T + (col ^ row)

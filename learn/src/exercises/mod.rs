@@ -8,6 +8,7 @@ pub mod e4_swizzle;
 pub mod e5_vector;
 pub mod e6_barrier;
 pub mod e7_register_tile;
+mod tile;
 
 use crate::{Body, Exercise, Goal, Grade, Grader, Launch, Per, Submission, Target, Which};
 use coalesce::Result;
@@ -25,26 +26,47 @@ const fn conflict_free(op: Op, hint: &'static str, answer: &'static str) -> Goal
     Goal { target: Target::AtMost(op, 1.0), hint, answer }
 }
 
-const STORES_COALESCED: Goal = coalesced(
-    Op::GlobalStore,
-    "a warp's 32 stores touch 32 sectors: where does lane t.x write, and where does lane t.x + 1?",
-    "let consecutive lanes (t.x) write consecutive floats of an output row",
-);
-const LOADS_COALESCED: Goal = coalesced(
-    Op::GlobalLoad,
-    "a warp's 32 loads touch 32 sectors: where does lane t.x read, and where does lane t.x + 1?",
-    "let consecutive lanes (t.x) read consecutive floats of an input row",
-);
-const SHARED_READS_FREE: Goal = conflict_free(
-    Op::SharedLoad,
-    "the lanes reading a tile column wait for each other: which bank does each of the column's 32 words fall in?",
-    "make the 32 elements of a tile column fall in 32 different banks",
-);
-const SHARED_WRITES_FREE: Goal = conflict_free(
-    Op::SharedStore,
-    "the lanes writing a tile row wait for each other: which bank does each of the row's 32 words fall in?",
-    "keep the 32 elements of a tile row in 32 different banks",
-);
+/// The coalescing goal of a warp's global `$op`s (`$requests`, "loads"),
+/// whose lanes `$verb` floats of an `$side` row: the hint and the answer
+/// worded once for loads and stores.
+macro_rules! coalesced_along {
+    ($op:expr, $requests:literal, $verb:literal, $side:literal) => {
+        coalesced(
+            $op,
+            concat!(
+                "a warp's 32 ",
+                $requests,
+                " touch 32 sectors: where does lane t.x ",
+                $verb,
+                ", and where does lane t.x + 1?"
+            ),
+            concat!("let consecutive lanes (t.x) ", $verb, " consecutive floats of an ", $side, " row"),
+        )
+    };
+}
+/// The conflict-free goal of a shared `$op` whose lanes (`$lanes`,
+/// "reading") take a tile `$part` ("column"): worded once for both sides.
+macro_rules! free_along {
+    ($op:expr, $lanes:literal, $part:literal) => {
+        conflict_free(
+            $op,
+            concat!(
+                "the lanes ",
+                $lanes,
+                " a tile ",
+                $part,
+                " wait for each other: which bank does each of the ",
+                $part,
+                "'s 32 words fall in?"
+            ),
+            concat!("make the 32 elements of a tile ", $part, " fall in 32 different banks"),
+        )
+    };
+}
+const STORES_COALESCED: Goal = coalesced_along!(Op::GlobalStore, "stores", "write", "output");
+const LOADS_COALESCED: Goal = coalesced_along!(Op::GlobalLoad, "loads", "read", "input");
+const SHARED_READS_FREE: Goal = free_along!(Op::SharedLoad, "reading", "column");
+const SHARED_WRITES_FREE: Goal = free_along!(Op::SharedStore, "writing", "row");
 
 /// Each input element read once, each output element written once: the
 /// ideal traffic of a transpose or a copy.
@@ -82,6 +104,9 @@ const FULL_WARPS: Goal = Goal {
     answer: "give every thread of the block its share of the elements, consecutive lanes on consecutive addresses",
 };
 
+/// The kernel file around exercises 3 and 4's layouts.
+const TILE_KERNEL: &str = "learn/src/exercises/tile.rs";
+
 /// The footprint of a `[32][33]` padded tile, which exercises 3 and 6 need.
 const PADDED_FLOATS: u32 = TILE * (TILE + 1);
 
@@ -95,6 +120,7 @@ pub static ALL: &[Exercise] = &[
         title: "coalesce the naive transpose's stores",
         file: "learn/src/exercises/e1_coalesce_stores.rs",
         source: include_str!("e1_coalesce_stores.rs"),
+        kernel: None,
         solution: "transpose step 2, naive_cols (kernels/src/transpose/02_naive_cols.rs)",
         goals: &[STORES_COALESCED, READ_ONCE, WRITE_ONCE, FULL_WARPS],
         launch: Launch::Transpose(Variant::NaiveCols),
@@ -105,6 +131,7 @@ pub static ALL: &[Exercise] = &[
         title: "stage a tile through shared memory",
         file: "learn/src/exercises/e2_shared_tile.rs",
         source: include_str!("e2_shared_tile.rs"),
+        kernel: None,
         solution: "transpose step 3, tiled (kernels/src/transpose/03_tiled.rs)",
         goals: &[
             LOADS_COALESCED,
@@ -129,6 +156,7 @@ pub static ALL: &[Exercise] = &[
         title: "remove the 32-way bank conflict by padding",
         file: "learn/src/exercises/e3_padding.rs",
         source: include_str!("e3_padding.rs"),
+        kernel: Some(TILE_KERNEL),
         solution: "transpose step 4, padded (kernels/src/transpose/04_padded.rs)",
         goals: &[
             conflict_free(
@@ -156,6 +184,7 @@ pub static ALL: &[Exercise] = &[
         title: "remove the bank conflict by a swizzle",
         file: "learn/src/exercises/e4_swizzle.rs",
         source: include_str!("e4_swizzle.rs"),
+        kernel: Some(TILE_KERNEL),
         solution: "transpose step 5, swizzled (kernels/src/transpose/05_swizzled.rs)",
         goals: &[
             SHARED_READS_FREE,
@@ -164,7 +193,7 @@ pub static ALL: &[Exercise] = &[
                 TILE * TILE,
                 "a swizzle moves elements within the tile's own 32x32 floats: which columns of a row can \
                  (row, col) go to?",
-                "keep floats() at T * T and permute the columns within each row: col ^ row",
+                "keep the tile's T * T floats (floats() as the trait gives it) and permute the columns within each row: col ^ row",
             ),
             READ_ONCE,
             WRITE_ONCE,
@@ -178,6 +207,7 @@ pub static ALL: &[Exercise] = &[
         title: "move 16 bytes per lane",
         file: "learn/src/exercises/e5_vector.rs",
         source: include_str!("e5_vector.rs"),
+        kernel: None,
         solution: "the copy kernel (kernels/src/copy.rs)",
         goals: &[
             Goal {
@@ -204,6 +234,7 @@ pub static ALL: &[Exercise] = &[
         title: "find the missing barrier",
         file: "learn/src/exercises/e6_barrier.rs",
         source: include_str!("e6_barrier.rs"),
+        kernel: None,
         solution: "transpose step 4, padded (kernels/src/transpose/04_padded.rs)",
         goals: &[SHARED_READS_FREE, LOADS_COALESCED, STORES_COALESCED, READ_ONCE, WRITE_ONCE, FULL_WARPS],
         launch: Launch::Transpose(Variant::Padded),
@@ -214,6 +245,7 @@ pub static ALL: &[Exercise] = &[
         title: "a register tile for GEMM",
         file: "learn/src/exercises/e7_register_tile.rs",
         source: include_str!("e7_register_tile.rs"),
+        kernel: None,
         solution: "GEMM step 3, blocktile_1d (kernels/src/gemm/03_blocktile_1d.rs)",
         goals: &[
             Goal {
