@@ -39,15 +39,33 @@ pub const MAXIMA_STEPS: &[Step] = utilities! {
 /// Block of the pass: 32 columns by 8 rows of threads.
 const W: usize = 32;
 const H: usize = 8;
-/// Rows (or, by rows, 32-column spans) one thread reads: a block covers
-/// `32 x 512` or `512 x 32` elements and raises each of its words once per
-/// thread that read it.
-const SPAN: usize = 16;
+/// The most spans a thread reads (by rows, spans of 32 columns; by
+/// columns, of 32 rows, four of its own): a block then covers `32 x 512`
+/// or `512 x 32` elements and raises each of its words once per thread
+/// that read it.
+const SPAN: u32 = 16;
+/// The fewest blocks the pass gives an operand that has the elements for
+/// them (a span of a block, 32 x 32 elements, each): 8 an SM of a 132-SM
+/// GPU. At the full span a 1024^2 operand takes 64 blocks, and an H200
+/// read it at 150 GB/s (27.9 us, `ncu` in the GEMM run at b74d7a5).
+const FEW_BLOCKS: u64 = 1024;
 
 /// Grid and block for a `rows x cols` operand: by rows, blocks of 32 rows
-/// by 512 columns; by columns, of 512 rows by 32 columns.
+/// by `32 s` columns; by columns, of `32 s` rows by 32 columns. The span
+/// `s` is the largest up to 16 that leaves the operand [`FEW_BLOCKS`]
+/// blocks, 1 for an operand too small for that; the kernel reads `s` back
+/// from the grid.
 pub const fn maxima_dims(rows: u32, cols: u32, by_rows: bool) -> LaunchDims {
-    let long = (W * SPAN) as u32;
+    let blocks_of_one_span = (rows as u64).div_ceil(W as u64) * (cols as u64).div_ceil(W as u64);
+    let wide = blocks_of_one_span / FEW_BLOCKS;
+    let span = if wide < 1 {
+        1
+    } else if wide > SPAN as u64 {
+        SPAN
+    } else {
+        wide as u32
+    };
+    let long = W as u32 * span;
     let grid = if by_rows {
         Dim3::xy(cols.div_ceil(long), rows.div_ceil(W as u32))
     } else {
@@ -67,13 +85,14 @@ fn magnitude(x: f32) -> u32 {
 /// row-major `src`.
 ///
 /// # Thread mapping
-/// Block `(32, 8)`, grid [`maxima_dims`]. By rows: block `(x, y)` reads
-/// rows `32 y..+32`, columns `512 x..+512`; warp `ty` takes rows
-/// `32 y + ty + 8 j` (`j < 4`), lane `tx` columns `tx + 32 i` of the span; the warp
-/// reduces each row with shuffles and lane 0 raises its word. By columns:
-/// block `(x, y)` reads columns `32 x..+32`, rows `512 y..+512`; thread
-/// `(tx, ty)` takes column `32 x + tx`, rows `ty + 8 i` of the span, and
-/// raises its word.
+/// Block `(32, 8)`, grid [`maxima_dims`], whose blocks cover the operand
+/// in `s` spans of 32 (`s` read back from the grid: the fewest that reach
+/// across it). By rows: block `(x, y)` reads rows `32 y..+32`, columns
+/// `32 s x..+32 s`; warp `ty` takes rows `32 y + ty + 8 j` (`j < 4`), lane
+/// `tx` columns `tx + 32 i` (`i < s`); the warp reduces each row with
+/// shuffles and lane 0 raises its word. By columns: block `(x, y)` reads
+/// columns `32 x..+32`, rows `32 s y..+32 s`; thread `(tx, ty)` takes
+/// column `32 x + tx`, rows `ty + 8 i` (`i < 4 s`), and raises its word.
 ///
 /// # Safety
 /// `src` holds `rows * cols` floats and `out` one word per row (by rows)
@@ -83,16 +102,17 @@ pub unsafe fn maxima<C: ThreadCtx>(ctx: &C, src: *const f32, (rows, cols): (u32,
     let (r_len, c_len) = (rows as usize, cols as usize);
     let src = ctx.global(src, (rows, cols));
     let out = ctx.global_mut(out, if by_rows { rows } else { cols });
-    let (b, t) = (ctx.block_idx(), ctx.thread_idx());
+    let (b, t, grid) = (ctx.block_idx(), ctx.thread_idx(), ctx.grid_dim());
     let (tx, ty) = (t.x as usize, t.y as usize);
     let load = |r: usize, c: usize| {
         // SAFETY: inside the source (checked by the caller of the closure).
         if r < r_len && c < c_len { magnitude(unsafe { src.load(r * c_len + c) }) } else { 0 }
     };
     if by_rows {
-        let (r0, c0) = (b.y as usize * W, b.x as usize * W * SPAN);
+        let span = c_len.div_ceil(W * grid.x as usize);
+        let (r0, c0) = (b.y as usize * W, b.x as usize * W * span);
         let mut peak = [0u32; W / H];
-        for i in 0..SPAN {
+        for i in 0..span {
             // Four independent loads a step, one per row.
             unroll!(j < W / H, [0, 1, 2, 3], {
                 peak[j] = peak[j].max(load(r0 + ty + H * j, c0 + tx + W * i));
@@ -111,9 +131,10 @@ pub unsafe fn maxima<C: ThreadCtx>(ctx: &C, src: *const f32, (rows, cols): (u32,
             }
         });
     } else {
-        let (r0, c) = (b.y as usize * W * SPAN, b.x as usize * W + tx);
+        let span = r_len.div_ceil(W * grid.y as usize);
+        let (r0, c) = (b.y as usize * W * span, b.x as usize * W + tx);
         let mut peak = [0u32; 4];
-        for i in 0..SPAN {
+        for i in 0..span {
             unroll!(j < 4, [0, 1, 2, 3], {
                 peak[j] = peak[j].max(load(r0 + ty + H * (4 * i + j), c));
             });
@@ -196,6 +217,75 @@ mod tests {
             assert!(peak < 1.0 || peak >= 2f32.powi(PEAK_WINDOW.1 + 1) || e == 0, "{peak:e} is scaled");
         }
         assert_eq!(exponent(0), 0);
+    }
+
+    /// The pass on the emulator against the peaks computed here: each
+    /// operand by rows and by columns, on the grid `maxima_dims` gives and
+    /// on grids of other spans (the kernel reads its span from the grid),
+    /// with subnormals, infinities and NaNs among the values.
+    #[test]
+    fn maxima_finds_every_peak_on_any_span() {
+        use crate::emu::{SyncMutPtr, SyncPtr, launch};
+        use std::{vec, vec::Vec};
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for (rows, cols) in [(1, 1), (70, 45), (33, 1000), (1000, 33), (300, 290)] {
+            let src: Vec<f32> = (0..rows * cols)
+                .map(|_| match next() % 50 {
+                    0 => f32::INFINITY,
+                    1 => f32::NAN,
+                    2 => -1e-40,
+                    _ => (next() % 2001) as f32 / 1000.0 - 1.0,
+                })
+                .collect();
+            for by_rows in [true, false] {
+                let words = if by_rows { rows } else { cols };
+                let want: Vec<u32> = (0..words)
+                    .map(|w| {
+                        let line = |i: usize| if by_rows { src[w * cols + i] } else { src[i * cols + w] };
+                        (0..if by_rows { cols } else { rows }).map(|i| magnitude(line(i))).max().unwrap()
+                    })
+                    .collect();
+                let own = maxima_dims(rows as u32, cols as u32, by_rows);
+                for span in [0, 1, 2, 3, 16] {
+                    let mut dims = own;
+                    if span > 0 {
+                        let long = (W * span) as u32;
+                        dims.grid = if by_rows {
+                            Dim3::xy((cols as u32).div_ceil(long), (rows as u32).div_ceil(W as u32))
+                        } else {
+                            Dim3::xy((cols as u32).div_ceil(W as u32), (rows as u32).div_ceil(long))
+                        };
+                    }
+                    let mut out = vec![0u32; words];
+                    let (s, o) = (SyncPtr::new(&src), SyncMutPtr::new(&mut out));
+                    launch(dims, |ctx| {
+                        // SAFETY: `src` holds rows * cols floats, `out` a word per line.
+                        unsafe { maxima(ctx, s.get(), (rows as u32, cols as u32), o.get(), by_rows) }
+                    })
+                    .unwrap();
+                    assert_eq!(out, want, "{rows}x{cols}, by rows {by_rows}, span {span} ({:?})", dims.grid);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn maxima_fills_the_gpu_where_the_operand_can() {
+        // A 1024^2 operand: 1024 blocks of one span, not 64 of 16.
+        let d = maxima_dims(1024, 1024, true);
+        assert_eq!(d.grid.x * d.grid.y, 1024);
+        // Large operands keep the full span: 32 x 512 elements a block.
+        let d = maxima_dims(16384, 16384, false);
+        assert_eq!((d.grid.x, d.grid.y), (512, 32));
+        // In between, the span that leaves at least FEW_BLOCKS blocks.
+        let d = maxima_dims(4096, 2048, true);
+        assert!(d.grid.x * d.grid.y >= FEW_BLOCKS as u32 && d.grid.x * d.grid.y < 2 * FEW_BLOCKS as u32);
     }
 
     #[test]
