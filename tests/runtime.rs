@@ -220,10 +220,12 @@ fn fma_peak_checks_its_output_on_the_gpu() {
 /// The TF32 roof probe on the GPU: with the sm_90a module, every thread
 /// stores `iters` times its accumulators' dot products (as the emulator
 /// computes them), and the FLOPs returned are `2 M N K` per `wgmma`; with
-/// another module, a clear error and no launch.
+/// another module, a clear error and no launch. The INT8 probe beside it:
+/// every thread stores exactly the wrapping sum the emulator computes (its
+/// signed bytes through the same descriptors), `2 M N K` per `m64n256k32`.
 #[test]
 fn tf32_peak_checks_its_output_on_the_gpu_and_needs_sm_90a() {
-    use coalesce::kernels::probe::{TC_BLOCK, tf32_peak_expected, tf32_peak_flops};
+    use coalesce::kernels::probe::{TC_BLOCK, int8_peak_expected, tf32_peak_expected, tf32_peak_flops};
     let Some(gpu) = gpu_or_skip("tf32_peak_checks_its_output_on_the_gpu_and_needs_sm_90a") else { return };
     let (blocks, iters) = (2 * gpu.sm_count(), 64);
     if gpu.module_name() == Some("sm_90a") {
@@ -242,6 +244,16 @@ fn tf32_peak_checks_its_output_on_the_gpu_and_needs_sm_90a() {
         }
         let mut short = gpu.alloc::<f32>(probe::tf32_peak_out_len(blocks) - 1).unwrap();
         assert!(matches!(probe::tf32_peak(&stream, &mut short, blocks, 1), Err(Error::LengthMismatch { .. })));
+
+        let mut out = gpu.alloc::<i32>(probe::tf32_peak_out_len(blocks)).unwrap();
+        let ops = probe::int8_peak(&stream, &mut out, blocks, iters).unwrap();
+        assert_eq!(ops, 4 * flops);
+        stream.synchronize().unwrap();
+        let mut back = vec![i32::MIN; out.len()];
+        out.copy_to(&mut back[..]).unwrap();
+        for (i, &got) in back.iter().enumerate() {
+            assert_eq!(got, int8_peak_expected(i as u32 % TC_BLOCK, iters, probe::TF32_PEAK_SEED), "int8 thread {i}");
+        }
     } else {
         eprintln!("tf32_peak: {} loaded {:?}, not sm_90a: only the refusal is checked", gpu.name(), gpu.module_name());
     }

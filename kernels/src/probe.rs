@@ -18,6 +18,11 @@ pub const STEPS: &[Step] = utilities! {
         needs: "sm_90a",
         opt_in_shared: true,
     };
+    /// the INT8 tensor-core roof: back-to-back wgmma m64n256k32 of signed bytes from shared memory, s32 sums (the ceiling of an Ozaki-II GEMM's products)
+    int8_peak => "probe_int8_peak" in "probe.rs", geometry "tf32_peak_dims(blocks)" {
+        needs: "sm_90a",
+        opt_in_shared: true,
+    };
 };
 
 /// Threads per block of both probes.
@@ -109,6 +114,39 @@ pub fn tf32_peak_expected(thread: u32, iters: u32, seed: u32) -> (f64, f64) {
     (iters as f64 * sum, iters as f64 * scale)
 }
 
+/// Integer operations of one `m64n256k32` of [`int8_peak`] (`2 M N K`):
+/// four times a TF32 `m64n256k8`'s, from the same 32 bytes of each row.
+pub const I8_OPS_PER_WGMMA: u64 = 2 * 64 * TC_N as u64 * 32;
+
+/// Integer operations one [`int8_peak`] launch performs (its geometry is
+/// [`tf32_peak_dims`]'s: the same tiles, rounds and `wgmma`s per round).
+pub const fn int8_peak_ops(blocks: u32, iters: u32) -> u64 {
+    tf32_peak_flops(blocks, iters) / TC_FLOPS_PER_WGMMA * I8_OPS_PER_WGMMA
+}
+
+/// Byte `i` of [`int8_peak`]'s shared tiles (row `i / 128`, `k = i % 128`):
+/// a signed byte hashed from `i` and `seed`, every bit toggling as a
+/// GEMM's operands would.
+pub const fn int8_peak_operand(i: u32, seed: u32) -> i8 {
+    ((i ^ seed.wrapping_mul(0x9e37_79b9)).wrapping_mul(2_654_435_761) >> 24) as u8 as i8
+}
+
+/// What thread `thread` of an [`int8_peak`] block stores after `iters`
+/// iterations: the sum of its 128 accumulators (layout as
+/// [`tf32_peak_expected`]'s), each the 128-deep dot product of its row and
+/// column `iters` times, all in wrapping s32 arithmetic as the tensor
+/// cores' accumulators and the thread's sum are.
+pub fn int8_peak_expected(thread: u32, iters: u32, seed: u32) -> i32 {
+    let (group, warp, lane) = (thread / 128, (thread % 128) / 32, thread % 32);
+    let byte = |row: u32, k: u32| int8_peak_operand(row * 128 + k, seed) as i32;
+    (0..128u32).fold(0i32, |sum, i| {
+        let row = 64 * group + 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
+        let col = 64 * TC_WARPGROUPS + 2 * (lane % 4) + 8 * (i / 4) + i % 2;
+        let dot = (0..128).fold(0i32, |d, k| d.wrapping_add(byte(row, k) * byte(col, k)));
+        sum.wrapping_add(dot.wrapping_mul(iters as i32))
+    })
+}
+
 /// `x[i] += 1` for `i < len`: the smallest launch that still does something
 /// observable, so launch overhead can be measured and checked.
 ///
@@ -149,6 +187,35 @@ pub unsafe fn fma_peak<C: ThreadCtx>(ctx: &C, out: *mut f32, iters: u32, seed: f
     unsafe { out.store(i, sum) };
 }
 
+/// Fills the tensor-core probes' shared tiles ([`TC_ROWS`] K-major rows of
+/// 128 bytes in the 128-byte swizzle: each warpgroup's 64 rows of `A`,
+/// then the 256 rows of `B`), the 4-byte words `at..at + 4` of the rows
+/// (`at = 32 row + 4 chunk`) from `chunk(at)`, fences them for the tensor
+/// cores and waits for the block; returns the shared addresses of this
+/// thread's warpgroup's `A` rows and of `B`'s.
+#[inline(always)]
+fn peak_tiles<C: ThreadCtx>(ctx: &C, chunk: impl Fn(u32) -> [f32; 4]) -> (u32, u32) {
+    use crate::gemm::{swizzle_base, swizzled};
+    let tid = ctx.thread_idx().x as usize;
+    let (base, base_addr) = swizzle_base(ctx, TC_SHARED_BYTES);
+    // SAFETY: TC_ROWS rows of 128 bytes, inside the launch's shared memory
+    // after the alignment skew.
+    let tile = unsafe { base.at(0, TC_ROWS * 128) };
+    let mut v = tid;
+    while v < TC_ROWS * 8 {
+        let (row, chunk_of_row) = (v / 8, v % 8);
+        let at = (row * TC_BK as usize + 4 * chunk_of_row) as u32;
+        let vals = chunk(at);
+        // SAFETY: row < TC_ROWS, chunk < 8: inside the tile; 16-byte aligned.
+        unsafe { tile.store_f32x4(swizzled(row, chunk_of_row), vals) };
+        v += TC_BLOCK as usize;
+    }
+    ctx.fence_proxy_async();
+    ctx.sync_threads();
+    let group = tid / 128;
+    (base_addr + (group * 64 * 128) as u32, base_addr + (64 * TC_WARPGROUPS as usize * 128) as u32)
+}
+
 /// The TF32 tensor-core roof: each warpgroup issues `iters` rounds of
 /// [`TC_WGMMAS_PER_ITER`] `wgmma.mma_async` `m64n256k8` TF32 products into
 /// its 128 accumulators, both operands read from shared memory (filled once
@@ -171,27 +238,9 @@ pub unsafe fn fma_peak<C: ThreadCtx>(ctx: &C, out: *mut f32, iters: u32, seed: f
 /// [`tf32_peak_dims`]; the GPU runs `sm_90a` code.
 #[inline(always)]
 pub unsafe fn tf32_peak<C: ThreadCtx>(ctx: &C, out: *mut f32, iters: u32, seed: u32) {
-    use crate::gemm::{k_major_128b, swizzle_base, swizzled};
+    use crate::gemm::k_major_128b;
     let tid = ctx.thread_idx().x as usize;
-    let (base, base_addr) = swizzle_base(ctx, TC_SHARED_BYTES);
-    // SAFETY: TC_ROWS rows of 128 bytes, inside the launch's shared memory
-    // after the alignment skew.
-    let tile = unsafe { base.at(0, TC_ROWS * 128) };
-    let mut v = tid;
-    while v < TC_ROWS * 8 {
-        let (row, chunk) = (v / 8, v % 8);
-        let at = (row * TC_BK as usize + 4 * chunk) as u32;
-        let vals = [0u32, 1, 2, 3].map(|q| tf32_peak_operand(at + q, seed));
-        // SAFETY: row < TC_ROWS, chunk < 8: inside the tile; 16-byte aligned.
-        unsafe { tile.store_f32x4(swizzled(row, chunk), vals) };
-        v += TC_BLOCK as usize;
-    }
-    ctx.fence_proxy_async();
-    ctx.sync_threads();
-
-    let group = tid / 128;
-    let a_addr = base_addr + (group * 64 * 128) as u32;
-    let b_addr = base_addr + (64 * TC_WARPGROUPS as usize * 128) as u32;
+    let (a_addr, b_addr) = peak_tiles(ctx, |at| [0u32, 1, 2, 3].map(|q| tf32_peak_operand(at + q, seed)));
     let mut acc = [0.0f32; 128];
     for _ in 0..iters {
         ctx.wgmma_fence();
@@ -226,6 +275,49 @@ pub unsafe fn tf32_peak<C: ThreadCtx>(ctx: &C, out: *mut f32, iters: u32, seed: 
     unsafe { out.store(i, sum) };
 }
 
+/// The INT8 tensor-core roof: [`tf32_peak`]'s loop with `wgmma.mma_async`
+/// `m64n256k32` of signed bytes into s32 accumulators, the same 128-byte
+/// rows holding 128 bytes of `k` where they held 32 TF32 values (filled
+/// once with [`int8_peak_operand`]): four times the products a round, the
+/// instruction the modular products of an Ozaki-II GEMM run on. Each
+/// thread stores the wrapping sum of its accumulators
+/// ([`int8_peak_expected`]).
+///
+/// # Safety
+/// `out` valid for one `i32` per thread of the grid; the launch is
+/// [`tf32_peak_dims`]; the GPU runs `sm_90a` code.
+#[inline(always)]
+pub unsafe fn int8_peak<C: ThreadCtx>(ctx: &C, out: *mut i32, iters: u32, seed: u32) {
+    use crate::gemm::k_major_128b;
+    let tid = ctx.thread_idx().x as usize;
+    let word = |w: u32| {
+        let b = [0u32, 1, 2, 3].map(|j| int8_peak_operand(4 * w + j, seed) as u8 as u32);
+        f32::from_bits(b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24)
+    };
+    let (a_addr, b_addr) = peak_tiles(ctx, |at| [0u32, 1, 2, 3].map(|q| word(at + q)));
+    let mut acc = [0i32; 128];
+    for _ in 0..iters {
+        ctx.wgmma_fence();
+        unroll!(kk < TC_WGMMAS_PER_ITER as usize, [0, 1, 2, 3], {
+            let step = (32 * kk) as u32;
+            // SAFETY: the tiles were stored and fenced before the barrier
+            // in `peak_tiles` and are never written again.
+            unsafe { ctx.wgmma_m64n256k32_s8(&mut acc, k_major_128b(a_addr + step), k_major_128b(b_addr + step)) };
+        });
+        ctx.wgmma_commit();
+        ctx.wgmma_wait_s32::<1>(&mut acc);
+    }
+    ctx.wgmma_wait_s32::<0>(&mut acc);
+    let mut sum = 0i32;
+    for x in acc {
+        sum = sum.wrapping_add(x);
+    }
+    let i = (ctx.block_idx().x * ctx.block_dim().x) as usize + tid;
+    let out = ctx.global_mut(out, (ctx.grid_dim().x, ctx.block_dim().x));
+    // SAFETY: one element per thread of the grid.
+    unsafe { out.store(i, sum) };
+}
+
 #[cfg(target_arch = "nvptx64")]
 crate::registry::entry!(probe_increment(x: *mut f32, len: u32) => increment);
 
@@ -234,6 +326,9 @@ crate::registry::entry!(probe_fma_peak(out: *mut f32, iters: u32, seed: f32) => 
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 crate::registry::entry!(probe_tf32_peak(out: *mut f32, iters: u32, seed: u32) => tf32_peak);
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+crate::registry::entry!(probe_int8_peak(out: *mut i32, iters: u32, seed: u32) => int8_peak);
 
 #[cfg(test)]
 mod tests {
@@ -308,5 +403,31 @@ mod tests {
         }
         // A different seed, different operands: the check above is not vacuous.
         assert_ne!(tf32_peak_expected(5, iters, seed).0, tf32_peak_expected(5, iters, seed + 1).0);
+    }
+
+    /// The INT8 probe on the emulator (its `wgmma` of signed bytes reads
+    /// the tiles through the same descriptors as the TF32 one): every
+    /// thread stores `iters` times its accumulators' 128-deep dot products,
+    /// exactly, so each warpgroup issued `4 iters` full `m64n256k32`s.
+    #[test]
+    fn int8_peak_adds_iters_rounds_of_its_operands_exactly() {
+        assert_eq!(int8_peak_ops(132, 1000), 4 * tf32_peak_flops(132, 1000));
+        assert!(crate::OPT_IN_SHARED.contains(&"probe_int8_peak"));
+        // Every byte value occurs, and both signs.
+        let bytes: std::collections::BTreeSet<i8> = (0..4096).map(|i| int8_peak_operand(i, 7)).collect();
+        assert!(bytes.len() > 200 && bytes.contains(&-128) && bytes.contains(&127), "{}", bytes.len());
+
+        const BLOCKS: u32 = 2;
+        let (iters, seed) = (3, 7);
+        let mut out = [i32::MIN; (BLOCKS * TC_BLOCK) as usize];
+        let p = SyncMutPtr::new(&mut out);
+        // SAFETY: one i32 per thread of the grid; the probe's own geometry.
+        let report =
+            emu::launch_checked(tf32_peak_dims(BLOCKS), |ctx| unsafe { int8_peak(ctx, p.get(), iters, seed) }).unwrap();
+        assert!(report.findings.is_empty(), "{:#?}", report.findings);
+        for (i, &got) in out.iter().enumerate() {
+            assert_eq!(got, int8_peak_expected(i as u32 % TC_BLOCK, iters, seed), "thread {i}");
+        }
+        assert_ne!(int8_peak_expected(5, iters, seed), int8_peak_expected(5, iters, seed + 1));
     }
 }

@@ -24,7 +24,7 @@ use super::mbarrier::{Caller, Stuck};
 use super::memory::{Request, ThreadMemory};
 use super::tma::TmaMap;
 use super::types::{Access, Site, Via, WARP_SIZE};
-use super::wgmma::{Issuer, OperandA, wgmma_tf32};
+use super::wgmma::{Issuer, OperandA, wgmma_s8, wgmma_tf32};
 use crate::mem::{Checked, Plain, Space};
 use crate::vector::F4;
 use crate::{Dim3, ThreadCtx};
@@ -161,6 +161,14 @@ impl ThreadCtx for EmuCtx<'_> {
     #[track_caller]
     unsafe fn wgmma_m64n256k8_tf32_rs(&self, d: &mut [f32; 128], a: [f32; 4], b: u64) {
         self.wgmma(Location::caller(), d, OperandA::Registers(a), b, true);
+    }
+    fn wgmma_wait_s32<const N: u32>(&self, _d: &mut [i32; 128]) {}
+    #[track_caller]
+    unsafe fn wgmma_m64n256k32_s8(&self, d: &mut [i32; 128], a: u64, b: u64) {
+        let loc = Location::caller();
+        self.step(loc);
+        let (shared, linear, rank, block, fiber) = (self.shared, self.linear, self.rank, self.block, self.fiber);
+        wgmma_s8(&Issuer { shared, request: self.request(), linear, rank, block, fiber, loc }, d, a, b);
     }
     #[track_caller]
     fn mbarrier_init(&self, bar: u32, count: u32) {

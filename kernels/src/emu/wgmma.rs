@@ -114,6 +114,74 @@ impl Issuer<'_> {
 /// bias (not the hardware's exact bits): a kernel that leaves the drift
 /// in shows it here, as on the GPU.
 pub(super) fn wgmma_tf32<const R: usize>(me: &Issuer<'_>, d: &mut [f32; R], a: OperandA, b: u64, accumulate: bool) {
+    let a_slot = match a {
+        OperandA::Shared(desc) => desc,
+        OperandA::Registers(_) => A_IN_REGISTERS,
+    };
+    let fragment = match a {
+        OperandA::Registers(fragment) => Some(fragment.map(f32::to_bits)),
+        OperandA::Shared(_) => None,
+    };
+    let tf32 = |bits: u32| f32::from_bits(bits & TF32_MASK) as f64;
+    // This thread's two rows of an `A` in registers, gathered while every
+    // fragment is published: row `16 w + g + 8 h` has its `k` in lane
+    // `4 g + k % 4` of warp `w`, register `h + 2 (k / 4)`.
+    let (t, registers) = meet(me, (a_slot, b, accumulate as u64), fragment, |fragments, warp, lane| {
+        let row = |h: usize| -> [f64; 8] {
+            core::array::from_fn(|k| tf32(fragments[32 * warp + 4 * (lane / 4) + k % 4][h + 2 * (k / 4)]))
+        };
+        fragment.map(|_| [row(0), row(1)])
+    });
+    let (warp, lane) = (t / 32, t % 32);
+    let read = OperandReader::new(me);
+    // The 8 TF32 values of `k` that row `row` of an operand holds.
+    let operand = |desc: u64, row: usize| -> [f64; 8] { core::array::from_fn(|k| tf32(read.word(desc, row, 4 * k))) };
+    // This thread's rows of A (two) and columns of B (R / 2), read once each.
+    let rows: [[f64; 8]; 2] = match a {
+        OperandA::Shared(desc) => core::array::from_fn(|h| operand(desc, 16 * warp + lane / 4 + 8 * h)),
+        OperandA::Registers(_) => registers.expect("gathered in the meeting for A in registers"),
+    };
+    let cols: Vec<[f64; 8]> = (0..R / 2).map(|j| operand(b, 8 * (j / 2) + 2 * (lane % 4) + j % 2)).collect();
+    for (i, acc) in d.iter_mut().enumerate() {
+        let (x, y) = (&rows[(i / 2) % 2], &cols[2 * (i / 4) + i % 2]);
+        let start = if accumulate { *acc as f64 } else { 0.0 };
+        *acc = round_toward_zero((0..8).fold(start, |s, k| s + x[k] * y[k]));
+    }
+}
+
+/// One integer `wgmma` of shape `m64nNk32`, `N = 2 R`, signed bytes from
+/// shared memory into this thread's `R` s32 accumulators (layout as
+/// [`wgmma_tf32`]'s): the 32 products of a row and a column and their sum
+/// are exact, added to `D` with wrapping, as the `.s32` accumulator
+/// without `.satfinite` does. Both operands are K-major: a row's 32 `k`
+/// are the 32 bytes a TF32 row's 8 take.
+pub(super) fn wgmma_s8<const R: usize>(me: &Issuer<'_>, d: &mut [i32; R], a: u64, b: u64) {
+    let (t, ()) = meet(me, (a, b, 1), None, |_, _, _| ());
+    let (warp, lane) = (t / 32, t % 32);
+    let read = OperandReader::new(me);
+    let operand = |desc: u64, row: usize| -> [i32; 32] {
+        let words: [u32; 8] = core::array::from_fn(|w| read.word(desc, row, 4 * w));
+        core::array::from_fn(|k| (words[k / 4] >> (8 * (k % 4))) as u8 as i8 as i32)
+    };
+    let rows: [[i32; 32]; 2] = core::array::from_fn(|h| operand(a, 16 * warp + lane / 4 + 8 * h));
+    let cols: Vec<[i32; 32]> = (0..R / 2).map(|j| operand(b, 8 * (j / 2) + 2 * (lane % 4) + j % 2)).collect();
+    for (i, acc) in d.iter_mut().enumerate() {
+        let (x, y) = (&rows[(i / 2) % 2], &cols[2 * (i / 4) + i % 2]);
+        *acc = acc.wrapping_add((0..32).map(|k| x[k] * y[k]).sum::<i32>());
+    }
+}
+
+/// The warpgroup of `me`'s `wgmma` meets: each thread publishes its
+/// `operands` (`A`'s descriptor or [`A_IN_REGISTERS`], `B`'s, scale-d) and,
+/// for `A` in registers, its `fragment`; `gather` reads the published
+/// fragments (for warp and lane of this thread) before anyone moves on. A
+/// partial warpgroup, or threads that name different operands, abandon the
+/// launch with its error. Returns this thread's index in the warpgroup and
+/// what `gather` returned.
+fn meet<G>(
+    me: &Issuer<'_>, operands: (u64, u64, u64), fragment: Option<[u32; 4]>,
+    gather: impl FnOnce(&[[u32; 4]], usize, usize) -> G,
+) -> (usize, G) {
     let index = me.linear / WARPGROUP_SIZE;
     let group = &me.shared.warpgroups[index as usize];
     if group.threads != WARPGROUP_SIZE {
@@ -121,65 +189,50 @@ pub(super) fn wgmma_tf32<const R: usize>(me: &Issuer<'_>, d: &mut [f32; R], a: O
         std::panic::resume_unwind(Box::new(Abandoned));
     }
     let t = (me.linear % WARPGROUP_SIZE) as usize;
-    let a_slot = match a {
-        OperandA::Shared(desc) => desc,
-        OperandA::Registers(fragment) => {
-            group.fragments.lock().unwrap_or_else(|e| e.into_inner())[t] = fragment.map(f32::to_bits);
-            A_IN_REGISTERS
-        }
-    };
-    let operands = (a_slot, b, accumulate as u64);
+    if let Some(fragment) = fragment {
+        group.fragments.lock().unwrap_or_else(|e| e.into_inner())[t] = fragment;
+    }
     group.slots.lock().unwrap_or_else(|e| e.into_inner())[t] = operands;
     me.group_sync(group);
     let same = group.slots.lock().unwrap_or_else(|e| e.into_inner()).iter().all(|&s| s == operands);
-    let (warp, lane) = (t / 32, t % 32);
-    // This thread's two rows of an `A` in registers, gathered while every
-    // fragment is published: row `16 w + g + 8 h` has its `k` in lane
-    // `4 g + k % 4` of warp `w`, register `h + 2 (k / 4)`.
-    let registers = matches!(a, OperandA::Registers(_)).then(|| {
-        let fragments = group.fragments.lock().unwrap_or_else(|e| e.into_inner());
-        let row = |h: usize| -> [f64; 8] {
-            core::array::from_fn(|k| {
-                let bits = fragments[32 * warp + 4 * (lane / 4) + k % 4][h + 2 * (k / 4)];
-                f32::from_bits(bits & TF32_MASK) as f64
-            })
-        };
-        [row(0), row(1)]
-    });
+    let gathered = gather(&group.fragments.lock().unwrap_or_else(|e| e.into_inner()), t / 32, t % 32);
     me.group_sync(group); // nobody overwrites a slot before all have read
     if !same {
         me.shared.fail(EmuError::DivergentWgmma { block: me.block, warpgroup: index });
         std::panic::resume_unwind(Box::new(Abandoned));
     }
-    // This block's region of the shared memory, alive for the whole launch.
-    let region = me.shared.region(me.rank) as usize;
-    // SAFETY: only the pointer is taken, inside the cluster's memory.
-    let smem = unsafe { me.shared.cluster_smem().add(region).cast_const() };
-    let bytes = me.shared.cta_stride;
-    let (loc, request) = (me.loc, &me.request);
-    // The 8 TF32 values of `k` that row `row` of an operand holds, each
-    // word read through the checker (races with the staging stores,
-    // unwritten words) at the `wgmma`'s line, not counted: the operands
-    // bypass the load/store unit.
-    let operand = |desc: u64, row: usize| -> [f64; 8] {
-        core::array::from_fn(|k| {
-            let at = descriptor_address(desc, row, 4 * k);
-            assert!(at + 4 <= bytes, "wgmma: operand at shared byte {at}, past the {bytes} bytes of the block");
-            request.operand_read(loc, region + at, 4);
-            // SAFETY: inside the shared memory (checked); any bits are an f32.
-            let bits = unsafe { smem.add(at).cast::<u32>().read_unaligned() };
-            f32::from_bits(bits & TF32_MASK) as f64
-        })
-    };
-    // This thread's rows of A (two) and columns of B (R / 2), read once each.
-    let rows: [[f64; 8]; 2] = match (a, registers) {
-        (OperandA::Shared(desc), _) => core::array::from_fn(|h| operand(desc, 16 * warp + lane / 4 + 8 * h)),
-        (OperandA::Registers(_), rows) => rows.expect("gathered above for A in registers"),
-    };
-    let cols: Vec<[f64; 8]> = (0..R / 2).map(|j| operand(b, 8 * (j / 2) + 2 * (lane % 4) + j % 2)).collect();
-    for (i, acc) in d.iter_mut().enumerate() {
-        let (x, y) = (&rows[(i / 2) % 2], &cols[2 * (i / 4) + i % 2]);
-        let start = if accumulate { *acc as f64 } else { 0.0 };
-        *acc = round_toward_zero((0..8).fold(start, |s, k| s + x[k] * y[k]));
+    (t, gathered)
+}
+
+/// Reads a `wgmma`'s operands from its block's shared memory, each word
+/// through the checker (races with the staging stores, unwritten words)
+/// at the `wgmma`'s line, not counted: the operands bypass the load/store
+/// unit.
+struct OperandReader<'a> {
+    smem: *const u8,
+    bytes: usize,
+    region: usize,
+    loc: &'static Location<'static>,
+    request: &'a Request<'a>,
+}
+
+impl<'a> OperandReader<'a> {
+    fn new(me: &'a Issuer<'a>) -> Self {
+        // This block's region of the shared memory, alive for the whole launch.
+        let region = me.shared.region(me.rank) as usize;
+        // SAFETY: only the pointer is taken, inside the cluster's memory.
+        let smem = unsafe { me.shared.cluster_smem().add(region).cast_const() };
+        OperandReader { smem, bytes: me.shared.cta_stride, region, loc: me.loc, request: &me.request }
+    }
+
+    /// The 4-byte word at byte `kbyte` (a multiple of 4) of row `row` of
+    /// the K-major operand `desc` describes ([`descriptor_address`]).
+    fn word(&self, desc: u64, row: usize, kbyte: usize) -> u32 {
+        let at = descriptor_address(desc, row, kbyte);
+        let bytes = self.bytes;
+        assert!(at + 4 <= bytes, "wgmma: operand at shared byte {at}, past the {bytes} bytes of the block");
+        self.request.operand_read(self.loc, self.region + at, 4);
+        // SAFETY: inside the shared memory (checked); any bits are a word.
+        unsafe { self.smem.add(at).cast::<u32>().read_unaligned() }
     }
 }

@@ -83,11 +83,7 @@ pub fn run() -> Result<Report> {
             Ok(())
         })?;
     }
-    // No roofs on the CPU: 1 keeps the percentages finite and meaningless;
-    // no DRAM to specify, so no percentage of it (null in report.json). The
-    // TF32 probe is not run here: its `wgmma` loop has no emulated rate to
-    // give, and its body is checked on the emulator by its unit test.
-    let roofs = Roofs { copy_gb_per_s: 1.0, fma_tflop_per_s: 1.0, tf32_tflop_per_s: None, dram_spec_gb_per_s: None };
+    let roofs = Roofs::emulated();
     rows.iter_mut().for_each(|row| row.finish(&roofs));
     Ok(Report {
         gpu: "CPU emulator".into(),

@@ -37,6 +37,9 @@ pub enum Roof {
     /// big, big x small, small x big) per multiply-add of the GEMM, so its
     /// FLOPs, counted as the GEMM's `2 m n k`, top out at a third.
     Tf32Third,
+    /// The INT8 tensor-core probe (`int8_peak`), in tera-operations per
+    /// second: the products of an integer (Ozaki-II) GEMM.
+    Int8,
 }
 
 impl Roof {
@@ -59,6 +62,7 @@ impl Roof {
             Roof::Fma => "FP32 FMA",
             Roof::Tf32 => "TF32 TC",
             Roof::Tf32Third => "TF32 TC/3",
+            Roof::Int8 => "INT8 TC",
         }
     }
 
@@ -71,6 +75,7 @@ impl Roof {
             Roof::Fma => Some(roofs.fma_tflop_per_s),
             Roof::Tf32 => roofs.tf32_tflop_per_s,
             Roof::Tf32Third => roofs.tf32_tflop_per_s.map(|t| t / 3.0),
+            Roof::Int8 => roofs.int8_tops,
         }
     }
 }
@@ -110,6 +115,22 @@ pub struct Row {
     pub peer_key: Option<String>,
 }
 
+impl Roofs {
+    /// The emulator's: no roofs on the CPU, 1 keeps the percentages finite
+    /// and meaningless; no DRAM to specify, so no percentage of it (null in
+    /// report.json); no tensor-core probe, whose `wgmma` loop has no
+    /// emulated rate to give (its unit test checks its body there).
+    pub fn emulated() -> Roofs {
+        Roofs {
+            copy_gb_per_s: 1.0,
+            fma_tflop_per_s: 1.0,
+            tf32_tflop_per_s: None,
+            int8_tops: None,
+            dram_spec_gb_per_s: None,
+        }
+    }
+}
+
 impl Report {
     /// Fails unless every roof is a positive finite figure and every row
     /// has a positive finite time and finite figures: a report read back
@@ -121,6 +142,7 @@ impl Report {
             ("copy_gb_per_s", Some(r.copy_gb_per_s)),
             ("fma_tflop_per_s", Some(r.fma_tflop_per_s)),
             ("tf32_tflop_per_s", r.tf32_tflop_per_s),
+            ("int8_tops", r.int8_tops),
             ("dram_spec_gb_per_s", r.dram_spec_gb_per_s),
         ];
         for (name, value) in roofs {
@@ -156,6 +178,11 @@ pub struct Roofs {
     /// `sm_90a` only). `None` on other GPUs, on the emulator, and in reports
     /// written before it was measured.
     pub tf32_tflop_per_s: Option<f64>,
+    /// INT8 tensor-core throughput of the `int8_peak` probe (`wgmma`
+    /// `m64n256k32` of signed bytes, `sm_90a` only), in tera-operations per
+    /// second. `None` where `tf32_tflop_per_s` is, and in reports written
+    /// before it was measured.
+    pub int8_tops: Option<f64>,
     /// The DRAM bandwidth the device specifies (2 x memory clock x bus
     /// width / 8), bytes read + written: the hardware's roof, which the
     /// driver's copy does not reach. `None` on the emulator, and in reports
@@ -291,10 +318,11 @@ pub fn print_table(report: &Report) {
         return;
     }
     println!(
-        "roofs: copy {:.0} GB/s, FP32 FMA {:.1} TFLOP/s, TF32 tensor cores {}; DRAM as specified {}",
+        "roofs: copy {:.0} GB/s, FP32 FMA {:.1} TFLOP/s, TF32 tensor cores {}, INT8 tensor cores {}; DRAM as specified {}",
         r.copy_gb_per_s,
         r.fma_tflop_per_s,
         r.tf32_tflop_per_s.map_or("n/a (no sm_90a)".into(), |t| format!("{t:.1} TFLOP/s (3xTF32: {:.1})", t / 3.0)),
+        r.int8_tops.map_or("n/a".into(), |t| format!("{t:.0} TOPS")),
         r.dram_spec_gb_per_s
             .map_or("n/a".into(), |d| format!("{d:.0} GB/s ({:.1}% reached by the copy)", 100.0 * r.copy_gb_per_s / d))
     );
@@ -352,6 +380,7 @@ mod tests {
             copy_gb_per_s: 3000.0,
             fma_tflop_per_s: 60.0,
             tf32_tflop_per_s: None,
+            int8_tops: None,
             dram_spec_gb_per_s: Some(spec),
         };
         // 3 GB in 1 ms: 3000 GB/s, the copy roof, 89.5% of the specification.
@@ -385,8 +414,7 @@ mod tests {
     /// top beside the GPU; a report written before it still loads, without.
     #[test]
     fn report_json_records_the_warm_up_it_ran_with() {
-        let roofs =
-            Roofs { copy_gb_per_s: 1.0, fma_tflop_per_s: 1.0, tf32_tflop_per_s: None, dram_spec_gb_per_s: None };
+        let roofs = Roofs::emulated();
         let report = Report {
             gpu: "G".into(),
             sm_count: 1,
@@ -420,8 +448,13 @@ mod tests {
     /// figure past f64 would put a log axis at infinity.
     #[test]
     fn a_report_with_a_zero_time_or_an_infinite_roof_is_refused() {
-        let roofs =
-            Roofs { copy_gb_per_s: 3000.0, fma_tflop_per_s: 60.0, tf32_tflop_per_s: None, dram_spec_gb_per_s: None };
+        let roofs = Roofs {
+            copy_gb_per_s: 3000.0,
+            fma_tflop_per_s: 60.0,
+            tf32_tflop_per_s: None,
+            int8_tops: None,
+            dram_spec_gb_per_s: None,
+        };
         let mut ok = row(Bound::Memory, 3_000_000_000, 0, 1.0);
         ok.finish(&roofs);
         let report = |roofs: Roofs, rows: Vec<Row>| Report {
@@ -474,6 +507,7 @@ mod tests {
             copy_gb_per_s: 3000.0,
             fma_tflop_per_s: 60.0,
             tf32_tflop_per_s: Some(480.0),
+            int8_tops: Some(1600.0),
             dram_spec_gb_per_s: None,
         };
         // 120 TFLOP/s: 25% of TF32, 75% of its third, 200% of FMA.
@@ -486,7 +520,10 @@ mod tests {
         assert_eq!(at(Roof::Tf32, &roofs), (Roof::Tf32, 25.0));
         assert_eq!(at(Roof::Tf32Third, &roofs), (Roof::Tf32Third, 75.0));
         assert_eq!(at(Roof::Fma, &roofs), (Roof::Fma, 200.0));
-        let no_tc = Roofs { tf32_tflop_per_s: None, ..roofs };
+        // 120 T ops/s of 1600: 7.5% of the INT8 roof.
+        assert_eq!(at(Roof::Int8, &roofs), (Roof::Int8, 7.5));
+        let no_tc = Roofs { tf32_tflop_per_s: None, int8_tops: None, ..roofs };
+        assert_eq!(at(Roof::Int8, &no_tc), (Roof::Fma, 200.0));
         assert_eq!(at(Roof::Tf32, &no_tc), (Roof::Fma, 200.0));
         assert_eq!(at(Roof::Tf32Third, &no_tc), (Roof::Fma, 200.0));
     }
