@@ -67,6 +67,24 @@ macro_rules! mma_async {
     };
 }
 
+/// The [`ThreadCtx`] `wgmma.wait_group N` methods over 128 accumulators of
+/// one type: `method: type;`. The accumulators are in-out operands of the
+/// wait (named in a PTX comment), so LLVM cannot move a read of them above
+/// it while the tensor cores still write them.
+macro_rules! waits_128 {
+    ($($method:ident: $t:ty;)*) => {
+        $(
+            #[inline(always)]
+            fn $method<const N: u32>(&self, d: &mut [$t; 128]) {
+                // SAFETY: warpgroup-uniform; the registers are only pinned.
+                unsafe {
+                    accumulators!(d, "wgmma.wait_group.sync.aligned {n}; // ", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127], "", n = const N)
+                }
+            }
+        )*
+    };
+}
+
 /// The [`ThreadCtx`] methods that are one PTX instruction (or a few) with no
 /// operands but a constant: `method: "template";`, or `method<N>:
 /// "template";` for a method generic over `const N: u32`, `{n}` in the
@@ -226,15 +244,9 @@ impl ThreadCtx for Gpu {
         };
         addr as u32
     }
-    #[inline(always)]
-    fn wgmma_wait<const N: u32>(&self, d: &mut [f32; 128]) {
-        // The accumulators are in-out operands of the wait (named in a PTX
-        // comment), so LLVM cannot move a read of them above it while the
-        // tensor cores still write them.
-        // SAFETY: warpgroup-uniform; the registers are only pinned.
-        unsafe {
-            accumulators!(d, "wgmma.wait_group.sync.aligned {n}; // ", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127], "", n = const N)
-        }
+    waits_128! {
+        wgmma_wait: f32;
+        wgmma_wait_s32: i32;
     }
     #[inline(always)]
     unsafe fn wgmma_m64n256k8_tf32(&self, d: &mut [f32; 128], a: u64, b: u64) {
@@ -251,14 +263,6 @@ impl ThreadCtx for Gpu {
         unsafe {
             accumulators!(d, "wgmma.wait_group.sync.aligned {n}; // ", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127], " {f0} {f1} {f2} {f3}", n = const N,
                 f0 = in(reg32) a[0], f1 = in(reg32) a[1], f2 = in(reg32) a[2], f3 = in(reg32) a[3])
-        }
-    }
-    #[inline(always)]
-    fn wgmma_wait_s32<const N: u32>(&self, d: &mut [i32; 128]) {
-        // As `wgmma_wait`: the accumulators are pinned after the wait.
-        // SAFETY: warpgroup-uniform; the registers are only pinned.
-        unsafe {
-            accumulators!(d, "wgmma.wait_group.sync.aligned {n}; // ", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127], "", n = const N)
         }
     }
     #[inline(always)]

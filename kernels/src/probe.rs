@@ -216,6 +216,28 @@ fn peak_tiles<C: ThreadCtx>(ctx: &C, chunk: impl Fn(u32) -> [f32; 4]) -> (u32, u
     (base_addr + (group * 64 * 128) as u32, base_addr + (64 * TC_WARPGROUPS as usize * 128) as u32)
 }
 
+/// The tensor-core probes' rounds: `iters` times, [`TC_WGMMAS_PER_ITER`]
+/// `$wgmma`s from the tiles at `$tiles` (`A`'s rows, `B`'s, from
+/// [`peak_tiles`]) into `$acc` as one committed group, the warpgroup then
+/// waiting (`$wait`) until only that group is in flight; then all.
+macro_rules! peak_rounds {
+    ($ctx:ident, $acc:ident, $iters:expr, ($a:expr, $b:expr), $wgmma:ident, $wait:ident) => {{
+        use crate::gemm::k_major_128b;
+        for _ in 0..$iters {
+            $ctx.wgmma_fence();
+            unroll!(kk < TC_WGMMAS_PER_ITER as usize, [0, 1, 2, 3], {
+                let step = (32 * kk) as u32;
+                // SAFETY: the tiles were stored and fenced before the
+                // barrier in `peak_tiles` and are never written again.
+                unsafe { $ctx.$wgmma(&mut $acc, k_major_128b($a + step), k_major_128b($b + step)) };
+            });
+            $ctx.wgmma_commit();
+            $ctx.$wait::<1>(&mut $acc);
+        }
+        $ctx.$wait::<0>(&mut $acc);
+    }};
+}
+
 /// The TF32 tensor-core roof: each warpgroup issues `iters` rounds of
 /// [`TC_WGMMAS_PER_ITER`] `wgmma.mma_async` `m64n256k8` TF32 products into
 /// its 128 accumulators, both operands read from shared memory (filled once
@@ -238,22 +260,10 @@ fn peak_tiles<C: ThreadCtx>(ctx: &C, chunk: impl Fn(u32) -> [f32; 4]) -> (u32, u
 /// [`tf32_peak_dims`]; the GPU runs `sm_90a` code.
 #[inline(always)]
 pub unsafe fn tf32_peak<C: ThreadCtx>(ctx: &C, out: *mut f32, iters: u32, seed: u32) {
-    use crate::gemm::k_major_128b;
     let tid = ctx.thread_idx().x as usize;
     let (a_addr, b_addr) = peak_tiles(ctx, |at| [0u32, 1, 2, 3].map(|q| tf32_peak_operand(at + q, seed)));
     let mut acc = [0.0f32; 128];
-    for _ in 0..iters {
-        ctx.wgmma_fence();
-        unroll!(kk < TC_WGMMAS_PER_ITER as usize, [0, 1, 2, 3], {
-            let step = (32 * kk) as u32;
-            // SAFETY: the tiles were stored and fenced before the barrier
-            // above and are never written again.
-            unsafe { ctx.wgmma_m64n256k8_tf32(&mut acc, k_major_128b(a_addr + step), k_major_128b(b_addr + step)) };
-        });
-        ctx.wgmma_commit();
-        ctx.wgmma_wait::<1>(&mut acc);
-    }
-    ctx.wgmma_wait::<0>(&mut acc);
+    peak_rounds!(ctx, acc, iters, (a_addr, b_addr), wgmma_m64n256k8_tf32, wgmma_wait);
 
     let mut sum = 0.0f32;
     unroll!(
@@ -288,7 +298,6 @@ pub unsafe fn tf32_peak<C: ThreadCtx>(ctx: &C, out: *mut f32, iters: u32, seed: 
 /// [`tf32_peak_dims`]; the GPU runs `sm_90a` code.
 #[inline(always)]
 pub unsafe fn int8_peak<C: ThreadCtx>(ctx: &C, out: *mut i32, iters: u32, seed: u32) {
-    use crate::gemm::k_major_128b;
     let tid = ctx.thread_idx().x as usize;
     let word = |w: u32| {
         let b = [0u32, 1, 2, 3].map(|j| int8_peak_operand(4 * w + j, seed) as u8 as u32);
@@ -296,18 +305,7 @@ pub unsafe fn int8_peak<C: ThreadCtx>(ctx: &C, out: *mut i32, iters: u32, seed: 
     };
     let (a_addr, b_addr) = peak_tiles(ctx, |at| [0u32, 1, 2, 3].map(|q| word(at + q)));
     let mut acc = [0i32; 128];
-    for _ in 0..iters {
-        ctx.wgmma_fence();
-        unroll!(kk < TC_WGMMAS_PER_ITER as usize, [0, 1, 2, 3], {
-            let step = (32 * kk) as u32;
-            // SAFETY: the tiles were stored and fenced before the barrier
-            // in `peak_tiles` and are never written again.
-            unsafe { ctx.wgmma_m64n256k32_s8(&mut acc, k_major_128b(a_addr + step), k_major_128b(b_addr + step)) };
-        });
-        ctx.wgmma_commit();
-        ctx.wgmma_wait_s32::<1>(&mut acc);
-    }
-    ctx.wgmma_wait_s32::<0>(&mut acc);
+    peak_rounds!(ctx, acc, iters, (a_addr, b_addr), wgmma_m64n256k32_s8, wgmma_wait_s32);
     let mut sum = 0i32;
     for x in acc {
         sum = sum.wrapping_add(x);
