@@ -20,6 +20,7 @@ mod ring;
 mod tiles;
 mod warpgroup;
 pub mod fixup;
+pub mod ozaki;
 pub mod pack;
 pub mod scale;
 pub mod split_k;
@@ -469,4 +470,16 @@ pub(crate) fn shared_tiles<C: ThreadCtx, T>(
 #[inline(always)]
 pub(crate) fn aligned16(a: *const f32, b: *const f32, c: *const f32) -> bool {
     (a as usize | b as usize | c as usize).is_multiple_of(16)
+}
+
+/// A xorshift64 generator from `seed` (nonzero): the GEMM modules' unit
+/// tests draw their inputs from it, without a crate for it in `no_std`.
+#[cfg(test)]
+fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
 }

@@ -227,13 +227,7 @@ mod tests {
     fn maxima_finds_every_peak_on_any_span() {
         use crate::emu::{SyncMutPtr, SyncPtr, launch};
         use std::{vec, vec::Vec};
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = super::super::xorshift(0x2545_f491_4f6c_dd1du64);
         for (rows, cols) in [(1, 1), (70, 45), (33, 1000), (1000, 33), (300, 290)] {
             let src: Vec<f32> = (0..rows * cols)
                 .map(|_| match next() % 50 {

@@ -1,0 +1,119 @@
+//! How many moduli an Ozaki-II GEMM needs for FP32's accuracy, class by
+//! class, computed on the CPU (no GPU needed).
+//!
+//! The scheme's integer products are exact, so what a GPU implementation
+//! returns is fixed by its one rounding, each operand to integers of
+//! `alpha` bits by rows of `A` and columns of `B`, and by the last, to f32
+//! ([`coalesce::kernels::gemm::ozaki`]). This computes that result, for 5
+//! to 12 moduli (`alpha` from the moduli and the depth), on the input
+//! classes of `examples/gemm_specials.rs`, and prints each one's largest
+//! error over `sum |a b|` beside an FP32 FMA sum's (in order, one FMA a
+//! term). It first checks the model against the scheme itself: the
+//! residues' products, rebuilt by the Chinese remainder theorem, give the
+//! same f32 bits at a sample of elements.
+//!
+//! `cargo run --release --example ozaki2_accuracy`
+
+mod accuracy;
+
+use accuracy::{Case, accuracy_classes, references};
+use coalesce::kernels::gemm::ozaki::{MODULI, alpha, exponent, reconstruct, residue, to_integer};
+
+/// The moduli counts tried.
+const MODULI_COUNTS: std::ops::RangeInclusive<usize> = 5..=12;
+
+/// Each row's (`by_rows`) or column's scale exponent from its largest
+/// finite `|x|` ([`exponent`]), for the `rows x cols` row-major `x`.
+fn exponents(x: &[f32], (rows, cols): (usize, usize), by_rows: bool) -> Vec<i32> {
+    let mut peak = vec![0u32; if by_rows { rows } else { cols }];
+    for (i, &v) in x.iter().enumerate() {
+        let at = if by_rows { i / cols } else { i % cols };
+        if v.is_finite() {
+            peak[at] = peak[at].max(v.to_bits() & 0x7fff_ffff);
+        }
+    }
+    peak.into_iter().map(exponent).collect()
+}
+
+/// `A'` (`m x k`) and `B'^T` (`n x k`), the integers of the scheme's
+/// rounding at `alpha` bits, as f64 scaled back (`x^ = x' 2^(e - alpha)`).
+fn rounded(c: &Case, alpha: u32, (ea, eb): (&[i32], &[i32])) -> (Vec<f64>, Vec<f64>) {
+    let (m, n, k) = c.dims;
+    let a = alpha as i32;
+    let back = |x: f32, e: i32| to_integer(x, a - e) as f64 * 2f64.powi(e - a);
+    let ra = (0..m * k).map(|i| back(c.a[i], ea[i / k])).collect();
+    let rb = (0..n * k).map(|i| back(c.b[(i % k) * n + i / k], eb[i / k])).collect();
+    (ra, rb)
+}
+
+/// The largest `|c - exact| / sum |a b|` of `C = A^ B^` rounded to f32,
+/// row-parallel.
+fn largest_error(c: &Case, (ra, rb): (&[f64], &[f64]), want: &[f64], mag: &[f64]) -> f64 {
+    let (m, n, k) = c.dims;
+    let threads = std::thread::available_parallelism().map_or(2, |t| t.get());
+    let rows = m.div_ceil(threads);
+    std::thread::scope(|sc| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                sc.spawn(move || {
+                    let mut worst = 0f64;
+                    for i in t * rows..((t + 1) * rows).min(m) {
+                        let row = &ra[i * k..(i + 1) * k];
+                        for j in 0..n {
+                            let dot: f64 = row.iter().zip(&rb[j * k..(j + 1) * k]).map(|(x, y)| x * y).sum();
+                            if mag[i * n + j] > 0.0 {
+                                worst = worst.max(((dot as f32) as f64 - want[i * n + j]).abs() / mag[i * n + j]);
+                            }
+                        }
+                    }
+                    worst
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).fold(0.0, f64::max)
+    })
+}
+
+/// The scheme itself at element `(i, j)`: each modulus's product of
+/// residues as an `i32` sum, rebuilt, scaled back and rounded to f32.
+fn by_residues(c: &Case, moduli: usize, alpha: u32, (ea, eb): (&[i32], &[i32]), (i, j): (usize, usize)) -> f32 {
+    let (_, n, k) = c.dims;
+    let a = alpha as i32;
+    let x: Vec<i64> = (0..k).map(|h| to_integer(c.a[i * k + h], a - ea[i])).collect();
+    let y: Vec<i64> = (0..k).map(|h| to_integer(c.b[h * n + j], a - eb[j])).collect();
+    let residues: Vec<i64> = MODULI[..moduli]
+        .iter()
+        .map(|&p| x.iter().zip(&y).map(|(&u, &v)| residue(u, p) as i32 * residue(v, p) as i32).sum::<i32>() as i64)
+        .collect();
+    (reconstruct(&residues) as f64 * 2f64.powi(ea[i] + eb[j] - 2 * a)) as f32
+}
+
+fn main() {
+    println!("Ozaki scheme II on the CPU: largest |c - exact| / sum |a b|, by moduli (alpha: the operands' bits)");
+    print!("{:<48} {:>9}", "input class", "FP32 FMA");
+    for l in MODULI_COUNTS {
+        print!(" {:>13}", format!("{l} moduli"));
+    }
+    println!();
+    for c in accuracy_classes() {
+        let (m, n, k) = c.dims;
+        let (fp32, want, mag) = references(&c);
+        let fma = fp32.iter().zip(&want).zip(&mag).filter(|(_, m)| **m > 0.0);
+        let fma = fma.map(|((&f, &w), &m)| (f as f64 - w).abs() / m).fold(0.0, f64::max);
+        let (ea, eb) = (exponents(&c.a, (m, k), true), exponents(&c.b, (k, n), false));
+        print!("{:<48} {fma:>9.1e}", c.name);
+        for l in MODULI_COUNTS {
+            let alpha = alpha(l, k);
+            let (ra, rb) = rounded(&c, alpha, (&ea, &eb));
+            let err = largest_error(&c, (&ra, &rb), &want, &mag);
+            print!(" {:>13}", format!("{err:.1e} ({alpha})"));
+            // The model is the scheme: the same f32 bits from the residues.
+            for (i, j) in [(0, 0), (m / 2, n / 3), (m - 1, n - 1)] {
+                let model: f64 = (0..k).map(|h| ra[i * k + h] * rb[j * k + h]).sum();
+                let scheme = by_residues(&c, l, alpha, (&ea, &eb), (i, j));
+                assert_eq!(scheme.to_bits(), (model as f32).to_bits(), "{} ({i}, {j}), {l} moduli", c.name);
+            }
+        }
+        println!();
+    }
+}

@@ -1,0 +1,256 @@
+//! Ozaki scheme II's arithmetic: an FP32 GEMM as products of 8-bit
+//! integers, exact, modulo a set of pairwise coprime moduli, and the
+//! result rebuilt by the Chinese remainder theorem (Ozaki, Uchino and
+//! Imamura; GEMMul8, Uchino, Ozaki and Imamura, SC'25). The integer
+//! products are what `wgmma` `m64nNk32` of signed bytes computes
+//! ([`crate::ThreadCtx::wgmma_m64n256k32_s8`], measured by the report's
+//! `int8_peak`), so the method trades one FP32 product for `L` INT8 ones.
+//!
+//! **The scheme**, for `C = A B` with `A` `m x k`, `B` `k x n`:
+//!
+//! 1. Row `i` of `A` is scaled by `2^(alpha - e_i)`, `2^e_i` above its
+//!    largest `|a|` ([`exponent`]), and rounded to integers `A'` of at most
+//!    `2^alpha` in magnitude ([`to_integer`], exact but for that one
+//!    rounding); column `j` of `B` likewise, to `B'`.
+//! 2. For each modulus `p_l` ([`MODULI`], at most 256), `A' mod p_l` and
+//!    `B' mod p_l` are signed bytes ([`residue`]), and their product is an
+//!    exact `i32` sum (`k` below `2^31 / 128^2 = 131072`).
+//! 3. `C' = A' B'` is the one integer in `(-P/2, P/2)`, `P` the product of
+//!    the `L` moduli, that has those residues ([`reconstruct`]): exact,
+//!    since `|C'| <= k 2^(2 alpha) < P / 2` by the choice of `alpha`
+//!    ([`alpha`]).
+//! 4. `C = 2^(e_i - alpha) C' 2^(f_j - alpha)`, rounded once to f32.
+//!
+//! **The error** is step 1's alone: each integer is within `1/2` of the
+//! scaled value, so `|a - a^| <= 2^(e_i - alpha - 1) <= 2^-alpha max_h
+//! |a_ih|`, and `|c - c^| <= 2^-alpha (max |a_i.| sum_h |b_hj| + sum_h
+//! |a_ih| max |b_.j|)` plus the final rounding. Against `sum_h |a_ih
+//! b_hj|` the bound is tight where a row's values are alike in size and
+//! loose where they spread: an element far below its row's peak keeps few
+//! bits. More moduli buy about 4 bits of `alpha` each.
+
+/// The most moduli: their product stays below `2^128` (each at most `2^8`,
+/// fifteen under `2^120`).
+pub const MAX_MODULI: usize = 15;
+
+/// The moduli, largest first: from 256 down, each number coprime with
+/// every one taken before it, so any first `L` of them are pairwise
+/// coprime. At most 256, so a residue in symmetric form (`-128..=127` for
+/// 256) is a signed byte.
+pub const MODULI: [u32; MAX_MODULI] = {
+    let mut out = [0u32; MAX_MODULI];
+    let (mut n, mut candidate) = (0, 256u32);
+    while n < MAX_MODULI {
+        let mut coprime = true;
+        let mut i = 0;
+        while i < n {
+            coprime &= gcd(out[i], candidate) == 1;
+            i += 1;
+        }
+        if coprime {
+            out[n] = candidate;
+            n += 1;
+        }
+        candidate -= 1;
+    }
+    out
+};
+
+const fn gcd(mut a: u32, mut b: u32) -> u32 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// `P`, the product of the first `moduli` of [`MODULI`].
+pub const fn modulus_product(moduli: usize) -> u128 {
+    let (mut p, mut i) = (1u128, 0);
+    while i < moduli {
+        p *= MODULI[i] as u128;
+        i += 1;
+    }
+    p
+}
+
+/// The operands' bits for `moduli` moduli and depth `k`: the largest
+/// `alpha` with `2 k 2^(2 alpha) < P`, so that `|A' B'| < P / 2` for
+/// integers of magnitude at most `2^alpha` (0 where none fits).
+pub const fn alpha(moduli: usize, k: usize) -> u32 {
+    let p = modulus_product(moduli);
+    let mut alpha = 0;
+    while alpha < 63 && (2 * (k as u128)) << (2 * (alpha + 1)) < p {
+        alpha += 1;
+    }
+    alpha
+}
+
+/// The scale exponent of a row (or column) whose largest finite `|x|` is
+/// `peak` (its bits, as `gemm_maxima` finds them; 0 for a row of zeros):
+/// the `e` with `peak < 2^e <= 2 peak`, so that the row times `2^(alpha -
+/// e)` lies within `2^alpha`.
+pub const fn exponent(peak: u32) -> i32 {
+    let biased = (peak >> 23) as i32;
+    if peak == 0 {
+        0
+    } else if biased == 0 {
+        // A subnormal, `peak * 2^-149`.
+        32 - peak.leading_zeros() as i32 - 149
+    } else {
+        biased - 126
+    }
+}
+
+/// `x * 2^shift` rounded to the nearest integer, ties to even: exact but
+/// for that rounding, from the f32's bits (no floating-point operation).
+/// Its magnitude must fit an `i64` (the callers' `2^alpha`, `alpha <=
+/// 62`); 0 for a non-finite `x` (the fix-up's business).
+pub const fn to_integer(x: f32, shift: i32) -> i64 {
+    let bits = x.to_bits();
+    let biased = ((bits >> 23) & 0xff) as i32;
+    if biased == 0xff {
+        return 0;
+    }
+    // x = mantissa * 2^(power), mantissa with its implicit bit.
+    let (mantissa, power) = if biased == 0 {
+        ((bits & 0x7f_ffff) as i64, -149)
+    } else {
+        ((bits & 0x7f_ffff | 0x80_0000) as i64, biased - 150)
+    };
+    let at = power + shift;
+    let magnitude = if at >= 0 {
+        mantissa << at
+    } else if at < -40 {
+        0
+    } else {
+        let drop = -at;
+        let (kept, rest, half) = (mantissa >> drop, mantissa & ((1i64 << drop) - 1), 1i64 << (drop - 1));
+        kept + (rest > half || (rest == half && kept & 1 == 1)) as i64
+    };
+    if bits >> 31 == 1 { -magnitude } else { magnitude }
+}
+
+/// `v mod p` in symmetric form: in `-p/2..p/2` (`-128..=127` for 256), a
+/// signed byte for every modulus of [`MODULI`].
+pub const fn residue(v: i64, p: u32) -> i8 {
+    let r = v.rem_euclid(p as i64);
+    (if r >= (p as i64 + 1) / 2 { r - p as i64 } else { r }) as i8
+}
+
+/// The weight of modulus `l` among the first `moduli`: `w = (P / p_l)
+/// ((P / p_l)^-1 mod p_l)`, which is 1 modulo `p_l` and 0 modulo the others.
+pub const fn weight(l: usize, moduli: usize) -> u128 {
+    let p = MODULI[l] as u128;
+    let others = modulus_product(moduli) / p;
+    // The inverse of `others` modulo `p`, by trial: p is at most 256.
+    let (r, mut inv) = (others % p, 1u128);
+    while r * inv % p != 1 {
+        inv += 1;
+    }
+    others * inv
+}
+
+/// The integer in `(-P/2, P/2)` whose residue modulo each of the first
+/// `residues.len()` moduli is `residues[l]` (any representative, such as
+/// an `i32` product not yet reduced): `sum_l (r_l mod p_l) w_l mod P`.
+pub fn reconstruct(residues: &[i64]) -> i128 {
+    let moduli = residues.len();
+    let p = modulus_product(moduli);
+    let sum = residues.iter().enumerate().fold(0u128, |sum, (l, &r)| {
+        let r = r.rem_euclid(MODULI[l] as i64) as u128;
+        // r < 256 and w < P < 2^120: the product fits, and so does the sum
+        // once reduced.
+        (sum + r * weight(l, moduli) % p) % p
+    });
+    if sum > p / 2 { sum as i128 - p as i128 } else { sum as i128 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_moduli_are_pairwise_coprime_bytes() {
+        assert_eq!(&MODULI[..6], &[256, 255, 253, 251, 247, 241]);
+        for (i, &p) in MODULI.iter().enumerate() {
+            assert!(p <= 256 && MODULI[..i].iter().all(|&q| gcd(p, q) == 1), "{p}");
+        }
+        for v in [-1_000_000_007i64, -129, -128, -1, 0, 1, 127, 128, 255, 1 << 40] {
+            for &p in &MODULI {
+                let r = residue(v, p);
+                assert_eq!((v - r as i64).rem_euclid(p as i64), 0, "{v} mod {p}");
+            }
+        }
+        assert_eq!(residue(128, 256), -128);
+        assert_eq!(residue(127, 255), 127);
+        assert_eq!(residue(128, 255), -127);
+    }
+
+    #[test]
+    fn alpha_keeps_every_product_sum_below_half_the_modulus() {
+        for moduli in 2..=MAX_MODULI {
+            for k in [1usize, 3, 1000, 1003, 16384, 100_000, 131_071] {
+                let a = alpha(moduli, k);
+                if 2 * k as u128 >= modulus_product(moduli) {
+                    assert_eq!(a, 0, "{moduli} moduli are too few for k {k}");
+                    continue;
+                }
+                let bound = (2 * (k as u128)) << (2 * a);
+                assert!(bound < modulus_product(moduli), "{moduli} moduli, k {k}: alpha {a}");
+                assert!((2 * (k as u128)) << (2 * (a + 1)) >= modulus_product(moduli) || a == 62);
+            }
+        }
+        // About 4 bits a modulus: 7 moduli at k = 1003 give 22.
+        assert_eq!(alpha(7, 1003), 22);
+    }
+
+    #[test]
+    fn to_integer_rounds_once_to_nearest_even() {
+        assert_eq!(to_integer(1.5, 0), 2);
+        assert_eq!(to_integer(2.5, 0), 2);
+        assert_eq!(to_integer(-2.5, 0), -2);
+        assert_eq!(to_integer(-3.5, 0), -4);
+        assert_eq!(to_integer(0.75, 2), 3);
+        assert_eq!(to_integer(1e-39, 150), (1e-39f64 * 2f64.powi(150)).round() as i64);
+        assert_eq!(to_integer(f32::MAX, -100), (f32::MAX as f64 * 2f64.powi(-100)).round() as i64);
+        assert_eq!(to_integer(f32::NAN, 3), 0);
+        for x in [0.3f32, -7.25, 1.0e-3, 123_456.79, -1e-20] {
+            for shift in [-10, 0, 5, 22, 40, 70] {
+                let want = (x as f64 * 2f64.powi(shift)).round_ties_even();
+                if want.abs() < 2f64.powi(62) {
+                    assert_eq!(to_integer(x, shift), want as i64, "{x} * 2^{shift}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn exponents_put_each_peak_just_below_a_power_of_two() {
+        for peak in [1.0f32, 1.5, 0.75, 3e38, 1e-39, 1.4e-45, f32::MIN_POSITIVE] {
+            let e = exponent(peak.to_bits());
+            let (lo, hi) = (2f64.powi(e - 1), 2f64.powi(e));
+            assert!(lo <= peak as f64 && (peak as f64) < hi, "{peak:e}: e {e}");
+        }
+    }
+
+    /// The scheme end to end on integers: per-modulus products of the
+    /// signed-byte residues, summed as `i32`s, rebuild the exact product.
+    #[test]
+    fn residue_products_rebuild_the_exact_integer_product() {
+        let mut next = super::super::xorshift(0x9e37_79b9_7f4a_7c15u64);
+        for (moduli, k) in [(6, 33), (7, 1003), (9, 17), (MAX_MODULI, 5)] {
+            let a = alpha(moduli, k);
+            let limit = 1i64 << a;
+            let mut int = || (next() % (2 * limit as u64 + 1)) as i64 - limit;
+            let (x, y): (std::vec::Vec<i64>, std::vec::Vec<i64>) = (0..k).map(|_| (int(), int())).unzip();
+            let exact: i128 = x.iter().zip(&y).map(|(&p, &q)| p as i128 * q as i128).sum();
+            let residues: std::vec::Vec<i64> = (0..moduli)
+                .map(|l| {
+                    let p = MODULI[l];
+                    x.iter().zip(&y).map(|(&u, &v)| residue(u, p) as i32 * residue(v, p) as i32).sum::<i32>() as i64
+                })
+                .collect();
+            assert_eq!(reconstruct(&residues), exact, "{moduli} moduli, k {k}, alpha {a}");
+        }
+    }
+}
