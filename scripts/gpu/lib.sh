@@ -27,21 +27,32 @@ limit() {
     echo $(($1 < left ? $1 : (left > 1 ? left : 1)))
 }
 
-# sanitize TEST_BINARY: compute-sanitizer memcheck, then racecheck, over the
-# binary's GPU tests (names holding "gpu") at the odd shapes
-# (COALESCE_SANITIZER=1 leaves out the large cases); appends each log to
-# $OUT/sanitizer.log and notes its summary line.
+# sanitize_with TOOL TEST_BINARY [ARG...]: compute-sanitizer TOOL (racecheck
+# reporting every hazard) over the binary's GPU tests (named *gpu*) at the
+# odd shapes (COALESCE_SANITIZER=1 leaves out the large cases), one thread
+# at a time, ARGs after the filter; its log goes to
+# $OUT/sanitizer.log under a `### TOOL BINARY` line, its verdict to the run
+# file, and its summary line to the notes. Time limit: SANITIZER_TIMEOUT
+# (default 60 s) within the call's.
+sanitize_with() {
+    local tool=$1 t=$2 opts=() rc
+    shift 2
+    [[ $tool == racecheck ]] && opts=(--racecheck-report all)
+    echo "### $tool $t" >>"$OUT/sanitizer.log"
+    COALESCE_SANITIZER=1 timeout "$(limit "${SANITIZER_TIMEOUT:-60}")" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        ${opts[@]+"${opts[@]}"} "$t" gpu --test-threads=1 "$@" >/tmp/sanitizer-$tool.log 2>&1
+    rc=$?
+    cat /tmp/sanitizer-$tool.log >>"$OUT/sanitizer.log"
+    verdict "$tool" "$t" "$rc" /tmp/sanitizer-$tool.log
+    note "compute-sanitizer $tool $(basename "$t"): $(status $rc); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/sanitizer-$tool.log | tail -1)"
+}
+
+# sanitize TEST_BINARY: memcheck, then racecheck (sanitize_with), over the
+# binary's GPU tests, into a new $OUT/sanitizer.log.
 sanitize() {
     : >"$OUT/sanitizer.log"
     for tool in memcheck racecheck; do
-        local opts=()
-        [[ $tool == racecheck ]] && opts=(--racecheck-report all)
-        COALESCE_SANITIZER=1 timeout "$(limit "${SANITIZER_TIMEOUT:-60}")" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-            ${opts[@]+"${opts[@]}"} "$1" gpu --test-threads=1 >/tmp/sanitizer-$tool.log 2>&1
-        rc=$?
-        { echo "### $tool"; cat /tmp/sanitizer-$tool.log; } >>"$OUT/sanitizer.log"
-        verdict "$tool" "$1" "$rc" /tmp/sanitizer-$tool.log
-        note "compute-sanitizer $tool: $(status $rc); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/sanitizer-$tool.log | tail -1)"
+        sanitize_with "$tool" "$1"
     done
 }
 

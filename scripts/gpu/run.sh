@@ -89,24 +89,16 @@ fi
 want sanitizer && for tool in memcheck racecheck; do
     for t in "$B"/test-${TESTS:-*}; do
         "$t" --list 2>/dev/null | grep -q 'gpu' || continue
-        echo "### $tool $t" >>"$OUT/sanitizer.log"
         # racecheck loses track of launches from several host threads at
         # once and then hangs, with any kernel (CUDA 13.0, measured in
         # docs/measurements/2026-11-25-h100-racecheck-threads-probe at commit f58f145), so it
         # skips the 8-thread stress test, which memcheck runs with 200
         # iterations a thread; every kernel it launches is racechecked by
         # its own op's tests.
-        opts=() skip=()
-        if [[ $tool == racecheck ]]; then
-            opts=(--racecheck-report all) skip=(--skip gpu_every_op_from_eight_threads_matches_one_thread)
-        fi
-        COALESCE_SANITIZER=1 COALESCE_STRESS_ITERATIONS=200 timeout "$(limit "${SANITIZER_TIMEOUT:-300}")" \
-            compute-sanitizer --tool "$tool" --error-exitcode 99 ${opts[@]+"${opts[@]}"} \
-            "$t" gpu --test-threads=1 ${skip[@]+"${skip[@]}"} >/tmp/sanitizer.log 2>&1
-        rc=$?
-        cat /tmp/sanitizer.log >>"$OUT/sanitizer.log"
-        verdict "$tool" "$t" "$rc" /tmp/sanitizer.log
-        note "compute-sanitizer $tool $(basename "$t"): $(status $rc); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
+        skip=()
+        [[ $tool == racecheck ]] && skip=(--skip gpu_every_op_from_eight_threads_matches_one_thread)
+        COALESCE_STRESS_ITERATIONS=200 SANITIZER_TIMEOUT=${SANITIZER_TIMEOUT:-300} \
+            sanitize_with "$tool" "$t" ${skip[@]+"${skip[@]}"}
     done
 done
 
