@@ -8,16 +8,21 @@
 //! to 12 moduli (`alpha` from the moduli and the depth), on the input
 //! classes of `examples/gemm_specials.rs`, and prints each one's largest
 //! error over `sum |a b|` beside an FP32 FMA sum's (in order, one FMA a
-//! term). It first checks the model against the scheme itself: the
-//! residues' products, rebuilt by the Chinese remainder theorem, give the
-//! same f32 bits at a sample of elements.
+//! term). It checks the model against the scheme itself: the residues'
+//! products, rebuilt by the Chinese remainder theorem, give the same f32
+//! bits at a sample of elements.
+//!
+//! The uniform class's values are multiples of `2^-22` (rand's f32 draw),
+//! whole at `alpha` 22 and up, so only the final rounding shows there; the
+//! classes scaled by `1e-17` and `1e17` are uniform values with every
+//! mantissa bit.
 //!
 //! `cargo run --release --example ozaki2_accuracy`
 
 mod accuracy;
 
 use accuracy::{Case, accuracy_classes, references};
-use coalesce::kernels::gemm::ozaki::{MODULI, alpha, exponent, reconstruct, residue, to_integer};
+use coalesce::kernels::gemm::ozaki::{MODULI, alpha, exponent, reconstruct_f64, residue, to_integer};
 
 /// The moduli counts tried.
 const MODULI_COUNTS: std::ops::RangeInclusive<usize> = 5..=12;
@@ -74,8 +79,9 @@ fn largest_error(c: &Case, (ra, rb): (&[f64], &[f64]), want: &[f64], mag: &[f64]
     })
 }
 
-/// The scheme itself at element `(i, j)`: each modulus's product of
-/// residues as an `i32` sum, rebuilt, scaled back and rounded to f32.
+/// The scheme itself at element `(i, j)`, as a GPU computes it: each
+/// modulus's product of residues as an `i32` sum, rebuilt from Garner's
+/// digits in f64 ([`reconstruct_f64`]), scaled back and rounded to f32.
 fn by_residues(c: &Case, moduli: usize, alpha: u32, (ea, eb): (&[i32], &[i32]), (i, j): (usize, usize)) -> f32 {
     let (_, n, k) = c.dims;
     let a = alpha as i32;
@@ -85,7 +91,7 @@ fn by_residues(c: &Case, moduli: usize, alpha: u32, (ea, eb): (&[i32], &[i32]), 
         .iter()
         .map(|&p| x.iter().zip(&y).map(|(&u, &v)| residue(u, p) as i32 * residue(v, p) as i32).sum::<i32>() as i64)
         .collect();
-    (reconstruct(&residues) as f64 * 2f64.powi(ea[i] + eb[j] - 2 * a)) as f32
+    (reconstruct_f64(&residues) * 2f64.powi(ea[i] + eb[j] - 2 * a)) as f32
 }
 
 fn main() {
