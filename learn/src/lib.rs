@@ -21,7 +21,9 @@
 //!   barrier some threads skip, a loop that does not end), each with a
 //!   hint of its own.
 //! - **Its own work**: every counted access is made by the submission's
-//!   file, not by a ladder step it calls.
+//!   file (or, for exercises 3 and 4, the kernel given around its layout),
+//!   not by a ladder step it calls, and the file names none of the
+//!   ladder's answers (its layouts, `tiled_with`, `Variant`).
 //! - **Counted**, at two sizes whose blocks are all interior (one drawn at
 //!   random): every line meets its goal, an op the exercise needs is
 //!   there, the bytes moved per element (or per FMA) are the ideal's, and
@@ -344,6 +346,25 @@ struct Measure {
     line: Option<SiteCounters>,
 }
 
+/// The ladder's own answers, which a learner's file may not name: a layout
+/// (`Padded::at`) or a step's kernel (`Variant::run`, `tiled_with`) does
+/// the work the exercise teaches, and a layout's arithmetic makes no access
+/// the counters would trace to another file.
+const LADDER_ANSWERS: [&str; 5] = ["Padded", "Swizzled", "Plain", "tiled_with", "Variant"];
+
+/// The first of [`LADDER_ANSWERS`] that the code of `source` (its lines
+/// that are not comments) names as a whole word.
+fn ladder_answer_named(source: &str) -> Option<&'static str> {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let code = || source.lines().filter(|l| !l.trim_start().starts_with("//"));
+    LADDER_ANSWERS.into_iter().find(|name| {
+        code().any(|line| {
+            line.match_indices(name)
+                .any(|(at, _)| !line[..at].ends_with(word) && !line[at + name.len()..].starts_with(word))
+        })
+    })
+}
+
 /// Runs exercise `e` (yours or its solution) and grades it.
 pub fn grade(e: &Exercise, which: Which) -> Result<Grade> {
     (e.submit)(which, &mut |s| grade_submission(e, s))
@@ -358,6 +379,12 @@ pub fn grade(e: &Exercise, which: Which) -> Result<Grade> {
 pub fn grade_submission(e: &Exercise, s: Submission<'_>) -> Result<Grade> {
     let run = run(e.launch, &s)?;
     let mut problems = Vec::new();
+    if let Some(name) = s.source.and_then(ladder_answer_named) {
+        problems.push(format!(
+            "your file names `{name}`, an answer from the ladder (coalesce::kernels)\n-> the exercise grades what you \
+             write: a layout or kernel taken from the ladder does the work without you. Write your own in its place."
+        ));
+    }
     if let Some(source) = s.source
         && !source.lines().any(|l| l.trim() == "#![forbid(unsafe_code)]")
     {

@@ -275,6 +275,31 @@ fn a_file_without_forbid_unsafe_fails() {
     fails_saying(&g, &["#![forbid(unsafe_code)]"]);
 }
 
+/// A layout that hands its arithmetic to the ladder's (`Padded::at`) makes
+/// no access of its own to trace: the file naming it fails, however right
+/// the result.
+#[test]
+fn a_file_naming_the_ladder_s_layout_fails() {
+    let e = all().iter().find(|e| e.number == 3).unwrap();
+    let source = e.source.replace("row * T + col", "Padded::at::<T>(row, col)");
+    let floats = T * (T + 1);
+    let body = |ctx: &EmuCtx<'_>, i: *const f32, o: *mut f32, rows: u32, cols: u32| {
+        padded_transpose(ctx, i, o, rows, cols, floats)
+    };
+    let s = Submission {
+        body: Body::Transpose(&body),
+        shared_floats: Some(floats),
+        file: Some(file!()),
+        source: Some(&source),
+    };
+    let g = grade_submission(e, s).unwrap();
+    fails_saying(&g, &["your file names `Padded`"]);
+    // The same file with the answer written out passes.
+    let source = e.source.replace("row * T + col", "row * (T + 1) + col");
+    let g = grade_submission(e, Submission { source: Some(&source), ..s }).unwrap();
+    assert!(g.passed(), "{:?}", g.problems);
+}
+
 /// Calling the ladder's step does the work in kernels/src, not here.
 #[test]
 fn calling_the_ladder_step_fails() {
