@@ -8,7 +8,9 @@
 //! to 12 moduli (`alpha` from the moduli and the depth), on the input
 //! classes of `examples/gemm_specials.rs`, and prints each one's largest
 //! error over `sum |a b|` beside an FP32 FMA sum's (in order, one FMA a
-//! term). It checks the model against the scheme itself: the residues'
+//! term), and the moduli that a guard bounding the rounding's error by
+//! `2^-24 sum |a b|` from the operands' peaks and sums would take. It
+//! checks the model against the scheme itself: the residues'
 //! products, rebuilt by the Chinese remainder theorem, give the same f32
 //! bits at a sample of elements.
 //!
@@ -22,7 +24,7 @@
 mod accuracy;
 
 use accuracy::{Case, accuracy_classes, references};
-use coalesce::kernels::gemm::ozaki::{MODULI, alpha, exponent, reconstruct_f64, residue, to_integer};
+use coalesce::kernels::gemm::ozaki::{MAX_MODULI, MODULI, alpha, exponent, reconstruct_f64, residue, to_integer};
 
 /// The moduli counts tried.
 const MODULI_COUNTS: std::ops::RangeInclusive<usize> = 5..=12;
@@ -38,6 +40,34 @@ fn exponents(x: &[f32], (rows, cols): (usize, usize), by_rows: bool) -> Vec<i32>
         }
     }
     peak.into_iter().map(exponent).collect()
+}
+
+/// The moduli a guard would take that knows the operands' row and column
+/// peaks and sums and `sum |a b|` (in a GPU run, one more cheap product of
+/// magnitudes): the rounding's bound, `2^-alpha (max |a_i.| sum_h |b_hj| +
+/// sum_h |a_ih| max |b_.j|)`, at most `2^-24 sum |a b|` at every element.
+/// Returns the `alpha` that asks for and the fewest moduli that give it
+/// (`None`: more than the table has).
+fn guarded(c: &Case, mag: &[f64]) -> (u32, Option<usize>) {
+    let (m, n, k) = c.dims;
+    let fin = |x: f32| if x.is_finite() { x.abs() as f64 } else { 0.0 };
+    let (mut peak_a, mut sum_a) = (vec![0f64; m], vec![0f64; m]);
+    for (i, &x) in c.a.iter().enumerate() {
+        peak_a[i / k] = peak_a[i / k].max(fin(x));
+        sum_a[i / k] += fin(x);
+    }
+    let (mut peak_b, mut sum_b) = (vec![0f64; n], vec![0f64; n]);
+    for (i, &x) in c.b.iter().enumerate() {
+        peak_b[i % n] = peak_b[i % n].max(fin(x));
+        sum_b[i % n] += fin(x);
+    }
+    let mut worst = 1f64;
+    for (e, &g) in mag.iter().enumerate().filter(|(_, g)| **g > 0.0) {
+        let (i, j) = (e / n, e % n);
+        worst = worst.max((peak_a[i] * sum_b[j] + sum_a[i] * peak_b[j]) / g);
+    }
+    let alpha_needed = worst.log2().ceil() as u32 + 24;
+    (alpha_needed, (1..=MAX_MODULI).find(|&l| alpha(l, k) >= alpha_needed))
 }
 
 /// `A'` (`m x k`) and `B'^T` (`n x k`), the integers of the scheme's
@@ -100,7 +130,7 @@ fn main() {
     for l in MODULI_COUNTS {
         print!(" {:>13}", format!("{l} moduli"));
     }
-    println!();
+    println!(" {:>18}", "guard: alpha, L");
     for c in accuracy_classes() {
         let (m, n, k) = c.dims;
         let (fp32, want, mag) = references(&c);
@@ -120,6 +150,7 @@ fn main() {
                 assert_eq!(scheme.to_bits(), (model as f32).to_bits(), "{} ({i}, {j}), {l} moduli", c.name);
             }
         }
-        println!();
+        let (alpha_needed, moduli) = guarded(&c, &mag);
+        println!(" {:>18}", format!("{alpha_needed}, {}", moduli.map_or("> 15".into(), |l| l.to_string())));
     }
 }
