@@ -6,7 +6,8 @@
 //! `alpha` bits by rows of `A` and columns of `B`, and by the last, to f32
 //! ([`coalesce::kernels::gemm::ozaki`]). This computes that result, for 5
 //! to 12 moduli (`alpha` from the moduli and the depth), on the input
-//! classes of `examples/gemm_specials.rs`, and prints each one's largest
+//! classes of `examples/gemm_specials.rs` and two at the depth of
+//! 16384^3 (`k = 16384`), and prints each one's largest
 //! error over `sum |a b|` beside an FP32 FMA sum's (in order, one FMA a
 //! term), and the moduli that a guard bounding the rounding's error by
 //! `2^-24 sum |a b|` from the operands' peaks and sums would take. It
@@ -23,8 +24,10 @@
 
 mod accuracy;
 
-use accuracy::{Case, accuracy_classes, references};
+use accuracy::{Case, accuracy_classes, class, references, spread};
 use coalesce::kernels::gemm::ozaki::{MAX_MODULI, MODULI, alpha, exponent, reconstruct_f64, residue, to_integer};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
 
 /// The moduli counts tried.
 const MODULI_COUNTS: std::ops::RangeInclusive<usize> = 5..=12;
@@ -131,7 +134,13 @@ fn main() {
         print!(" {:>13}", format!("{l} moduli"));
     }
     println!(" {:>18}", "guard: alpha, L");
-    for c in accuracy_classes() {
+    // The depth of the 16384^3 the speed target is set at, where `alpha`
+    // is two bits below its value at k = 1003 for the same moduli.
+    let mut rng = StdRng::seed_from_u64(31);
+    let deep = (512, 512, 16384);
+    let full = class(&mut rng, "uniform x 1e-17 (every bit), 512x512x16384", deep, &|_, x| x * 1e-17, &|x| x * 1e-17);
+    let spread = class(&mut rng, "log-spread 1e-8..1e8, 512x512x16384", deep, &|_, x| spread(x), &spread);
+    for c in accuracy_classes().into_iter().chain([full, spread]) {
         let (m, n, k) = c.dims;
         let (fp32, want, mag) = references(&c);
         let fma = fp32.iter().zip(&want).zip(&mag).filter(|(_, m)| **m > 0.0);

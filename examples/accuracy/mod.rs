@@ -52,21 +52,33 @@ pub fn references(c: &Case) -> (Vec<f32>, Vec<f64>, Vec<f64>) {
     (f, w, g)
 }
 
+/// 10^u for the value's own u in [-8, 8], its sign kept: log-spread
+/// magnitudes from uniform(-1, 1) values.
+pub fn spread(x: f32) -> f32 {
+    x.signum() * 10f32.powf(16.0 * (x.abs() * 7919.0).fract() - 8.0)
+}
+
+/// A case of `C = A B` (`C` poisoned) of shape `(m, n, k)`: uniform(-1, 1)
+/// values drawn from `rng`, `A`'s then `B`'s, element `(i, h)` of `A` made
+/// `fa(i, x)` and each of `B`'s `fb(x)`.
+pub fn class(
+    rng: &mut StdRng, name: &'static str, (m, n, k): (usize, usize, usize), fa: &dyn Fn(usize, f32) -> f32,
+    fb: &dyn Fn(f32) -> f32,
+) -> Case {
+    let mut uni = |len| -> Vec<f32> { (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect() };
+    let (a, b) = (uni(m * k), uni(k * n));
+    let a = a.iter().enumerate().map(|(i, &x)| fa(i / k, x)).collect();
+    let b = b.iter().map(|&x| fb(x)).collect();
+    Case { name, dims: (m, n, k), s: AlphaBeta::PRODUCT, a, b, c0: vec![f32::NAN; m * n] }
+}
+
 /// The input classes of FP32 accuracy (`C = A B`, `C` poisoned): each
 /// scales uniform(-1, 1) values, the whole of an operand or some of its
 /// rows.
 pub fn accuracy_classes() -> Vec<Case> {
     let mut rng = StdRng::seed_from_u64(29);
     let mut class =
-        |name, (m, n, k): (usize, usize, usize), fa: &dyn Fn(usize, f32) -> f32, fb: &dyn Fn(f32) -> f32| {
-            let mut uni = |len| -> Vec<f32> { (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect() };
-            let (a, b) = (uni(m * k), uni(k * n));
-            let a = a.iter().enumerate().map(|(i, &x)| fa(i / k, x)).collect();
-            let b = b.iter().map(|&x| fb(x)).collect();
-            Case { name, dims: (m, n, k), s: AlphaBeta::PRODUCT, a, b, c0: vec![f32::NAN; m * n] }
-        };
-    // 10^u for the value's own u in [-8, 8], its sign kept.
-    let spread = |x: f32| x.signum() * 10f32.powf(16.0 * (x.abs() * 7919.0).fract() - 8.0);
+        |name, dims, fa: &dyn Fn(usize, f32) -> f32, fb: &dyn Fn(f32) -> f32| class(&mut rng, name, dims, fa, fb);
     let (every7, dims) = (|i: usize| i % 7 == 3, (M, N, K));
     vec![
         class("class: uniform(-1,1)", dims, &|_, x| x, &|x| x),
