@@ -32,17 +32,21 @@ use rand::rngs::StdRng;
 /// The moduli counts tried.
 const MODULI_COUNTS: std::ops::RangeInclusive<usize> = 5..=12;
 
-/// Each row's (`by_rows`) or column's scale exponent from its largest
-/// finite `|x|` ([`exponent`]), for the `rows x cols` row-major `x`.
-fn exponents(x: &[f32], (rows, cols): (usize, usize), by_rows: bool) -> Vec<i32> {
-    let mut peak = vec![0u32; if by_rows { rows } else { cols }];
-    for (i, &v) in x.iter().enumerate() {
+/// Each line's peak and sum ([`lines`]).
+type Lines = (Vec<f32>, Vec<f64>);
+
+/// The largest finite `|x|` and the sum of the finite `|x|` of each row
+/// (`by_rows`) or column of the `rows x cols` row-major `x`: the peaks give
+/// the scale exponents ([`exponent`]), peaks and sums the guard's bound.
+fn lines(x: &[f32], (rows, cols): (usize, usize), by_rows: bool) -> Lines {
+    let len = if by_rows { rows } else { cols };
+    let (mut peak, mut sum) = (vec![0f32; len], vec![0f64; len]);
+    for (i, &v) in x.iter().enumerate().filter(|(_, v)| v.is_finite()) {
         let at = if by_rows { i / cols } else { i % cols };
-        if v.is_finite() {
-            peak[at] = peak[at].max(v.to_bits() & 0x7fff_ffff);
-        }
+        peak[at] = peak[at].max(v.abs());
+        sum[at] += v.abs() as f64;
     }
-    peak.into_iter().map(exponent).collect()
+    (peak, sum)
 }
 
 /// The moduli a guard would take that knows the operands' row and column
@@ -51,23 +55,12 @@ fn exponents(x: &[f32], (rows, cols): (usize, usize), by_rows: bool) -> Vec<i32>
 /// sum_h |a_ih| max |b_.j|)`, at most `2^-24 sum |a b|` at every element.
 /// Returns the `alpha` that asks for and the fewest moduli that give it
 /// (`None`: more than the table has).
-fn guarded(c: &Case, mag: &[f64]) -> (u32, Option<usize>) {
-    let (m, n, k) = c.dims;
-    let fin = |x: f32| if x.is_finite() { x.abs() as f64 } else { 0.0 };
-    let (mut peak_a, mut sum_a) = (vec![0f64; m], vec![0f64; m]);
-    for (i, &x) in c.a.iter().enumerate() {
-        peak_a[i / k] = peak_a[i / k].max(fin(x));
-        sum_a[i / k] += fin(x);
-    }
-    let (mut peak_b, mut sum_b) = (vec![0f64; n], vec![0f64; n]);
-    for (i, &x) in c.b.iter().enumerate() {
-        peak_b[i % n] = peak_b[i % n].max(fin(x));
-        sum_b[i % n] += fin(x);
-    }
+fn guarded(c: &Case, mag: &[f64], ((peak_a, sum_a), (peak_b, sum_b)): (&Lines, &Lines)) -> (u32, Option<usize>) {
+    let (_, n, k) = c.dims;
     let mut worst = 1f64;
     for (e, &g) in mag.iter().enumerate().filter(|(_, g)| **g > 0.0) {
         let (i, j) = (e / n, e % n);
-        worst = worst.max((peak_a[i] * sum_b[j] + sum_a[i] * peak_b[j]) / g);
+        worst = worst.max((peak_a[i] as f64 * sum_b[j] + sum_a[i] * peak_b[j] as f64) / g);
     }
     let alpha_needed = worst.log2().ceil() as u32 + 24;
     (alpha_needed, (1..=MAX_MODULI).find(|&l| alpha(l, k) >= alpha_needed))
@@ -145,7 +138,9 @@ fn main() {
         let (fp32, want, mag) = references(&c);
         let fma = fp32.iter().zip(&want).zip(&mag).filter(|(_, m)| **m > 0.0);
         let fma = fma.map(|((&f, &w), &m)| (f as f64 - w).abs() / m).fold(0.0, f64::max);
-        let (ea, eb) = (exponents(&c.a, (m, k), true), exponents(&c.b, (k, n), false));
+        let (la, lb) = (lines(&c.a, (m, k), true), lines(&c.b, (k, n), false));
+        let exponents = |l: &Lines| -> Vec<i32> { l.0.iter().map(|p| exponent(p.to_bits())).collect() };
+        let (ea, eb) = (exponents(&la), exponents(&lb));
         print!("{:<48} {fma:>9.1e}", c.name);
         for l in MODULI_COUNTS {
             let alpha = alpha(l, k);
@@ -159,7 +154,7 @@ fn main() {
                 assert_eq!(scheme.to_bits(), (model as f32).to_bits(), "{} ({i}, {j}), {l} moduli", c.name);
             }
         }
-        let (alpha_needed, moduli) = guarded(&c, &mag);
+        let (alpha_needed, moduli) = guarded(&c, &mag, (&la, &lb));
         println!(" {:>18}", format!("{alpha_needed}, {}", moduli.map_or("> 15".into(), |l| l.to_string())));
     }
 }

@@ -92,19 +92,27 @@ pub const fn tf32_peak_operand(i: u32, seed: u32) -> f32 {
     (h as i32 - 1024) as f32 / 1024.0
 }
 
+/// The shared rows that thread `thread` of a tensor-core probe's block
+/// multiplies into each of its 128 accumulators (`wgmma`'s D fragment:
+/// row `16 w + l / 4 + 8 ((i / 2) % 2)` of its warpgroup's `A`, column
+/// `2 (l % 4) + 8 (i / 4) + i % 2` of `B`, for warp `w`, lane `l`), as
+/// `(A's row, B's row)` of the tiles ([`TC_ROWS`]).
+fn peak_fragment(thread: u32) -> impl Iterator<Item = (u32, u32)> {
+    let (group, warp, lane) = (thread / 128, (thread % 128) / 32, thread % 32);
+    (0..128u32).map(move |i| {
+        let row = 64 * group + 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
+        (row, 64 * TC_WARPGROUPS + 2 * (lane % 4) + 8 * (i / 4) + i % 2)
+    })
+}
+
 /// What thread `thread` of a [`tf32_peak`] block stores after `iters`
 /// iterations, in f64, and the sum of the magnitudes of every product it
 /// adds up (the scale of its rounding error): each of its 128 accumulators
-/// (`wgmma`'s D fragment: row `16 w + l / 4 + 8 ((i / 2) % 2)` of its
-/// warpgroup's `A`, column `2 (l % 4) + 8 (i / 4) + i % 2` of `B`, for warp
-/// `w`, lane `l`) adds the 32-deep dot product of its row and column once
-/// per iteration.
+/// ([`peak_fragment`]) adds the 32-deep dot product of its row and column
+/// once per iteration.
 pub fn tf32_peak_expected(thread: u32, iters: u32, seed: u32) -> (f64, f64) {
-    let (group, warp, lane) = (thread / 128, (thread % 128) / 32, thread % 32);
     let (mut sum, mut scale) = (0.0f64, 0.0f64);
-    for i in 0..128u32 {
-        let row = 64 * group + 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
-        let col = 64 * TC_WARPGROUPS + 2 * (lane % 4) + 8 * (i / 4) + i % 2;
+    for (row, col) in peak_fragment(thread) {
         for k in 0..TC_BK {
             let p = tf32_peak_operand(row * TC_BK + k, seed) as f64 * tf32_peak_operand(col * TC_BK + k, seed) as f64;
             sum += p;
@@ -132,16 +140,12 @@ pub const fn int8_peak_operand(i: u32, seed: u32) -> i8 {
 }
 
 /// What thread `thread` of an [`int8_peak`] block stores after `iters`
-/// iterations: the sum of its 128 accumulators (layout as
-/// [`tf32_peak_expected`]'s), each the 128-deep dot product of its row and
+/// iterations: the sum of its 128 accumulators ([`peak_fragment`]), each the 128-deep dot product of its row and
 /// column `iters` times, all in wrapping s32 arithmetic as the tensor
 /// cores' accumulators and the thread's sum are.
 pub fn int8_peak_expected(thread: u32, iters: u32, seed: u32) -> i32 {
-    let (group, warp, lane) = (thread / 128, (thread % 128) / 32, thread % 32);
     let byte = |row: u32, k: u32| int8_peak_operand(row * 128 + k, seed) as i32;
-    (0..128u32).fold(0i32, |sum, i| {
-        let row = 64 * group + 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
-        let col = 64 * TC_WARPGROUPS + 2 * (lane % 4) + 8 * (i / 4) + i % 2;
+    peak_fragment(thread).fold(0i32, |sum, (row, col)| {
         let dot = (0..128).fold(0i32, |d, k| d.wrapping_add(byte(row, k) * byte(col, k)));
         sum.wrapping_add(dot.wrapping_mul(iters as i32))
     })
@@ -299,10 +303,8 @@ pub unsafe fn tf32_peak<C: ThreadCtx>(ctx: &C, out: *mut f32, iters: u32, seed: 
 #[inline(always)]
 pub unsafe fn int8_peak<C: ThreadCtx>(ctx: &C, out: *mut i32, iters: u32, seed: u32) {
     let tid = ctx.thread_idx().x as usize;
-    let word = |w: u32| {
-        let b = [0u32, 1, 2, 3].map(|j| int8_peak_operand(4 * w + j, seed) as u8 as u32);
-        f32::from_bits(b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24)
-    };
+    let word =
+        |w: u32| f32::from_bits(u32::from_le_bytes([0, 1, 2, 3].map(|j| int8_peak_operand(4 * w + j, seed) as u8)));
     let (a_addr, b_addr) = peak_tiles(ctx, |at| [0u32, 1, 2, 3].map(|q| word(at + q)));
     let mut acc = [0i32; 128];
     peak_rounds!(ctx, acc, iters, (a_addr, b_addr), wgmma_m64n256k32_s8, wgmma_wait_s32);

@@ -130,7 +130,7 @@ pub(super) fn wgmma_tf32<const R: usize>(me: &Issuer<'_>, d: &mut [f32; R], a: O
         let row = |h: usize| -> [f64; 8] {
             core::array::from_fn(|k| tf32(fragments[32 * warp + 4 * (lane / 4) + k % 4][h + 2 * (k / 4)]))
         };
-        fragment.map(|_| [row(0), row(1)])
+        [row(0), row(1)]
     });
     let (warp, lane) = (t / 32, t % 32);
     let read = OperandReader::new(me);
@@ -156,7 +156,7 @@ pub(super) fn wgmma_tf32<const R: usize>(me: &Issuer<'_>, d: &mut [f32; R], a: O
 /// without `.satfinite` does. Both operands are K-major: a row's 32 `k`
 /// are the 32 bytes a TF32 row's 8 take.
 pub(super) fn wgmma_s8<const R: usize>(me: &Issuer<'_>, d: &mut [i32; R], a: u64, b: u64) {
-    let (t, ()) = meet(me, (a, b, 1), None, |_, _, _| ());
+    let (t, _) = meet(me, (a, b, 1), None, |_, _, _| ());
     let (warp, lane) = (t / 32, t % 32);
     let read = OperandReader::new(me);
     let operand = |desc: u64, row: usize| -> [i32; 32] {
@@ -173,15 +173,16 @@ pub(super) fn wgmma_s8<const R: usize>(me: &Issuer<'_>, d: &mut [i32; R], a: u64
 
 /// The warpgroup of `me`'s `wgmma` meets: each thread publishes its
 /// `operands` (`A`'s descriptor or [`A_IN_REGISTERS`], `B`'s, scale-d) and,
-/// for `A` in registers, its `fragment`; `gather` reads the published
-/// fragments (for warp and lane of this thread) before anyone moves on. A
-/// partial warpgroup, or threads that name different operands, abandon the
-/// launch with its error. Returns this thread's index in the warpgroup and
-/// what `gather` returned.
+/// for `A` in registers, its `fragment`, and then `gather` reads the
+/// published fragments (for warp and lane of this thread) before anyone
+/// moves on. A partial warpgroup, or threads that name different operands,
+/// abandon the launch with its error. Returns this thread's index in the
+/// warpgroup and what `gather` returned (`None` with no fragment: the
+/// fragments are not locked).
 fn meet<G>(
     me: &Issuer<'_>, operands: (u64, u64, u64), fragment: Option<[u32; 4]>,
     gather: impl FnOnce(&[[u32; 4]], usize, usize) -> G,
-) -> (usize, G) {
+) -> (usize, Option<G>) {
     let index = me.linear / WARPGROUP_SIZE;
     let group = &me.shared.warpgroups[index as usize];
     if group.threads != WARPGROUP_SIZE {
@@ -195,7 +196,7 @@ fn meet<G>(
     group.slots.lock().unwrap_or_else(|e| e.into_inner())[t] = operands;
     me.group_sync(group);
     let same = group.slots.lock().unwrap_or_else(|e| e.into_inner()).iter().all(|&s| s == operands);
-    let gathered = gather(&group.fragments.lock().unwrap_or_else(|e| e.into_inner()), t / 32, t % 32);
+    let gathered = fragment.map(|_| gather(&group.fragments.lock().unwrap_or_else(|e| e.into_inner()), t / 32, t % 32));
     me.group_sync(group); // nobody overwrites a slot before all have read
     if !same {
         me.shared.fail(EmuError::DivergentWgmma { block: me.block, warpgroup: index });

@@ -140,14 +140,9 @@ pub const fn residue(v: i64, p: u32) -> i8 {
 /// The weight of modulus `l` among the first `moduli`: `w = (P / p_l)
 /// ((P / p_l)^-1 mod p_l)`, which is 1 modulo `p_l` and 0 modulo the others.
 pub const fn weight(l: usize, moduli: usize) -> u128 {
-    let p = MODULI[l] as u128;
-    let others = modulus_product(moduli) / p;
-    // The inverse of `others` modulo `p`, by trial: p is at most 256.
-    let (r, mut inv) = (others % p, 1u128);
-    while r * inv % p != 1 {
-        inv += 1;
-    }
-    others * inv
+    let p = MODULI[l];
+    let others = modulus_product(moduli) / p as u128;
+    others * inverse((others % p as u128) as u32, p) as u128
 }
 
 /// The integer in `(-P/2, P/2)` whose residue modulo each of the first

@@ -93,14 +93,13 @@ pub fn roofs(ctx: &mut Ctx<'_>) -> Result<(Roofs, Vec<Row>)> {
     // of 128 tensor-core cycles: 2048 rounds take about a millisecond on an
     // H100. The INT8 probe has the TF32 one's launch, each round four times
     // its products.
+    use coalesce::kernels::probe::{int8_peak_ops, tf32_peak_flops};
     let (blocks, iters) = (ctx.gpu.sm_count(), 2048);
     let s = &ctx.stream;
-    let tf32_tflop_per_s = tensor_roof(ctx, &mut rows, Roof::Tf32, probe::tf32_peak_out_len(blocks), |out| {
-        probe::tf32_peak(s, out, blocks, iters)
-    })?;
-    let int8_tops = tensor_roof(ctx, &mut rows, Roof::Int8, probe::tf32_peak_out_len(blocks), |out| {
-        probe::int8_peak(s, out, blocks, iters)
-    })?;
+    let tf32 = (Roof::Tf32, "tf32_peak", blocks, tf32_peak_flops(blocks, iters));
+    let tf32_tflop_per_s = tensor_roof(ctx, &mut rows, tf32, |out| probe::tf32_peak(s, out, blocks, iters))?;
+    let int8 = (Roof::Int8, "int8_peak", blocks, int8_peak_ops(blocks, iters));
+    let int8_tops = tensor_roof(ctx, &mut rows, int8, |out| probe::int8_peak(s, out, blocks, iters))?;
     let roofs = Roofs {
         copy_gb_per_s: rows[0].bytes as f64 / (rows[0].median_ms * 1e-3) / 1e9,
         fma_tflop_per_s: flops as f64 / (rows[1].median_ms * 1e-3) / 1e12,
@@ -111,22 +110,19 @@ pub fn roofs(ctx: &mut Ctx<'_>) -> Result<(Roofs, Vec<Row>)> {
     Ok((roofs, rows))
 }
 
-/// Times the tensor-core probe of `roof` (`tf32_peak` or `int8_peak`) into
-/// a row of `rows`, where the loaded module has it: `run` launches it on an
-/// output of `len` elements and returns its operations. Returns the roof
+/// Times the tensor-core probe `kernel` (`blocks` blocks, `ops` operations
+/// a launch, measured against `roof`) into a row of `rows`, where the
+/// loaded module has it: `run` launches it on its output. Returns the roof
 /// in tera-operations per second.
 fn tensor_roof<T: cust::memory::DeviceCopy + Default>(
-    ctx: &Ctx<'_>, rows: &mut Vec<Row>, roof: Roof, len: usize,
+    ctx: &Ctx<'_>, rows: &mut Vec<Row>, (roof, kernel, blocks, ops): (Roof, &str, u32, u64),
     mut run: impl FnMut(&mut cust::memory::DeviceBuffer<T>) -> coalesce::Result<u64>,
 ) -> Result<Option<f64>> {
-    let kernel = if roof == Roof::Int8 { "int8_peak" } else { "tf32_peak" };
     if !ctx.gpu.has_kernel(&format!("probe_{kernel}")) {
         return Ok(None);
     }
-    let mut out = ctx.gpu.alloc::<T>(len)?;
-    let ops = run(&mut out)?;
-    let blocks = (len / 256) as u32;
-    let mut row = probe_row(ctx, kernel, blocks, len, ops, || run(&mut out).map(|_| ()))?;
+    let mut out = ctx.gpu.alloc::<T>(probe::tf32_peak_out_len(blocks))?;
+    let mut row = probe_row(ctx, kernel, blocks, out.len(), ops, || run(&mut out).map(|_| ()))?;
     row.roof = Some(roof);
     let tops = ops as f64 / (row.median_ms * 1e-3) / 1e12;
     rows.push(row);
