@@ -260,8 +260,8 @@ pub trait ThreadCtx {
     /// [`ThreadCtx::wgmma_wait`] for the s32 accumulators of
     /// [`ThreadCtx::wgmma_m64n256k32_s8`].
     fn wgmma_wait_s32<const N: u32>(&self, d: &mut [i32; 128]);
-    /// `wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8`, scale-d 1:
-    /// `D += A * B^T` for the 64x32 `A` and the 256x32 `B` of signed bytes
+    /// `wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8` with the
+    /// scale-d flag: `D = A * B^T + (accumulate ? D : 0)` for the 64x32 `A` and the 256x32 `B` of signed bytes
     /// that the descriptors `a` and `b` describe (both K-major: a row's 32
     /// `k` are 32 contiguous bytes before swizzling, as a TF32 row's 8), in
     /// exact integer arithmetic, wrapping past `i32`; `d` is this thread's
@@ -271,7 +271,7 @@ pub trait ThreadCtx {
     /// # Safety
     /// As [`ThreadCtx::wgmma_m64n256k8_tf32`].
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn wgmma_m64n256k32_s8(&self, d: &mut [i32; 128], a: u64, b: u64);
+    unsafe fn wgmma_m64n256k32_s8(&self, d: &mut [i32; 128], a: u64, b: u64, accumulate: bool);
     /// `mbarrier.init.shared::cta.b64 [bar], count`: makes the 8 shared
     /// bytes at shared address `bar` (8-byte aligned) a barrier whose phase
     /// completes when `count` arrivals have been made and every byte a

@@ -266,11 +266,11 @@ impl ThreadCtx for Gpu {
         }
     }
     #[inline(always)]
-    unsafe fn wgmma_m64n256k32_s8(&self, d: &mut [i32; 128], a: u64, b: u64) {
+    unsafe fn wgmma_m64n256k32_s8(&self, d: &mut [i32; 128], a: u64, b: u64, accumulate: bool) {
         // SAFETY: the caller's contract (descriptors inside shared memory,
         // operands fenced, warpgroup-uniform call).
         unsafe {
-            accumulators!(d, "{{ .reg .pred p; setp.ne.b32 p, {s}, 0; wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {{", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127], "}}, {a}, {b}, p; }}", a = in(reg64) a, b = in(reg64) b, s = in(reg32) 1u32)
+            accumulators!(d, "{{ .reg .pred p; setp.ne.b32 p, {s}, 0; wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {{", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127], "}}, {a}, {b}, p; }}", a = in(reg64) a, b = in(reg64) b, s = in(reg32) accumulate as u32)
         }
     }
     #[inline(always)]

@@ -225,7 +225,7 @@ fn peak_tiles<C: ThreadCtx>(ctx: &C, chunk: impl Fn(u32) -> [f32; 4]) -> (u32, u
 /// [`peak_tiles`]) into `$acc` as one committed group, the warpgroup then
 /// waiting (`$wait`) until only that group is in flight; then all.
 macro_rules! peak_rounds {
-    ($ctx:ident, $acc:ident, $iters:expr, ($a:expr, $b:expr), $wgmma:ident, $wait:ident) => {{
+    ($ctx:ident, $acc:ident, $iters:expr, ($a:expr, $b:expr), $wgmma:ident $(($($flag:expr),*))?, $wait:ident) => {{
         use crate::gemm::k_major_128b;
         for _ in 0..$iters {
             $ctx.wgmma_fence();
@@ -233,7 +233,7 @@ macro_rules! peak_rounds {
                 let step = (32 * kk) as u32;
                 // SAFETY: the tiles were stored and fenced before the
                 // barrier in `peak_tiles` and are never written again.
-                unsafe { $ctx.$wgmma(&mut $acc, k_major_128b($a + step), k_major_128b($b + step)) };
+                unsafe { $ctx.$wgmma(&mut $acc, k_major_128b($a + step), k_major_128b($b + step) $($(, $flag)*)?) };
             });
             $ctx.wgmma_commit();
             $ctx.$wait::<1>(&mut $acc);
@@ -307,7 +307,7 @@ pub unsafe fn int8_peak<C: ThreadCtx>(ctx: &C, out: *mut i32, iters: u32, seed: 
         |w: u32| f32::from_bits(u32::from_le_bytes([0, 1, 2, 3].map(|j| int8_peak_operand(4 * w + j, seed) as u8)));
     let (a_addr, b_addr) = peak_tiles(ctx, |at| [0u32, 1, 2, 3].map(|q| word(at + q)));
     let mut acc = [0i32; 128];
-    peak_rounds!(ctx, acc, iters, (a_addr, b_addr), wgmma_m64n256k32_s8, wgmma_wait_s32);
+    peak_rounds!(ctx, acc, iters, (a_addr, b_addr), wgmma_m64n256k32_s8(true), wgmma_wait_s32);
     let mut sum = 0i32;
     for x in acc {
         sum = sum.wrapping_add(x);

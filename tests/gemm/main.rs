@@ -15,6 +15,8 @@
 //!   step changes in its memory counters;
 //! - `specials.rs`: special values and subnormals, as FP32 gives them, and
 //!   `gemm_pack`'s split;
+//! - `ozaki.rs`: step 17 against the Ozaki scheme's arithmetic, bit for
+//!   bit;
 //! - `empty.rs`: empty products, as BLAS defines them;
 //! - `shapes.rs`: the shapes and buffers the launchers refuse, and the
 //!   shape accessors;
@@ -33,6 +35,7 @@ mod counters;
 mod emulator;
 mod empty;
 mod gpu;
+mod ozaki;
 mod reference;
 mod sgemm;
 mod shapes;
@@ -56,8 +59,8 @@ const EDGE_SHAPES: [(usize, usize, usize); 9] = [
     (129, 257, 16), (33, 5, 44), (12, 263, 11),
 ];
 
-/// Shapes for steps 9-16 (`wgmma`, 128x256 tiles, 128x128 for steps 11,
-/// 13, 15 and 16, 256x128 for 14, 32 deep): `K = 1`, `N < 4` (checked
+/// Shapes for steps 9-17 (`wgmma`, 128x256 tiles, 128x128 for steps 11,
+/// 13, 15 and 16, 256x128 for 14, 32 deep, 128 for 17): `K = 1`, `N < 4` (checked
 /// loads of `B` everywhere), `K` below, at and past one tile with residues,
 /// `M` and `N` just past a tile (a second block row and column that is
 /// almost empty), `N` a multiple of 4 just past 128 (step 11's second block
@@ -92,10 +95,12 @@ fn split_k_steps() -> Vec<Variant> {
     steps(|v| v.geometry().splits_k)
 }
 
-/// What `sgemm` may run: step 7 ([`Variant::BEST`], every module) and the
-/// FP32-accurate steps fed by the TMA (`sm_90a`).
-fn sgemm_steps() -> Vec<Variant> {
-    std::iter::once(Variant::BEST).chain(steps(|v| v.geometry().fp32_accurate_tma())).collect()
+/// What `sgemm` may run, step 7 ([`Variant::BEST`], every module) and the
+/// FP32-accurate steps fed by the TMA (`sm_90a`), and step 17: the steps
+/// that rebuild the elements of non-finite inputs after their product
+/// (`gemm_fixup`) or compute in FP32.
+fn fixup_steps() -> Vec<Variant> {
+    std::iter::once(Variant::BEST).chain(steps(|v| v.geometry().tma_fixes_up())).collect()
 }
 
 /// The epilogue cases: the plain product (C is NaN-poisoned and must not be

@@ -85,6 +85,7 @@
 
 use crate::common::*;
 use coalesce::gemm::{AlphaBeta, GemmShape, Precision, Split, Variant};
+use coalesce::kernels::gemm::ozaki;
 use rand::Rng;
 use rand::rngs::StdRng;
 
@@ -123,6 +124,11 @@ fn bound_factor(v: Variant, k: usize) -> f64 {
         Precision::Split3xTf32 { split: s, promoted: false } => split(s) + 2.0 * gamma(3 * k + 3),
         Precision::Split3xTf32 { split: s, promoted: true } => {
             split(s) + 2.0 * gamma(3 * k.min(32)) + gamma(k.div_ceil(32) + 3)
+        }
+        Precision::Ozaki { moduli } => {
+            let bits = f64::powi(2.0, -(ozaki::alpha(moduli as usize, k) as i32));
+            let g = bits * (1.0 + k as f64 * bits);
+            g + gamma(4) * (1.0 + g)
         }
     };
     assert_eq!(v.error_bound(k), want, "{}: Variant::error_bound and the module doc disagree", v.name());
@@ -166,6 +172,19 @@ pub fn reference(case: &Case, at: Option<&[(usize, usize)]>) -> (Vec<f64>, Vec<f
     (want, bound)
 }
 
+/// The magnitude an Ozaki step's bound scales at element `(i, j)`:
+/// `|alpha| (max |a_i.| sum |b_.j| + sum |a_i.| max |b_.j|) + |beta c0|`
+/// ([`Variant::error_scale`]).
+pub fn peaks_magnitude(v: Variant, case: &Case) -> impl Fn((usize, usize)) -> f64 + '_ {
+    let (n, k) = (case.shape.n(), case.shape.k());
+    let (alpha, beta) = (case.s.alpha.abs() as f64, case.s.beta as f64);
+    move |(i, j)| {
+        let scale = v.error_scale(case.a[i * k..][..k].iter().copied(), (0..k).map(|h| case.b[h * n + j]));
+        let old = if beta == 0.0 { 0.0 } else { (beta * case.c0[i * n + j] as f64).abs() };
+        alpha * scale + old
+    }
+}
+
 /// Whether `got` is within `bound` of `want` (false for NaN).
 fn within(got: f32, want: f64, bound: f64) -> bool {
     (got as f64 - want).abs() <= bound
@@ -177,8 +196,13 @@ fn within(got: f32, want: f64, bound: f64) -> bool {
 pub fn check(v: Variant, case: &Case, at: Option<&[(usize, usize)]>, got: &[f32], want: &[f64], mag: &[f64]) -> f64 {
     let (n, what) = (case.shape.n(), v.name());
     let factor = bound_factor(v, case.shape.k());
-    let bound: Vec<f64> = mag.iter().map(|m| factor * m).collect();
     let index = |e: usize| at.map_or((e / n, e % n), |p| p[e]);
+    let bound: Vec<f64> = if v.geometry().precision.bounds_peaks() {
+        let peaks = peaks_magnitude(v, case);
+        (0..got.len()).map(|e| factor * peaks(index(e))).collect()
+    } else {
+        mag.iter().map(|m| factor * m).collect()
+    };
     let mut worst = 0.0f64;
     for (e, ((&g, &w), &b)) in got.iter().zip(want).zip(&bound).enumerate() {
         let err = (g as f64 - w).abs();

@@ -9,8 +9,7 @@ use crate::{GridLimits, LaunchDims, Result};
 use coalesce_kernels::TensorMap;
 use coalesce_kernels::emu::{self, SyncMutPtr, SyncPtr, TmaMap, TmaSwizzle};
 
-/// The SMs the plan sizes a split `K` for: an H100's, as [`sgemm`] runs
-/// the version an H100 runs.
+/// The SMs the plan sizes a split `K` for: an H100's, whose version [`sgemm`] runs.
 const EMULATED_SMS: u32 = 132;
 
 /// [`super::sgemm`] on the emulator: the version an H100 runs for the shape
@@ -27,10 +26,9 @@ pub fn launch(
     launch_on(EMULATED_SMS, variant, a, b, c, shape, scalars)
 }
 
-/// [`launch`] planned for a GPU of `sms` SMs: with fewer SMs than `C` has
-/// tiles and few passes a tile, a step that walks tiles ([`coalesce_kernels::gemm::Geometry::walks_tiles`])
-/// runs one block an SM, each over several tiles, at a shape the emulator
-/// can run.
+/// [`launch`] planned for a GPU of `sms` SMs: a step that walks tiles
+/// ([`coalesce_kernels::gemm::Geometry::walks_tiles`]) then runs one block an
+/// SM over several tiles each at a shape the emulator can run.
 pub fn launch_on(
     sms: u32, variant: Variant, a: &[f32], b: &[f32], c: &mut [f32], shape: GemmShape, scalars: AlphaBeta,
 ) -> Result<()> {
@@ -38,8 +36,7 @@ pub fn launch_on(
 }
 
 /// The plan's launches on the emulator, with the counters where `checked`
-/// (the checker's findings are in the [`Report`], not an error); without,
-/// an empty report.
+/// (the checker's findings in the [`Report`], not an error), else none.
 fn emulate(
     sms: u32, variant: Variant, (a, b, c): (&[f32], &[f32], &mut [f32]), shape: GemmShape, scalars: AlphaBeta,
     checked: bool,
@@ -61,11 +58,10 @@ fn emulate(
     Ok(Report::default())
 }
 
-/// A TMA step on the emulator: the GPU's sequence ([`super::run::run`]) on
-/// a zeroed host workspace, `C` staged 256-byte aligned, as a device buffer
-/// is, for the counters. The passes' and the follow-up kernels' findings
-/// fail the launch; the product's are returned in its [`Report`] when
-/// `checked`, else fail it.
+/// A TMA step on the emulator: the GPU's sequence ([`super::run::run`]),
+/// `C` staged 256-byte aligned as a device buffer is. The passes' and the
+/// follow-up kernels' findings fail the launch; the product's are returned
+/// in its [`Report`] when `checked`, else fail it.
 fn tma(
     (variant, feed): (Variant, Feed), (a, b, c): (&[f32], &[f32], &mut [f32]), shape: GemmShape, scalars: AlphaBeta,
     dims: LaunchDims, checked: bool,
@@ -100,10 +96,8 @@ impl Device for Emulated {
     }
 
     fn encode(&self, t: Tensor2d) -> Result<TensorMap> {
-        let ([Ok(cols), Ok(rows)], [box_cols, box_rows]) = (t.dims.map(u32::try_from), t.boxed) else {
-            let (cols, rows, why) = (t.dims[0] as usize, t.dims[1] as usize, "a tensor map's side passes u32".into());
-            return Err(crate::Error::ShapeTooLarge { rows, cols, why });
-        };
+        // `run` checked both sides below 2^31.
+        let ([cols, rows], [box_cols, box_rows]) = (t.dims.map(|d| d as u32), t.boxed);
         let (base, row_stride, swizzle, tf32) = (t.base, t.row_bytes, TmaSwizzle::B128, t.tf32);
         Ok(TmaMap { base, cols, rows, row_stride, box_cols, box_rows, swizzle, tf32 }.encode())
     }

@@ -12,16 +12,10 @@ use coalesce_kernels::gemm::pack::{MapParam, PackParams};
 use coalesce_kernels::gemm::{fixup::FixupParams, scale::MaximaParams, split_k::SumSplitsParams};
 use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
 
-/// `A`, `B` and `C` as a step reads them; for a TMA step, `A` and `B` are
-/// the addresses of its tensor maps, which the kernel takes as `a` and `b`.
+/// `A`, `B` and `C` as a step reads them (a TMA step's `A`, `B`: its maps).
 type Operands = (DevicePointer<f32>, DevicePointer<f32>, DevicePointer<f32>);
 
-/// The parameters of every GEMM step, from the registry (`kernel(..)` in
-/// `gemm_steps!`): `(a, b, c, m, n, k, alpha, beta)`.
-type StepArgs = super::KernelParams;
-
-/// The utilities' argument tuples, from their parameters
-/// (`params_and_entry!` in `coalesce_kernels`).
+/// A utility's argument tuple, from its parameters (`params_and_entry!`).
 type Args<Params> = <Params as HostParams>::Host;
 
 /// Queues `entry`, a GEMM step, on `stream`.
@@ -32,15 +26,13 @@ type Args<Params> = <Params as HostParams>::Host;
 pub(super) unsafe fn step(
     stream: &Stream<'_>, entry: &'static str, dims: LaunchDims, (a, b, c): Operands, p: Problem,
 ) -> Result<()> {
-    let args: StepArgs = (a, b, c, p.m, p.n, p.k, p.alpha, p.beta);
-    // SAFETY: every step takes `StepArgs` (`gemm_entry!`); the caller's
-    // contract.
+    let args: super::KernelParams = (a, b, c, p.m, p.n, p.k, p.alpha, p.beta);
+    // SAFETY: every step takes these (`kernel(..)` in `gemm_steps!`); the caller's contract.
     unsafe { stream.launch(entry, dims, args) }
 }
 
-/// A TMA step ([`Geometry::tma`]) on `stream`: its sequence
-/// ([`super::run::run`]), the workspace from the `Gpu`'s pool, freed in
-/// stream order after the last launch that reads it.
+/// A TMA step on `stream`: its sequence ([`super::run::run`]), the workspace
+/// from the `Gpu`'s pool, freed in stream order after its last reader.
 pub(super) fn tma(
     stream: &Stream<'_>, (variant, feed): (Variant, Feed), dims: LaunchDims,
     (a, b, c): (&DeviceSlice<f32>, &DeviceSlice<f32>, &mut DeviceSlice<f32>), shape: GemmShape, scalars: AlphaBeta,
@@ -52,9 +44,8 @@ pub(super) fn tma(
     super::run::run(&mut device, (variant, feed), shape, scalars, dims, operands)
 }
 
-/// A stream as the [`Device`] of one TMA product: `launch` has checked its
-/// buffers (lengths, and `C` apart from `A` and `B`), and the sequence
-/// places every other array inside `workspace`.
+/// A stream as the [`Device`] of one TMA product: `launch` checked its
+/// buffers, and the sequence places every other array inside `workspace`.
 struct OnStream<'s> {
     stream: &'s Stream<'s>,
     workspace: Option<Workspace<'s>>,

@@ -119,7 +119,8 @@ impl AlphaBeta {
 /// Errors: [`crate::Error::LengthMismatch`] if a buffer does not hold exactly its
 /// matrix, [`crate::Error::GridTooLarge`] if `m` needs more block rows than the
 /// device allows, [`crate::Error::Aliased`] if `C` overlaps `A` or `B` (`A` and `B`
-/// may overlap: both are only read), and driver errors from the launch itself.
+/// may overlap: both are only read), and driver errors from the launch itself;
+/// a TMA step's workspace may fail with [`crate::Error::OutOfMemory`].
 #[cfg(feature = "cuda")]
 pub fn launch(
     stream: &Stream<'_>, variant: Variant, a: &DeviceSlice<f32>, b: &DeviceSlice<f32>, c: &mut DeviceSlice<f32>,
@@ -142,24 +143,16 @@ pub fn launch(
 }
 
 /// `C = alpha * A * B + beta * C` in FP32 with the fastest FP32-accurate
-/// version for the loaded module and the shape ([`sgemm_variant`]): on an
-/// H100 (the `sm_90a` module), step 16, 3xTF32 on the tensor cores fed by
-/// the TMA, its partial sums promoted into f32 registers,
+/// version for the loaded module and the shape ([`sgemm_variant`]): step
+/// 16 (3xTF32 on the tensor cores, fed by the TMA) in the `sm_90a` module,
 /// measured faster than cuBLAS SGEMM and more accurate (docs/gemm.md);
-/// elsewhere step 7 ([`Variant::BEST`]), FMA units only. All have FP32
-/// semantics for any input: inf, NaN and `FLT_MAX` give what an FP32 FMA
-/// GEMM gives (step 16 recomputes the rows and columns of `C` whose
-/// inputs hold an inf or NaN with `gemm_fixup`, see docs/gemm.md, which
-/// also says what subnormals cost; with an inf or NaN `alpha`, which makes
-/// every element inf or NaN, step 7 computes the product instead). An
-/// empty product is BLAS's: nothing for
-/// `m = 0` or `n = 0`, `C = beta * C` for `k = 0`. Errors as [`launch`];
-/// step 16 also allocates a workspace on `stream`: the marks, `4 (m + n)`
-/// bytes; the TF32 halves of `A`, `8 m k` bytes, about; a padded copy of
-/// `B` where its rows are not 16-byte aligned; and where `C` has too few
-/// tiles for the SMs the partial products of its split `K`, `4 S m n`
-/// bytes for `S` runs (`coalesce_kernels::gemm::split_k`). The allocation
-/// may fail with [`crate::Error::OutOfMemory`].
+/// step 7 ([`Variant::BEST`], FMA units only) elsewhere. Both have FP32
+/// semantics for any input: inf, NaN, `FLT_MAX` and subnormals give what an
+/// FP32 FMA GEMM gives (docs/gemm.md says how). An empty product is BLAS's:
+/// nothing for `m = 0` or `n = 0`, `C = beta * C` for `k = 0`. Errors as
+/// [`launch`]; step 16 allocates a workspace on `stream` (the TF32 halves
+/// of `A`, `8 m k` bytes, about; for a split `K` its partial products, `4 S
+/// m n` bytes for `S` runs), which may fail with [`crate::Error::OutOfMemory`].
 #[cfg(feature = "cuda")]
 pub fn sgemm(
     stream: &Stream<'_>, a: &DeviceSlice<f32>, b: &DeviceSlice<f32>, c: &mut DeviceSlice<f32>, shape: GemmShape,

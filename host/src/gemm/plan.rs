@@ -23,7 +23,7 @@ pub(crate) enum Plan {
 }
 
 /// The version that computes `C = alpha * A * B + beta * C` for `variant`:
-/// itself, but for a 3xTF32 TMA step (13, 15, 16) with a non-finite
+/// itself, but for a TMA step that fixes up (13, 15, 16, 17) with a non-finite
 /// `alpha`, which step 7 ([`Variant::DoubleBuffered`], FP32 FMAs, in every
 /// module) computes instead. Such a step's fix-up (`gemm_fixup`) rebuilds
 /// the elements of inputs holding an inf or NaN from the product's value
@@ -33,7 +33,7 @@ pub(crate) enum Plan {
 /// gives inf). Every element of such a product is inf or NaN, and step 7's
 /// are FP32's.
 pub(crate) fn fp32_for(variant: Variant, scalars: AlphaBeta) -> Variant {
-    let fixes_up = variant.geometry().fp32_accurate_tma();
+    let fixes_up = variant.geometry().tma_fixes_up();
     if fixes_up && !scalars.alpha.is_finite() { Variant::DoubleBuffered } else { variant }
 }
 

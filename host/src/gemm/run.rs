@@ -4,21 +4,24 @@
 //! ([`Launch`]), which a [`Device`] carries out.
 //!
 //! The workspace, each part 256-byte aligned as the pool's allocations are:
-//! the tensor maps, `A`'s then `B`'s; for 3xTF32 the marks of the
+//! the tensor maps, `A`'s then `B`'s; for 3xTF32 and Ozaki the marks of the
 //! non-finite inputs (`1 + m + n` words, `gemm::fixup`), where a direct
 //! step's product raises them ([`DX3_MARKS_OFFSET`]), and for a scaled
 //! step the peaks of `A`'s rows and `B`'s columns (`m + n` words,
 //! `gemm::scale`); the operands' copies, `A`'s then `B`'s, rows of `K`
 //! (of `N` for `B` not transposed) rounded up to 32 floats, so that a
 //! box's 128-byte rows are L2 lines (at 4097^3, rounding to 4 measured 64
-//! TFLOP/s against 99 at 4095^3); and the partial products of a split `K`,
-//! `S` slices of `m n` floats.
+//! TFLOP/s against 99 at 4095^3), or for Ozaki their residues, a plane of
+//! rows of `K` bytes (rounded up to 128) a modulus; and the partial
+//! products of a split `K`, `S` slices of `m n` floats.
 
 use super::{AlphaBeta, GemmShape, Problem, Variant};
 use crate::{GridLimits, LaunchDims, Result};
 use coalesce_kernels::TensorMap;
-use coalesce_kernels::gemm::pack::{PACK_KEEP, PACK_SCALE, PACK_SPLIT, PACK_TRANSPOSE, PackShape};
-use coalesce_kernels::gemm::{DIRECT_B_BOX, DIRECT_BK, DX3_MARKS_OFFSET, Feed, Operand, TMA_BK};
+use coalesce_kernels::gemm::ozaki::LADDER_MODULI;
+use coalesce_kernels::gemm::pack::{PACK_KEEP, PACK_RESIDUES, PACK_SCALE, PACK_SPLIT, PACK_TRANSPOSE, PackShape};
+use coalesce_kernels::gemm::{DIRECT_B_BOX, DIRECT_BK, DX3_MARKS_OFFSET, Feed, Operand, Precision, TMA_BK};
+use coalesce_kernels::gemm::{OZ_SCRATCH_WORDS, oz_scratch_offset};
 
 /// A tensor map's bytes.
 const MAP: u64 = size_of::<TensorMap>() as u64;
@@ -92,7 +95,8 @@ impl Sequence {
         variant: Variant, feed: Feed, shape: GemmShape, scalars: AlphaBeta, dims: LaunchDims,
         (a, b, c): (u64, u64, u64), base: u64,
     ) -> Sequence {
-        let split = variant.geometry().precision.is_3xtf32();
+        let precision = variant.geometry().precision;
+        let (split, marking) = (precision.is_3xtf32(), precision.fixes_up());
         let (m, n, k) = (shape.m() as u64, shape.n() as u64, shape.k() as u64);
         let (kp, np) = (k.next_multiple_of(32), n.next_multiple_of(32));
         let (bm, bn) = variant.block_tile();
@@ -104,9 +108,13 @@ impl Sequence {
             base + at
         };
         let (marked, peaked) = (1 + m + n, if feed.scaled { m + n } else { 0 });
-        let marks = split.then(|| take(marked + peaked));
+        let marks = marking.then(|| take(marked + peaked));
         debug_assert!(feed.a == Operand::KMajor || marks.is_none_or(|at| at == base + DX3_MARKS_OFFSET as u64));
         let peaks = marks.filter(|_| feed.scaled).map_or(0, |at| at + 4 * marked);
+        // Step 17's blocks keep their residues after the marks and peaks.
+        let ozaki = matches!(precision, Precision::Ozaki { .. });
+        let scratch = ozaki.then(|| take(u64::from(dims.grid.x) * u64::from(dims.grid.y) * OZ_SCRATCH_WORDS as u64));
+        debug_assert!(scratch.is_none_or(|at| at == base + oz_scratch_offset(m as usize, n as usize) as u64));
 
         let mut launches = Vec::new();
         if feed.scaled {
@@ -116,28 +124,31 @@ impl Sequence {
         }
         let (mut tensors, mut passes) = (Vec::new(), Vec::new());
         for (is_b, src, operand) in [(false, a, feed.a), (true, b, feed.b)] {
-            // The source's shape; a split pass marks its lines after the
-            // first mark, `A`'s rows then `B`'s columns.
+            // The source's shape; a split or residue pass marks its lines
+            // after the first mark, `A`'s rows then `B`'s columns, and
+            // reads their peaks, `A`'s then `B`'s.
             let (rows, cols) = if is_b { (k, n) } else { (m, k) };
-            let lines = marks.map_or(0, |at| at + 4 + if is_b { 4 * m } else { 0 });
+            let after_a = if is_b { 4 * m } else { 0 };
+            let marked_lines = marks.map_or(0, |at| at + 4 + after_a);
             let mut pack = |stride: u64, flags: u32, hi: u64, lo: u64| {
-                let scaled = if flags & PACK_SCALE != 0 { peaks } else { 0 };
-                let marks = if flags & PACK_SPLIT != 0 { [marks.unwrap_or(0), lines, scaled] } else { [0; 3] };
+                let scaled = if flags & PACK_SCALE != 0 { peaks + after_a } else { 0 };
+                let marking = flags & (PACK_SPLIT | PACK_RESIDUES) != 0;
+                let marks = if marking { [marks.unwrap_or(0), marked_lines, scaled] } else { [0; 3] };
                 let (rows, cols, stride) = (rows as u32, cols as u32, stride as u32);
                 passes.push((src, PackShape { rows, cols, stride, flags }, [hi, lo], marks));
             };
             let tf32 = !split && operand == Operand::AsItIs;
             let tensor = |base, dims, row: u64, boxed| Tensor2d { base, dims, row_bytes: 4 * row, boxed, tf32 };
+            // The rows of a K-major copy, and of its box.
+            let (lines, box_rows, transpose) = if is_b { (n, bn, PACK_TRANSPOSE) } else { (m, bm, 0) };
             match operand {
                 // `K`-major: `A` as it is, `B` transposed; halves one
                 // after the other, a map each.
                 Operand::KMajor => {
-                    let (lines, box_rows) = if is_b { (n, bn) } else { (m, bm) };
                     let halves = if split { 2 } else { 1 };
                     let hi = take(halves as u64 * lines * kp);
                     let lo = if split { hi + 4 * lines * kp } else { 0 };
-                    let flags = if split { PACK_SPLIT } else { 0 } | if is_b { PACK_TRANSPOSE } else { 0 };
-                    pack(kp, flags, hi, lo);
+                    pack(kp, if split { PACK_SPLIT } else { 0 } | transpose, hi, lo);
                     for half in [hi, lo].into_iter().take(halves) {
                         tensors.push(tensor(half, [k, lines], kp, [TMA_BK, box_rows]));
                     }
@@ -147,6 +158,14 @@ impl Sequence {
                     let scale = if feed.scaled { PACK_SCALE } else { 0 };
                     pack(kp, PACK_SPLIT | scale, hi, hi + 4 * m * kp);
                     tensors.push(tensor(hi, [k, 2 * m], kp, [DIRECT_BK, bm]));
+                }
+                // One plane of bytes a modulus, rows of `K` rounded up to
+                // 128 bytes, counted by the map as 4-byte elements.
+                Operand::Residues => {
+                    let (row, planes) = (k.next_multiple_of(128), LADDER_MODULI as u64 * lines);
+                    let at = take(planes * row / 4);
+                    pack(row, PACK_RESIDUES | PACK_SCALE | transpose, at, 0);
+                    tensors.push(tensor(at, [k.div_ceil(4), planes], row / 4, [TMA_BK, box_rows]));
                 }
                 Operand::AsItIs => {
                     let stride = if is_b { np } else { kp };
@@ -223,6 +242,11 @@ pub(crate) fn run(
     // The launches' grids and the workspace's size do not depend on where
     // the workspace lies.
     let unplaced = Sequence::new(variant, feed, shape, scalars, dims, operands, 0);
+    // A copy's coordinates are `i32`s: each side of a map below 2^31.
+    if let Some(t) = unplaced.tensors.iter().find(|t| t.dims.iter().any(|&d| d > i32::MAX as u64)) {
+        let (cols, rows, why) = (t.dims[0] as usize, t.dims[1] as usize, "a tensor map's side passes i32".into());
+        return Err(crate::Error::ShapeTooLarge { rows, cols, why });
+    }
     for (entry, dims) in unplaced.launches.iter().map(Launch::kernel) {
         device.limits().check(entry, &shape, dims)?;
     }

@@ -164,11 +164,11 @@ impl ThreadCtx for EmuCtx<'_> {
     }
     fn wgmma_wait_s32<const N: u32>(&self, _d: &mut [i32; 128]) {}
     #[track_caller]
-    unsafe fn wgmma_m64n256k32_s8(&self, d: &mut [i32; 128], a: u64, b: u64) {
+    unsafe fn wgmma_m64n256k32_s8(&self, d: &mut [i32; 128], a: u64, b: u64, accumulate: bool) {
         let loc = Location::caller();
         self.step(loc);
         let (shared, linear, rank, block, fiber) = (self.shared, self.linear, self.rank, self.block, self.fiber);
-        wgmma_s8(&Issuer { shared, request: self.request(), linear, rank, block, fiber, loc }, d, a, b);
+        wgmma_s8(&Issuer { shared, request: self.request(), linear, rank, block, fiber, loc }, d, (a, b), accumulate);
     }
     #[track_caller]
     fn mbarrier_init(&self, bar: u32, count: u32) {

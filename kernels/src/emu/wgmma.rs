@@ -153,10 +153,10 @@ pub(super) fn wgmma_tf32<const R: usize>(me: &Issuer<'_>, d: &mut [f32; R], a: O
 /// shared memory into this thread's `R` s32 accumulators (layout as
 /// [`wgmma_tf32`]'s): the 32 products of a row and a column and their sum
 /// are exact, added to `D` with wrapping, as the `.s32` accumulator
-/// without `.satfinite` does. Both operands are K-major: a row's 32 `k`
+/// without `.satfinite` does (or in place of `D` without `accumulate`). Both operands are K-major: a row's 32 `k`
 /// are the 32 bytes a TF32 row's 8 take.
-pub(super) fn wgmma_s8<const R: usize>(me: &Issuer<'_>, d: &mut [i32; R], a: u64, b: u64) {
-    let (t, _) = meet(me, (a, b, 1), None, |_, _, _| ());
+pub(super) fn wgmma_s8<const R: usize>(me: &Issuer<'_>, d: &mut [i32; R], (a, b): (u64, u64), accumulate: bool) {
+    let (t, _) = meet(me, (a, b, accumulate as u64), None, |_, _, _| ());
     let (warp, lane) = (t / 32, t % 32);
     let read = OperandReader::new(me);
     let operand = |desc: u64, row: usize| -> [i32; 32] {
@@ -167,7 +167,8 @@ pub(super) fn wgmma_s8<const R: usize>(me: &Issuer<'_>, d: &mut [i32; R], a: u64
     let cols: Vec<[i32; 32]> = (0..R / 2).map(|j| operand(b, 8 * (j / 2) + 2 * (lane % 4) + j % 2)).collect();
     for (i, acc) in d.iter_mut().enumerate() {
         let (x, y) = (&rows[(i / 2) % 2], &cols[2 * (i / 4) + i % 2]);
-        *acc = acc.wrapping_add((0..32).map(|k| x[k] * y[k]).sum::<i32>());
+        let sum = (0..32).map(|k| x[k] * y[k]).sum::<i32>();
+        *acc = if accumulate { acc.wrapping_add(sum) } else { sum };
     }
 }
 

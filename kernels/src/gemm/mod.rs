@@ -37,6 +37,7 @@ pub use warptile::{WT, WarpTiling};
 pub use wgmma_3xtf32::split_tf32;
 pub use wgmma_direct::{DIRECT_B_BOX, DIRECT_BK, DIRECT_BM, pair_of};
 pub use wgmma_direct_3xtf32::{DX3_MARKS_OFFSET, low_half};
+pub use wgmma_ozaki::{OZ_SCRATCH_WORDS, oz_scratch_offset};
 pub use wgmma_tma::TMA_BK;
 
 // The steps name it `super::F4`.
@@ -68,8 +69,9 @@ macro_rules! gemm_steps {
             $($pass)*
             op: "gemm";
             /// The GEMM versions, in teaching order: the FP32 ladder (steps
-            /// 1-7), then the tensor cores: TF32 (steps 8, 9, 12, 14) and
-            /// FP32-accurate 3xTF32 (steps 10, 11, 13, 15, 16); steps 9-16 only on
+            /// 1-7), then the tensor cores: TF32 (steps 8, 9, 12, 14),
+            /// FP32-accurate 3xTF32 (steps 10, 11, 13, 15, 16) and INT8
+            /// products by Ozaki scheme II (step 17); steps 9-17 only on
             /// `sm_90a`, the H100's.
             pub enum Variant, geometry Geometry;
             unsafe fn run<C>(ctx, a: *const f32, b: *const f32, c: *mut f32, p: Problem);
@@ -108,6 +110,8 @@ macro_rules! gemm_steps {
             WgmmaDirect3xTf32 => wgmma_direct_3xtf32: "15" in "15_wgmma_direct_3xtf32.rs" { needs: "sm_90a", };
             /// step 15 with `A`'s halves made by `gemm_pack` first and copied by the TMA (one map over `A_hi` and the `A_lo` rows below it), `B`'s still split in the consumers' registers: no splitter warpgroup, no shared-memory traffic from the threads for `A`
             WgmmaSplitA3xTf32 => wgmma_split_a_3xtf32: "16" in "16_wgmma_split_a_3xtf32.rs" { needs: "sm_90a", };
+            /// Ozaki scheme II: `A` and `B` scaled by rows and columns and rounded to integers, their residues modulo 9 coprime moduli multiplied exactly by `wgmma` `m64n256k32` on signed bytes (step 12's pipeline), `C` rebuilt by the Chinese remainder theorem: nine INT8 products a term, no TF32
+            WgmmaOzaki => wgmma_ozaki: "17" in "17_wgmma_ozaki.rs" { needs: "sm_90a", };
         }
     };
 }
@@ -127,6 +131,11 @@ pub enum Precision {
     /// partial sum added into f32 registers rounded to nearest; without,
     /// the tensor cores' accumulator, which truncates, holds all of `K`.
     Split3xTf32 { split: Split, promoted: bool },
+    /// Ozaki scheme II ([`ozaki`]): each row of `A` and column of `B`
+    /// rounded to integers of `alpha` bits, `alpha` as many as `moduli`
+    /// moduli allow at the depth; their product exact, from `moduli` INT8
+    /// products.
+    Ozaki { moduli: u32 },
 }
 
 /// How a 3xTF32 step splits an f32 `x` into its halves `hi + lo`.
@@ -145,6 +154,21 @@ impl Precision {
     /// TF32 roof).
     pub const fn is_3xtf32(self) -> bool {
         matches!(self, Precision::Split3xTf32 { .. })
+    }
+
+    /// Whether the products see only finite inputs, the non-finite ones
+    /// marked for `gemm_fixup` to rebuild their rows and columns of `C` in
+    /// FP32: 3xTF32 (whose split of an inf is NaN) and Ozaki (whose
+    /// integers have no inf).
+    pub const fn fixes_up(self) -> bool {
+        matches!(self, Precision::Split3xTf32 { .. } | Precision::Ozaki { .. })
+    }
+
+    /// Whether the error bound scales the operands' peaks, `max |a_i.| sum
+    /// |b_.j| + sum |a_i.| max |b_.j|`, instead of `sum |a b|`
+    /// ([`Variant::error_bound`]).
+    pub const fn bounds_peaks(self) -> bool {
+        matches!(self, Precision::Ozaki { .. })
     }
 }
 
@@ -179,6 +203,10 @@ pub enum Operand {
     /// Split into TF32 halves by `gemm_pack`: `m` rows of `A_hi`, then `m`
     /// of `A_lo`, one map over both.
     Stacked,
+    /// Scaled, rounded to integers and reduced to signed-byte residues by
+    /// `gemm_pack` ([`pack::PACK_RESIDUES`]), K-major (`B` transposed):
+    /// one plane a modulus, one map over all of them, its elements 4 bytes.
+    Residues,
 }
 
 /// How a GEMM version is launched: one block per `tile` of `C`; and the
@@ -229,9 +257,17 @@ impl Geometry {
     /// Whether the step is FP32-accurate on the tensor cores: 3xTF32 fed by
     /// TMA (steps 13, 15 and 16), marking inputs that hold an inf or NaN
     /// and rebuilding those elements after the product (`gemm_fixup`).
-    /// `sgemm` chooses among these and step 7.
+    /// `sgemm` chooses among these and step 7. Step 17 (Ozaki) fixes up
+    /// too, but its bound scales its operands' peaks, not `sum |a b|`: an
+    /// element far below its row's peak keeps few bits.
     pub const fn fp32_accurate_tma(self) -> bool {
         self.tma() && self.precision.is_3xtf32()
+    }
+
+    /// Whether the step is fed by TMA and rebuilds the elements of
+    /// non-finite inputs after the product ([`Precision::fixes_up`]).
+    pub const fn tma_fixes_up(self) -> bool {
+        self.tma() && self.precision.fixes_up()
     }
 
     /// The same, reading its run of `K` from `blockIdx.z` ([`split_k`]).
@@ -311,7 +347,15 @@ impl Variant {
     ///   (`x = hi + r`, `|r| < 2^-10 |x|`, `lo = tf32(r)` within `2^-21 |x|`):
     ///   `2^-19` for the split (the two residues and the dropped `lo lo`).
     ///   Step 16 splits `A` by rounding, tighter, and `B` by its top bits:
-    ///   the looser holds.
+    ///   the looser holds;
+    /// - Ozaki scheme II (step 17), against the operands' peaks `P_ij =
+    ///   max |a_i.| sum |b_.j| + sum |a_i.| max |b_.j|` (at least `sum |a
+    ///   b|`) in place of `sum |a b|` ([`Precision::bounds_peaks`]): `g +
+    ///   gamma_4 (1 + g)`, `g = 2^-alpha (1 + k 2^-alpha)`, `alpha` the
+    ///   operands' bits ([`ozaki::alpha`]): each rounded operand is within
+    ///   `2^-alpha` of its row's (column's) peak, and the product of two
+    ///   adds their cross term; the integer product and its reconstruction
+    ///   are exact to f64, then one rounding to f32 and the epilogue's.
     pub fn error_bound(self, k: usize) -> f64 {
         const U: f64 = 1.0 / (1u64 << 24) as f64;
         let gamma = |n: usize| n as f64 * U / (1.0 - n as f64 * U);
@@ -331,7 +375,27 @@ impl Variant {
                 };
                 split + sums
             }
+            Precision::Ozaki { moduli } => {
+                let bits = p(ozaki::alpha(moduli as usize, k));
+                let g = bits * (1.0 + k as f64 * bits);
+                g + gamma(4) * (1.0 + g)
+            }
         }
+    }
+
+    /// What [`Variant::error_bound`]'s factor multiplies at one element of
+    /// `C = A B`, from its row `a` of `A` and column `b` of `B`: `sum |a
+    /// b|`, or for a bound on the peaks ([`Precision::bounds_peaks`]) `max
+    /// |a| sum |b| + sum |a| max |b|`.
+    pub fn error_scale(self, a: impl Iterator<Item = f32>, b: impl Iterator<Item = f32>) -> f64 {
+        let (mut products, mut peaks, mut sums) = (0.0f64, [0.0f64; 2], [0.0f64; 2]);
+        for (x, y) in a.zip(b) {
+            let (x, y) = ((x as f64).abs(), (y as f64).abs());
+            products += x * y;
+            peaks = [peaks[0].max(x), peaks[1].max(y)];
+            sums = [sums[0] + x, sums[1] + y];
+        }
+        if self.geometry().precision.bounds_peaks() { peaks[0] * sums[1] + sums[0] * peaks[1] } else { products }
     }
 
     /// The fastest FP32 version that every module has (step 7, FMA units

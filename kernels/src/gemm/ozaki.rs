@@ -33,6 +33,11 @@
 /// fifteen under `2^120`).
 pub const MAX_MODULI: usize = 15;
 
+/// The moduli step 17 takes (`17_wgmma_ozaki.rs`): 9 give an error at
+/// most cuBLAS SGEMM's on every input class of `examples/ozaki2_accuracy`
+/// (8 lose on log-spread magnitudes at depth 1003).
+pub const LADDER_MODULI: usize = 9;
+
 /// The moduli, largest first: from 256 down, each number coprime with
 /// every one taken before it, so any first `L` of them are pairwise
 /// coprime. At most 256, so a residue in symmetric form (`-128..=127` for
@@ -186,23 +191,52 @@ const INVERSES: [[u32; MAX_MODULI]; MAX_MODULI] = {
 };
 
 /// [`reconstruct`] in small integers and one f64 sum, as a GPU thread
-/// computes it: Garner's mixed-radix digits `d_l`, each in symmetric form
-/// modulo `p_l` (`C' = d_0 + p_0 (d_1 + p_1 (d_2 + ..))`, every product
-/// and sum below `2^16`), then the digits summed from the top in f64. A
-/// value whose magnitude is small has zero digits above its own, so
-/// nothing cancels: each of the `L` steps rounds once, relative error
-/// within `2 L 2^-53`, far below an f32's.
+/// computes it: [`garner`] of the residues.
 pub fn reconstruct_f64(residues: &[i64]) -> f64 {
-    let mut digits = [0i64; MAX_MODULI];
-    for (l, &r) in residues.iter().enumerate() {
-        let p = MODULI[l] as i64;
-        let mut x = r.rem_euclid(p);
-        for (j, &d) in digits[..l].iter().enumerate() {
-            x = (x - d).rem_euclid(p) * INVERSES[l][j] as i64 % p;
+    garner(residues.len(), |l| residues[l].rem_euclid(MODULI[l] as i64) as u32)
+}
+
+/// The integer in `(-P/2, P/2)`, `P` the product of the first `moduli`
+/// moduli, whose residue modulo `p_l` is `residue(l)` (in `0..p_l`), in
+/// f64: Garner's mixed-radix digits `d_l`, each in symmetric form modulo
+/// `p_l` (`C' = d_0 + p_0 (d_1 + p_1 (d_2 + ..))`, every product and sum
+/// below `2^16`, so `i32` arithmetic), then the digits summed from the top
+/// in f64. A value whose magnitude is small has zero digits above its own,
+/// so nothing cancels: each of the `L` steps rounds once, relative error
+/// within `2 L 2^-53`, far below an f32's. With `moduli` a constant the
+/// loops unroll and every divisor is a constant.
+#[inline(always)]
+pub fn garner(moduli: usize, residue: impl Fn(usize) -> u32) -> f64 {
+    // Written out for every `l` and `j`, so that each digit is a register
+    // (an array indexed at run time is a stack frame in a kernel).
+    let mut digits = [0i32; MAX_MODULI];
+    unroll!(l < MAX_MODULI, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14], {
+        if l < moduli {
+            let p = MODULI[l] as i32;
+            let mut x = residue(l) as i32;
+            unroll!(j < l, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], {
+                x = (x - digits[j]).rem_euclid(p) * INVERSES[l][j] as i32 % p;
+            });
+            digits[l] = if x >= (p + 1) / 2 { x - p } else { x };
         }
-        digits[l] = residue(x, p as u32) as i64;
-    }
-    digits[..residues.len()].iter().zip(&MODULI).rev().fold(0.0, |v, (&d, &p)| v * p as f64 + d as f64)
+    });
+    let mut v = 0.0f64;
+    unroll!(i < MAX_MODULI, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14], {
+        let l = MAX_MODULI - 1 - i;
+        if l < moduli {
+            v = v * MODULI[l] as f64 + digits[l] as f64;
+        }
+    });
+    v
+}
+
+/// `x mod p` in `0..p` for a modulus `p`: an `i32` sum of residue
+/// products, reduced. In `u32` arithmetic, `p` at least 1: no path to a
+/// division's panic is left in a kernel.
+#[inline(always)]
+pub fn reduce(x: i32, p: u32) -> u32 {
+    let (p, m) = (p.max(1), x.unsigned_abs() % p.max(1));
+    if x < 0 && m != 0 { p - m } else { m }
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //! padding column (`+ 1`) keeps the transposed reads free of bank
 //! conflicts.
 
+use super::ozaki::{self, LADDER_MODULI, MODULI};
 use super::scale::{exponent, pow2};
 use super::to_tf32;
 use crate::registry::{Step, params_and_entry, utilities};
@@ -54,6 +55,18 @@ pub const PACK_KEEP: u32 = 4;
 /// largest finite `|x|` then splits in `[1, 2)` ([`super::scale`]).
 pub const PACK_SCALE: u32 = 8;
 
+/// Residues (step 17, Ozaki scheme II): each destination row (a row of
+/// `A`, a column of `B`) is scaled by `2^(alpha - e)`, `e` from its peak
+/// ([`super::ozaki::exponent`]), rounded to an integer of at most
+/// `2^alpha` ([`super::ozaki::to_integer`], `alpha` from the depth, the
+/// destination's columns), and written as its signed-byte residue modulo
+/// each of the first [`LADDER_MODULI`] moduli: plane `l` (`dst_rows` rows
+/// of `stride` bytes) after plane `l - 1`, the bytes of a row from its
+/// length up to a multiple of 4 zero (the product's tensor maps count 4
+/// bytes an element). Marks non-finite values as [`PACK_SPLIT`] does,
+/// their residues zero; reads the peaks.
+pub const PACK_RESIDUES: u32 = 16;
+
 const T: usize = PACK_TILE as usize;
 const ROWS: usize = PACK_ROWS as usize;
 
@@ -84,9 +97,11 @@ impl PackShape {
     pub const fn dst_rows(self) -> u32 {
         if self.flags & PACK_TRANSPOSE != 0 { self.cols } else { self.rows }
     }
-    /// Floats of one destination buffer: its rows of `stride`.
+    /// Floats of one destination buffer: its rows of `stride`; for
+    /// [`PACK_RESIDUES`], bytes of all the planes.
     pub const fn dst_len(self) -> u64 {
-        self.dst_rows() as u64 * self.stride as u64
+        let planes = if self.flags & PACK_RESIDUES != 0 { LADDER_MODULI as u64 } else { 1 };
+        planes * self.dst_rows() as u64 * self.stride as u64
     }
 }
 
@@ -165,14 +180,17 @@ pub unsafe fn pack<C: ThreadCtx>(
         });
     }
     let (rows, cols) = (s.rows as usize, s.cols as usize);
-    let (transpose, split) = (s.flags & PACK_TRANSPOSE != 0, s.flags & PACK_SPLIT != 0);
+    let (transpose, residues) = (s.flags & PACK_TRANSPOSE != 0, s.flags & PACK_RESIDUES != 0);
+    let split = s.flags & PACK_SPLIT != 0;
+    let marked = split || residues;
     let dst_len = s.dst_len() as usize;
     let src = ctx.global(src, (s.rows, s.cols));
-    let hi = ctx.global_mut(hi, dst_len);
+    let bytes = ctx.global_mut(hi.cast::<i8>(), if residues { dst_len } else { 0 });
+    let hi = ctx.global_mut(hi, if residues { 0 } else { dst_len });
     let lo = ctx.global_mut(lo, if split { dst_len } else { 0 });
-    let any = ctx.global_mut(marks.any, if split { 1usize } else { 0 });
-    let lines = ctx.global_mut(marks.lines, if split { s.dst_rows() } else { 0 });
-    let scaled = split && s.flags & PACK_SCALE != 0;
+    let any = ctx.global_mut(marks.any, if marked { 1usize } else { 0 });
+    let lines = ctx.global_mut(marks.lines, if marked { s.dst_rows() } else { 0 });
+    let scaled = marked && s.flags & PACK_SCALE != 0;
     let peaks = ctx.global(marks.peaks, if scaled { s.dst_rows() } else { 0 });
     let tile = ctx.shared::<f32>(T * (T + 1));
     let t = ctx.thread_idx();
@@ -190,15 +208,37 @@ pub unsafe fn pack<C: ThreadCtx>(
     // Destination row `dr`, column `dc` of this tile, and where its value
     // sits in the tile: transposed, the tile is read down a column.
     let (dr0, dc0, drows, dcols) = if transpose { (c0, r0, cols, rows) } else { (r0, c0, rows, cols) };
+    // Residues fill each row to a multiple of 4 bytes, inside this tile
+    // (tiles start at multiples of 32).
+    let dcols_written = if residues { dcols.next_multiple_of(4) } else { dcols };
+    let plane = s.dst_rows() as usize * s.stride as usize;
+    let alpha = if residues { ozaki::alpha(LADDER_MODULI, dcols) as i32 } else { 0 };
     unroll!(j < T / ROWS, [0, 1, 2, 3], {
         let (dr, dc) = (dr0 + ty + ROWS * j, dc0 + tx);
-        if dr < drows && dc < dcols {
+        if dr < drows && dc < dcols_written {
             let at = if transpose { tx * (T + 1) + ty + ROWS * j } else { (ty + ROWS * j) * (T + 1) + tx };
             // SAFETY: inside the tile, loaded above (its source element is
             // inside the matrix) by a thread the barrier orders before this.
-            let x = unsafe { tile.load(at) };
+            let x = if dc < dcols { unsafe { tile.load(at) } } else { 0.0 };
             let i = dr * s.stride as usize + dc;
-            if split {
+            if residues {
+                if !x.is_finite() {
+                    // SAFETY: dr < drows, the length of `lines`.
+                    unsafe {
+                        lines.raise_flag(dr);
+                        any.raise_flag(0);
+                    }
+                }
+                // Zero residues for a non-finite value ([`ozaki::to_integer`]):
+                // the fix-up recomputes its row or column of `C`.
+                // SAFETY: dr < drows, the length of `peaks`.
+                let v = ozaki::to_integer(x, alpha - ozaki::exponent(unsafe { peaks.load(dr) }));
+                unroll!(l < LADDER_MODULI, [0, 1, 2, 3, 4, 5, 6, 7, 8], {
+                    // SAFETY: dr < drows, dc < stride (the host's rows hold
+                    // the depth rounded up to 4): inside plane l.
+                    unsafe { bytes.store(l * plane + i, ozaki::residue(v, MODULI[l])) };
+                });
+            } else if split {
                 // Zero halves for a non-finite value: the product stays
                 // finite (inf - inf in the split, a NaN whose payload lies
                 // in the low 13 bits read as inf), and the fix-up

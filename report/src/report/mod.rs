@@ -9,6 +9,7 @@ pub mod pictures;
 pub mod plot;
 pub mod reference;
 
+use coalesce::kernels::gemm::ozaki::LADDER_MODULI;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -40,7 +41,14 @@ pub enum Roof {
     /// The INT8 tensor-core probe (`int8_peak`), in tera-operations per
     /// second: the products of an integer (Ozaki-II) GEMM.
     Int8,
+    /// The INT8 probe over the moduli of step 17 (Ozaki scheme II,
+    /// [`LADDER_MODULI`]): one INT8 product a modulus per multiply-add of
+    /// the GEMM, so its FLOPs, counted as the GEMM's `2 m n k`, top out there.
+    Int8Ozaki,
 }
+
+// `Roof::label` names the moduli.
+const _: () = assert!(LADDER_MODULI == 9);
 
 impl Roof {
     /// The roof of a GEMM whose products run at precision `p`.
@@ -52,6 +60,7 @@ impl Roof {
             Precision::Fp32 => Roof::Fma,
             Precision::Tf32 => Roof::Tf32,
             Precision::Split3xTf32 { .. } => Roof::Tf32Third,
+            Precision::Ozaki { .. } => Roof::Int8Ozaki,
         }
     }
 
@@ -63,6 +72,7 @@ impl Roof {
             Roof::Tf32 => "TF32 TC",
             Roof::Tf32Third => "TF32 TC/3",
             Roof::Int8 => "INT8 TC",
+            Roof::Int8Ozaki => "INT8 TC/9",
         }
     }
 
@@ -76,6 +86,7 @@ impl Roof {
             Roof::Tf32 => roofs.tf32_tflop_per_s,
             Roof::Tf32Third => roofs.tf32_tflop_per_s.map(|t| t / 3.0),
             Roof::Int8 => roofs.int8_tops,
+            Roof::Int8Ozaki => roofs.int8_tops.map(|t| t / LADDER_MODULI as f64),
         }
     }
 }
@@ -502,6 +513,7 @@ mod tests {
         for s in ["10", "11", "13"] {
             assert_eq!(roof_of(s), Roof::Tf32Third, "step {s}");
         }
+        assert_eq!(roof_of("17"), Roof::Int8Ozaki);
 
         let roofs = Roofs {
             copy_gb_per_s: 3000.0,
@@ -522,8 +534,11 @@ mod tests {
         assert_eq!(at(Roof::Fma, &roofs), (Roof::Fma, 200.0));
         // 120 T ops/s of 1600: 7.5% of the INT8 roof.
         assert_eq!(at(Roof::Int8, &roofs), (Roof::Int8, 7.5));
+        // Of 1600 / 9 T ops/s: 67.5%.
+        assert_eq!(at(Roof::Int8Ozaki, &roofs), (Roof::Int8Ozaki, 67.5));
         let no_tc = Roofs { tf32_tflop_per_s: None, int8_tops: None, ..roofs };
         assert_eq!(at(Roof::Int8, &no_tc), (Roof::Fma, 200.0));
+        assert_eq!(at(Roof::Int8Ozaki, &no_tc), (Roof::Fma, 200.0));
         assert_eq!(at(Roof::Tf32, &no_tc), (Roof::Fma, 200.0));
         assert_eq!(at(Roof::Tf32Third, &no_tc), (Roof::Fma, 200.0));
     }

@@ -16,18 +16,20 @@ pub fn nested_sin_ok(v: Sin, x: f32, got: f32) -> bool {
 }
 
 /// Whether `got` is element (i, j) of `a (m x k) * b (k x n)`, row-major,
-/// within a bound on `sum |a_it b_tj|`: 1e-5 for FP32 (K rounding errors of
-/// 2^-24 each, K <= 8192), 1e-2 for TF32 (10-bit mantissa inputs).
+/// within a bound on `sum |a_it b_tj|` (on the operands' peaks for Ozaki,
+/// [`Gemm::error_scale`]): 1e-5 for FP32 (K rounding errors of 2^-24 each,
+/// K <= 8192), 1e-2 for TF32 (10-bit mantissa inputs).
 pub fn gemm_element_ok(
     v: Gemm, a: &[f32], b: &[f32], (k, n): (usize, usize), (i, j): (usize, usize), got: f32,
 ) -> bool {
     let terms = (0..k).map(|t| a[i * k + t] as f64 * b[t * n + j] as f64);
-    let want: f64 = terms.clone().sum();
-    let size: f64 = terms.map(f64::abs).sum();
+    let want: f64 = terms.sum();
+    let size = v.error_scale(a[i * k..][..k].iter().copied(), (0..k).map(|t| b[t * n + j]));
     let rel = match v.geometry().precision {
         Precision::Fp32 | Precision::Split3xTf32 { promoted: true, .. } => 1e-5,
-        // The tensor cores' accumulator truncates: the error grows with `K`.
-        Precision::Split3xTf32 { promoted: false, .. } => v.error_bound(k),
+        // The tensor cores' accumulator truncates: the error grows with
+        // `K`. Ozaki's bound is of its operands' peaks (`size` is so).
+        Precision::Split3xTf32 { promoted: false, .. } | Precision::Ozaki { .. } => v.error_bound(k),
         Precision::Tf32 => 1e-2,
     };
     let err = (got as f64 - want).abs();
