@@ -63,9 +63,9 @@ ptxas -arch="$arch" -v "$module" -o /dev/null 2>&1 | grep -A3 "entry function 'g
 mkdir -p /tmp/dump
 timeout "$(limit 180)" "$B/example-gemm_tensor_cores" 4096,8192 30 /tmp/dump >"$OUT/tc.log" 2>&1
 note "tensor-core timings: $(status $?)"
-# 16384^3: the TMA steps only (TF32 and 3xTF32), no dump (1 GiB an output); cuBLAS's peers time it below.
+# 16384^3: the TMA steps only (TF32, 3xTF32 and Ozaki), no dump (1 GiB an output); cuBLAS's peers time it below.
 timeout "$(limit 90)" "$B/example-gemm_tensor_cores" 16384 10 "" \
-    wgmma_tma,wgmma_direct,wgmma_direct_3xtf32,wgmma_split_a_3xtf32 >>"$OUT/tc.log" 2>&1
+    wgmma_tma,wgmma_direct,wgmma_direct_3xtf32,wgmma_split_a_3xtf32,wgmma_ozaki >>"$OUT/tc.log" 2>&1
 note "tensor-core timings at 16384^3: $(status $?)"
 timeout "$(limit 200)" python3 scripts/gpu/peers gemm-tc --out "$RUN" /tmp/dump >>"$OUT/tc.log" 2>&1
 note "cuBLAS and errors: $(status $?)"

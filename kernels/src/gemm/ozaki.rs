@@ -81,13 +81,19 @@ pub const fn modulus_product(moduli: usize) -> u128 {
 /// The operands' bits for `moduli` moduli and depth `k`: the largest
 /// `alpha` with `2 k 2^(2 alpha) < P`, so that `|A' B'| < P / 2` for
 /// integers of magnitude at most `2^alpha` (0 where none fits).
+///
+/// From the bit lengths, no loop over `alpha`: a kernel computes it once a
+/// thread.
 pub const fn alpha(moduli: usize, k: usize) -> u32 {
-    let p = modulus_product(moduli);
-    let mut alpha = 0;
-    while alpha < 63 && (2 * (k as u128)) << (2 * (alpha + 1)) < p {
-        alpha += 1;
+    let (p, x) = (modulus_product(moduli), 2 * k as u128);
+    if x >= p || x == 0 {
+        return if x == 0 { 63 } else { 0 };
     }
-    alpha
+    // `x 4^a < p` needs `bits(x) + 2 a <= bits(p)`; the largest such `a`
+    // passes or is one too many.
+    let (bp, bx) = (128 - p.leading_zeros(), 128 - x.leading_zeros());
+    let a = if (bp - bx) / 2 > 63 { 63 } else { (bp - bx) / 2 };
+    if a > 0 && x << (2 * a) >= p { a - 1 } else { a }
 }
 
 /// The scale exponent of a row (or column) whose largest finite `|x|` is
@@ -276,6 +282,18 @@ mod tests {
         }
         // About 4 bits a modulus: 7 moduli at k = 1003 give 22.
         assert_eq!(alpha(7, 1003), 22);
+        // The largest `alpha` that fits, as a search from 0 finds it.
+        let mut next = super::super::xorshift(0x0dd_ba11);
+        for moduli in 1..=MAX_MODULI {
+            let ks = [0usize, 1, 2, 3, 127, 128, 129, 1 << 20, u32::MAX as usize];
+            for k in ks.into_iter().chain((0..200).map(|_| (next() >> (next() % 64)) as usize)) {
+                let mut want = 0;
+                while want < 63 && (2 * (k as u128)) << (2 * (want + 1)) < modulus_product(moduli) {
+                    want += 1;
+                }
+                assert_eq!(alpha(moduli, k), want, "{moduli} moduli, k {k}");
+            }
+        }
     }
 
     #[test]
