@@ -261,6 +261,11 @@ mod tests {
                 assert_eq!((v - r as i64).rem_euclid(p as i64), 0, "{v} mod {p}");
             }
         }
+        for x in [i32::MIN, -65_536, -257, -256, -1, 0, 1, 255, 256, 1 << 30, i32::MAX] {
+            for &p in &MODULI {
+                assert_eq!(reduce(x, p) as i64, (x as i64).rem_euclid(p as i64), "{x} mod {p}");
+            }
+        }
         assert_eq!(residue(128, 256), -128);
         assert_eq!(residue(127, 255), 127);
         assert_eq!(residue(128, 255), -127);
