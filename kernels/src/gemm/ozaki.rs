@@ -180,17 +180,20 @@ const fn inverse(x: u32, p: u32) -> u32 {
     inv
 }
 
-/// `INVERSES[l][j]`: `p_j^-1 mod p_l` for `j < l`, the factors of
-/// [`reconstruct_f64`]'s digits.
-const INVERSES: [[u32; MAX_MODULI]; MAX_MODULI] = {
+/// `RADICES[l][j]`: `p_0 p_1 .. p_(j-1) mod p_l` for `j < l`, the place
+/// value of digit `j` modulo `p_l`; `RADICES[l][l]`: the inverse of `p_0 ..
+/// p_(l-1)` modulo `p_l` ([`garner`]'s factors).
+const RADICES: [[u32; MAX_MODULI]; MAX_MODULI] = {
     let mut out = [[0u32; MAX_MODULI]; MAX_MODULI];
-    let mut l = 1;
+    let mut l = 0;
     while l < MAX_MODULI {
-        let mut j = 0;
+        let (p, mut place, mut j) = (MODULI[l], 1u32, 0);
         while j < l {
-            out[l][j] = inverse(MODULI[j], MODULI[l]);
+            out[l][j] = place;
+            place = place * MODULI[j] % p;
             j += 1;
         }
+        out[l][l] = inverse(place, p);
         l += 1;
     }
     out
@@ -205,12 +208,14 @@ pub fn reconstruct_f64(residues: &[i64]) -> f64 {
 /// The integer in `(-P/2, P/2)`, `P` the product of the first `moduli`
 /// moduli, whose residue modulo `p_l` is `residue(l)` (in `0..p_l`), in
 /// f64: Garner's mixed-radix digits `d_l`, each in symmetric form modulo
-/// `p_l` (`C' = d_0 + p_0 (d_1 + p_1 (d_2 + ..))`, every product and sum
-/// below `2^16`, so `i32` arithmetic), then the digits summed from the top
-/// in f64. A value whose magnitude is small has zero digits above its own,
-/// so nothing cancels: each of the `L` steps rounds once, relative error
-/// within `2 L 2^-53`, far below an f32's. With `moduli` a constant the
-/// loops unroll and every divisor is a constant.
+/// `p_l`, `C' = d_0 + p_0 (d_1 + p_1 (d_2 + ..))`, then the digits summed
+/// from the top in f64. Modulo `p_l` the digits above `l` vanish, so `d_l
+/// = (r_l - sum_(j<l) d_j p_0 .. p_(j-1)) (p_0 .. p_(l-1))^-1 mod p_l`: the
+/// sum of at most 14 products of a digit (below 2^7) and a place value
+/// (below 2^8) stays below `2^19` in `i32` with no reduction on the way,
+/// one reduction a digit. A value whose magnitude is small has zero digits
+/// above its own, so nothing cancels: each of the `L` steps of the f64 sum
+/// rounds once, relative error within `2 L 2^-53`, far below an f32's.
 #[inline(always)]
 pub fn garner(moduli: usize, residue: impl Fn(usize) -> u32) -> f64 {
     // Written out for every `l` and `j`, so that each digit is a register
@@ -221,8 +226,9 @@ pub fn garner(moduli: usize, residue: impl Fn(usize) -> u32) -> f64 {
             let p = MODULI[l] as i32;
             let mut x = residue(l) as i32;
             unroll!(j < l, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], {
-                x = (x - digits[j]).rem_euclid(p) * INVERSES[l][j] as i32 % p;
+                x -= digits[j] * RADICES[l][j] as i32;
             });
+            let x = x.rem_euclid(p) * RADICES[l][l] as i32 % p;
             digits[l] = if x >= (p + 1) / 2 { x - p } else { x };
         }
     });
