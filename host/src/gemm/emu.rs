@@ -74,8 +74,8 @@ fn tma(
     Ok(device.report)
 }
 
-/// The emulator as the [`Device`] of one TMA product: the workspace a
-/// zeroed host buffer (256-byte aligned, as the pool's allocations are),
+/// The emulator as the [`Device`] of one TMA product: the workspace a host
+/// buffer 256-byte aligned and poisoned, as the pool's allocations may be,
 /// the maps the emulator's ([`TmaMap`]).
 struct Emulated {
     checked: bool,
@@ -89,7 +89,7 @@ impl Device for Emulated {
     }
 
     fn workspace(&mut self, bytes: usize) -> Result<u64> {
-        let mut ws = crate::emu::Aligned::copy_at(&vec![0.0; bytes.div_ceil(4)], 0);
+        let mut ws = crate::emu::Aligned::copy_at(&vec![f32::from_bits(0x7fc0_dead); bytes.div_ceil(4)], 0);
         let base = ws.as_mut_slice().as_mut_ptr() as u64;
         self.workspace = Some(ws); // its blocks stay where they are
         Ok(base)

@@ -68,10 +68,10 @@ impl Launch {
     /// Its entry point and launch dimensions.
     pub(crate) fn kernel(&self) -> (&'static str, LaunchDims) {
         use coalesce_kernels::gemm::split_k::sum_splits_dims;
-        use coalesce_kernels::gemm::{fixup::fixup_dims, pack::pack_dims, scale::maxima_dims};
+        use coalesce_kernels::gemm::{fixup::fixup_dims, pack::pack_dims, pack::pack_entry, scale::maxima_dims};
         match *self {
             Launch::Maxima { rows, cols, by_rows, .. } => ("gemm_maxima", maxima_dims(rows, cols, by_rows)),
-            Launch::Pack { shape, .. } => ("gemm_pack", pack_dims(shape.rows, shape.cols)),
+            Launch::Pack { shape, .. } => (pack_entry(shape.flags), pack_dims(shape.rows, shape.cols)),
             Launch::Product { variant, dims, .. } => (variant.entry_point(), dims),
             Launch::SumSplits { p, .. } => ("gemm_sum_splits", sum_splits_dims(p.m, p.n)),
             Launch::Fixup { p, .. } => ("gemm_fixup", fixup_dims(p.m, p.n)),

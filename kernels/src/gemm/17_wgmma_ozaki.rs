@@ -49,7 +49,7 @@
 //! |b_.j|)`, plus the roundings of the epilogue. Against `sum |a b|` it is
 //! tight where a row's values are alike and loose where they spread.
 
-use super::ozaki::{self, LADDER_MODULI, MODULI};
+use super::ozaki::{self, LADDER_MODULI, Modulus};
 use super::ring::{Ring, acquire, produce};
 use super::warpgroup::{ROW_BYTES, grouped_tile, k_major_128b, swizzle_base};
 use super::{DX3_MARKS_OFFSET, Problem, store_c_at};
@@ -190,9 +190,8 @@ pub unsafe fn wgmma_ozaki<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c
     ctx.setmaxnreg_inc::<{ OZ_REGS.1 }>();
     let group = tid / 128;
     let mut acc = [0i32; REGS];
-    for (l, &q) in MODULI[..LADDER_MODULI].iter().enumerate() {
-        // A modulus is at least 2: `max` says so to the compiler.
-        let q = q.max(1);
+    for l in 0..LADDER_MODULI {
+        let q = Modulus::of(l);
         // Runs of at most REDUCE_EVERY stages, each summed from scale-d 0
         // (only the tensor cores write the accumulators) and folded into
         // the kept residues once its products complete.
@@ -228,7 +227,7 @@ pub unsafe fn wgmma_ozaki<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c
                 let mut word = 0;
                 unroll!(j < 4, [0, 1, 2, 3], {
                     let sum = (old >> (8 * j)) & 0xff;
-                    word |= ((sum + ozaki::reduce(acc[4 * w + j], q)) % q) << (8 * j);
+                    word |= q.add(sum, q.reduce(acc[4 * w + j])) << (8 * j);
                 });
                 // SAFETY: as above.
                 unsafe { scratch.store(kept(l, w), word) };

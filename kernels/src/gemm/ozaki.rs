@@ -242,13 +242,49 @@ pub fn garner(moduli: usize, residue: impl Fn(usize) -> u32) -> f64 {
     v
 }
 
-/// `x mod p` in `0..p` for a modulus `p`: an `i32` sum of residue
-/// products, reduced. In `u32` arithmetic, `p` at least 1: no path to a
-/// division's panic is left in a kernel.
-#[inline(always)]
-pub fn reduce(x: i32, p: u32) -> u32 {
-    let (p, m) = (p.max(1), x.unsigned_abs() % p.max(1));
-    if x < 0 && m != 0 { p - m } else { m }
+/// Modulus `l` of [`MODULI`] with its reciprocal `m = floor(2^32 / p)`:
+/// it reduces an `i32` in a few integer operations (Barrett's), where a
+/// modulus known only at run time would take a division.
+#[derive(Clone, Copy, Debug)]
+pub struct Modulus {
+    pub p: u32,
+    m: u32,
+}
+
+/// The reciprocals of [`MODULI`], as [`Modulus`] takes them.
+const RECIPROCALS: [u32; MAX_MODULI] = {
+    let mut out = [0u32; MAX_MODULI];
+    let mut l = 0;
+    while l < MAX_MODULI {
+        out[l] = ((1u64 << 32) / MODULI[l] as u64) as u32;
+        l += 1;
+    }
+    out
+};
+
+impl Modulus {
+    /// Modulus `l`, below [`MAX_MODULI`].
+    #[inline(always)]
+    pub fn of(l: usize) -> Modulus {
+        Modulus { p: MODULI[l], m: RECIPROCALS[l] }
+    }
+
+    /// `x mod p` in `0..p`: an `i32` sum of residue products, reduced.
+    /// `t = (|x| m) >> 32` is `|x| / p` or one less, so `|x| - t p` is
+    /// below `2 p`.
+    #[inline(always)]
+    pub fn reduce(self, x: i32) -> u32 {
+        let u = x.unsigned_abs();
+        let r = u - ((u as u64 * self.m as u64) >> 32) as u32 * self.p;
+        let r = if r >= self.p { r - self.p } else { r };
+        if x < 0 && r != 0 { self.p - r } else { r }
+    }
+
+    /// `(a + b) mod p` for `a` and `b` in `0..p`.
+    #[inline(always)]
+    pub fn add(self, a: u32, b: u32) -> u32 {
+        if a + b >= self.p { a + b - self.p } else { a + b }
+    }
 }
 
 #[cfg(test)]
@@ -267,9 +303,13 @@ mod tests {
                 assert_eq!((v - r as i64).rem_euclid(p as i64), 0, "{v} mod {p}");
             }
         }
-        for x in [i32::MIN, -65_536, -257, -256, -1, 0, 1, 255, 256, 1 << 30, i32::MAX] {
-            for &p in &MODULI {
-                assert_eq!(reduce(x, p) as i64, (x as i64).rem_euclid(p as i64), "{x} mod {p}");
+        let mut next = super::super::xorshift(0xfeed_f00d);
+        let edges = [i32::MIN, i32::MIN + 1, -65_536, -257, -256, -255, -1, 0, 1, 255, 256, 257, 1 << 30, i32::MAX];
+        for x in edges.into_iter().chain((0..2000).map(|_| next() as i32)) {
+            for (l, &p) in MODULI.iter().enumerate() {
+                let (q, want) = (Modulus::of(l), (x as i64).rem_euclid(p as i64) as u32);
+                assert_eq!(q.reduce(x), want, "{x} mod {p}");
+                assert_eq!(q.add(want, p - 1), (want + p - 1) % p, "{want} + {} mod {p}", p - 1);
             }
         }
         assert_eq!(residue(128, 256), -128);

@@ -28,7 +28,16 @@ pub const PACK_STEPS: &[Step] = utilities! {
     op: "gemm";
     /// a GEMM operand into a K-major, 16-byte-padded workspace for the TMA steps: `B` transposed, either split into TF32 halves for 3xTF32
     pack => "gemm_pack" in "gemm/pack.rs", geometry "pack_dims(rows, cols)";
+    /// the pass in its residue mode (`PACK_RESIDUES`), for step 17: each operand's signed-byte residues modulo its moduli, a plane each
+    residues => "gemm_residues" in "gemm/pack.rs", geometry "pack_dims(rows, cols)";
 };
+
+/// The entry point of a pass with these flags: the residue mode is an
+/// entry of its own, so that `gemm_pack`'s instructions are the other
+/// modes' alone.
+pub const fn pack_entry(flags: u32) -> &'static str {
+    if flags & PACK_RESIDUES != 0 { "gemm_residues" } else { "gemm_pack" }
+}
 
 /// Side of the tile a block moves.
 pub const PACK_TILE: u32 = 32;
@@ -165,6 +174,25 @@ pub struct Marks {
 pub unsafe fn pack<C: ThreadCtx>(
     ctx: &C, src: *const f32, (hi, lo): (*mut f32, *mut f32), s: PackShape, out: MapsOut, marks: Marks,
 ) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if s.flags & PACK_RESIDUES != 0 {
+            pack_as::<C, true>(ctx, src, (hi, lo), s, out, marks)
+        } else {
+            pack_as::<C, false>(ctx, src, (hi, lo), s, out, marks)
+        }
+    }
+}
+
+/// [`pack`] with the residue mode known at compile time (`RESIDUES`: the
+/// flag [`PACK_RESIDUES`] is set), as each entry point takes it.
+///
+/// # Safety
+/// As [`pack`].
+#[inline(always)]
+unsafe fn pack_as<C: ThreadCtx, const RESIDUES: bool>(
+    ctx: &C, src: *const f32, (hi, lo): (*mut f32, *mut f32), s: PackShape, out: MapsOut, marks: Marks,
+) {
     let b = ctx.block_idx();
     if !out.maps.is_null() && b.x == 0 && b.y == 0 {
         let maps = ctx.global_mut(out.maps.cast::<u64>(), 32usize);
@@ -180,17 +208,16 @@ pub unsafe fn pack<C: ThreadCtx>(
         });
     }
     let (rows, cols) = (s.rows as usize, s.cols as usize);
-    let (transpose, residues) = (s.flags & PACK_TRANSPOSE != 0, s.flags & PACK_RESIDUES != 0);
-    let split = s.flags & PACK_SPLIT != 0;
-    let marked = split || residues;
+    let (transpose, split) = (s.flags & PACK_TRANSPOSE != 0, s.flags & PACK_SPLIT != 0);
+    let (residues, marked) = (RESIDUES, split || RESIDUES);
     let dst_len = s.dst_len() as usize;
     let src = ctx.global(src, (s.rows, s.cols));
-    let bytes = ctx.global_mut(hi.cast::<i8>(), if residues { dst_len } else { 0 });
     let hi = ctx.global_mut(hi, if residues { 0 } else { dst_len });
+    let bytes = hi.cast::<i8>(if residues { dst_len } else { 0 });
     let lo = ctx.global_mut(lo, if split { dst_len } else { 0 });
     let any = ctx.global_mut(marks.any, if marked { 1usize } else { 0 });
     let lines = ctx.global_mut(marks.lines, if marked { s.dst_rows() } else { 0 });
-    let scaled = marked && s.flags & PACK_SCALE != 0;
+    let scaled = if RESIDUES { s.flags & PACK_SCALE != 0 } else { split && s.flags & PACK_SCALE != 0 };
     let peaks = ctx.global(marks.peaks, if scaled { s.dst_rows() } else { 0 });
     let tile = ctx.shared::<f32>(T * (T + 1));
     let t = ctx.thread_idx();
@@ -208,18 +235,14 @@ pub unsafe fn pack<C: ThreadCtx>(
     // Destination row `dr`, column `dc` of this tile, and where its value
     // sits in the tile: transposed, the tile is read down a column.
     let (dr0, dc0, drows, dcols) = if transpose { (c0, r0, cols, rows) } else { (r0, c0, rows, cols) };
-    // Residues fill each row to a multiple of 4 bytes, inside this tile
-    // (tiles start at multiples of 32).
-    let dcols_written = if residues { dcols.next_multiple_of(4) } else { dcols };
-    let plane = s.dst_rows() as usize * s.stride as usize;
     let alpha = if residues { ozaki::alpha(LADDER_MODULI, dcols) as i32 } else { 0 };
     unroll!(j < T / ROWS, [0, 1, 2, 3], {
         let (dr, dc) = (dr0 + ty + ROWS * j, dc0 + tx);
-        if dr < drows && dc < dcols_written {
+        if dr < drows && dc < dcols {
             let at = if transpose { tx * (T + 1) + ty + ROWS * j } else { (ty + ROWS * j) * (T + 1) + tx };
             // SAFETY: inside the tile, loaded above (its source element is
             // inside the matrix) by a thread the barrier orders before this.
-            let x = if dc < dcols { unsafe { tile.load(at) } } else { 0.0 };
+            let x = unsafe { tile.load(at) };
             let i = dr * s.stride as usize + dc;
             if residues {
                 if !x.is_finite() {
@@ -233,6 +256,7 @@ pub unsafe fn pack<C: ThreadCtx>(
                 // the fix-up recomputes its row or column of `C`.
                 // SAFETY: dr < drows, the length of `peaks`.
                 let v = ozaki::to_integer(x, alpha - ozaki::exponent(unsafe { peaks.load(dr) }));
+                let plane = s.dst_rows() as usize * s.stride as usize;
                 unroll!(l < LADDER_MODULI, [0, 1, 2, 3, 4, 5, 6, 7, 8], {
                     // SAFETY: dr < drows, dc < stride (the host's rows hold
                     // the depth rounded up to 4): inside plane l.
@@ -265,6 +289,18 @@ pub unsafe fn pack<C: ThreadCtx>(
             }
         }
     });
+    // Residues fill each row with zeros up to a multiple of 4 bytes, in the
+    // tile of its last column (tiles start at multiples of 32).
+    if residues && dc0 < dcols && dcols.next_multiple_of(4) <= dc0 + T {
+        let (dr, dc) = (dr0 + tx, dcols + ty);
+        if ty < 4 && dr < drows && dc < dcols.next_multiple_of(4) {
+            let plane = s.dst_rows() as usize * s.stride as usize;
+            unroll!(l < LADDER_MODULI, [0, 1, 2, 3, 4, 5, 6, 7, 8], {
+                // SAFETY: dr < drows, dc < stride: inside plane l.
+                unsafe { bytes.store(l * plane + dr * s.stride as usize + dc, 0) };
+            });
+        }
+    }
 }
 
 /// A tensor map as a kernel parameter: the same 128 bytes, 8-byte aligned
@@ -282,6 +318,20 @@ params_and_entry! {
         let out = MapsOut { maps, words: [TensorMap(map0.0), TensorMap(map1.0)] };
         let marks = Marks { any, lines, peaks };
         // SAFETY: the host launcher checked the lengths and the geometry.
-        unsafe { pack(&crate::gpu::Gpu, src, (hi, lo), PackShape { rows, cols, stride, flags }, out, marks) }
+        unsafe { pack_as::<_, false>(&crate::gpu::Gpu, src, (hi, lo), PackShape { rows, cols, stride, flags }, out, marks) }
+    }
+}
+
+params_and_entry! {
+    /// `gemm_residues`'s parameters, in order: `gemm_pack`'s, with
+    /// [`PACK_RESIDUES`] among the flags.
+    ResiduesParams => gemm_residues(
+        src: *const f32, hi: *mut f32, lo: *mut f32, rows: u32, cols: u32, stride: u32, flags: u32,
+        maps: *mut TensorMap, map0: MapParam, map1: MapParam, any: *mut u32, lines: *mut u32, peaks: *const u32,
+    ) {
+        let out = MapsOut { maps, words: [TensorMap(map0.0), TensorMap(map1.0)] };
+        let marks = Marks { any, lines, peaks };
+        // SAFETY: the host launcher checked the lengths and the geometry.
+        unsafe { pack_as::<_, true>(&crate::gpu::Gpu, src, (hi, lo), PackShape { rows, cols, stride, flags }, out, marks) }
     }
 }
