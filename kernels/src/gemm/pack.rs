@@ -309,29 +309,32 @@ unsafe fn pack_as<C: ThreadCtx, const RESIDUES: bool>(
 #[repr(C)]
 pub struct MapParam(pub [u64; 16]);
 
-params_and_entry! {
-    /// `gemm_pack`'s parameters, in order.
-    PackParams => gemm_pack(
-        src: *const f32, hi: *mut f32, lo: *mut f32, rows: u32, cols: u32, stride: u32, flags: u32,
-        maps: *mut TensorMap, map0: MapParam, map1: MapParam, any: *mut u32, lines: *mut u32, peaks: *const u32,
-    ) {
-        let out = MapsOut { maps, words: [TensorMap(map0.0), TensorMap(map1.0)] };
-        let marks = Marks { any, lines, peaks };
-        // SAFETY: the host launcher checked the lengths and the geometry.
-        unsafe { pack_as::<_, false>(&crate::gpu::Gpu, src, (hi, lo), PackShape { rows, cols, stride, flags }, out, marks) }
-    }
+/// The pass's entry points, one per mode that [`pack_as`] takes as a
+/// constant, with the same parameters.
+macro_rules! pack_entry_point {
+    ($(#[$doc:meta])* $Params:ident => $entry:ident, residues: $residues:literal) => {
+        params_and_entry! {
+            $(#[$doc])*
+            $Params => $entry(
+                src: *const f32, hi: *mut f32, lo: *mut f32, rows: u32, cols: u32, stride: u32, flags: u32,
+                maps: *mut TensorMap, map0: MapParam, map1: MapParam, any: *mut u32, lines: *mut u32, peaks: *const u32,
+            ) {
+                let out = MapsOut { maps, words: [TensorMap(map0.0), TensorMap(map1.0)] };
+                let marks = Marks { any, lines, peaks };
+                let shape = PackShape { rows, cols, stride, flags };
+                // SAFETY: the host launcher checked the lengths and the geometry.
+                unsafe { pack_as::<_, $residues>(&crate::gpu::Gpu, src, (hi, lo), shape, out, marks) }
+            }
+        }
+    };
 }
 
-params_and_entry! {
+pack_entry_point! {
+    /// `gemm_pack`'s parameters, in order.
+    PackParams => gemm_pack, residues: false
+}
+pack_entry_point! {
     /// `gemm_residues`'s parameters, in order: `gemm_pack`'s, with
     /// [`PACK_RESIDUES`] among the flags.
-    ResiduesParams => gemm_residues(
-        src: *const f32, hi: *mut f32, lo: *mut f32, rows: u32, cols: u32, stride: u32, flags: u32,
-        maps: *mut TensorMap, map0: MapParam, map1: MapParam, any: *mut u32, lines: *mut u32, peaks: *const u32,
-    ) {
-        let out = MapsOut { maps, words: [TensorMap(map0.0), TensorMap(map1.0)] };
-        let marks = Marks { any, lines, peaks };
-        // SAFETY: the host launcher checked the lengths and the geometry.
-        unsafe { pack_as::<_, true>(&crate::gpu::Gpu, src, (hi, lo), PackShape { rows, cols, stride, flags }, out, marks) }
-    }
+    ResiduesParams => gemm_residues, residues: true
 }
