@@ -25,7 +25,7 @@
 mod accuracy;
 
 use accuracy::{Case, accuracy_classes, class, references, spread};
-use coalesce::kernels::gemm::ozaki::{MAX_MODULI, MODULI, alpha, exponent, reconstruct_f64, residue, to_integer};
+use coalesce::kernels::gemm::ozaki::{MAX_MODULI, alpha, exponent, product_by_residues, to_integer};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -105,19 +105,16 @@ fn largest_error(c: &Case, (ra, rb): (&[f64], &[f64]), want: &[f64], mag: &[f64]
     })
 }
 
-/// The scheme itself at element `(i, j)`, as a GPU computes it: each
-/// modulus's product of residues as an `i32` sum, rebuilt from Garner's
-/// digits in f64 ([`reconstruct_f64`]), scaled back and rounded to f32.
+/// The scheme itself at element `(i, j)`, as a GPU computes it
+/// ([`product_by_residues`]: each modulus's product of residues as an
+/// `i32` sum, rebuilt from Garner's digits in f64), scaled back and rounded
+/// to f32.
 fn by_residues(c: &Case, moduli: usize, alpha: u32, (ea, eb): (&[i32], &[i32]), (i, j): (usize, usize)) -> f32 {
     let (_, n, k) = c.dims;
     let a = alpha as i32;
-    let x: Vec<i64> = (0..k).map(|h| to_integer(c.a[i * k + h], a - ea[i])).collect();
-    let y: Vec<i64> = (0..k).map(|h| to_integer(c.b[h * n + j], a - eb[j])).collect();
-    let residues: Vec<i64> = MODULI[..moduli]
-        .iter()
-        .map(|&p| x.iter().zip(&y).map(|(&u, &v)| residue(u, p) as i32 * residue(v, p) as i32).sum::<i32>() as i64)
-        .collect();
-    (reconstruct_f64(&residues) * 2f64.powi(ea[i] + eb[j] - 2 * a)) as f32
+    let x = |h: usize| to_integer(c.a[i * k + h], a - ea[i]);
+    let y = |h: usize| to_integer(c.b[h * n + j], a - eb[j]);
+    (product_by_residues(moduli, k, x, y) * 2f64.powi(ea[i] + eb[j] - 2 * a)) as f32
 }
 
 fn main() {

@@ -6,13 +6,13 @@
 
 use crate::common::*;
 use coalesce::gemm::{self, AlphaBeta, GemmShape, Variant};
-use coalesce::kernels::gemm::ozaki::{LADDER_MODULI, MODULI, alpha, exponent, reconstruct_f64, residue, to_integer};
+use coalesce::kernels::gemm::ozaki::{LADDER_MODULI, alpha, exponent, product_by_residues, to_integer};
 use rand::Rng;
 
 /// The scheme at every element of `a (m x k) * b (k x n)`: each operand
-/// rounded to `alpha` bits by its row's (column's) peak, the residues'
-/// products summed as `i32`s per modulus, rebuilt by
-/// [`reconstruct_f64`], scaled back and rounded to f32.
+/// rounded to `alpha` bits by its row's (column's) peak, the product of
+/// each pair of lines by [`product_by_residues`], scaled back and rounded
+/// to f32.
 fn scheme(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) -> Vec<f32> {
     let peak = |x: &mut dyn Iterator<Item = f32>| {
         exponent(x.filter(|v| v.is_finite()).map(|v| v.abs().to_bits()).max().unwrap_or(0))
@@ -22,20 +22,11 @@ fn scheme(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) -> Vec<f32> {
     let bits = alpha(LADDER_MODULI, k) as i32;
     let x: Vec<i64> = (0..m * k).map(|e| to_integer(a[e], bits - ea[e / k])).collect();
     let y: Vec<i64> = (0..k * n).map(|e| to_integer(b[e], bits - eb[e % n])).collect();
-    let mut c = vec![0.0f32; m * n];
-    for i in 0..m {
-        for j in 0..n {
-            let residues: Vec<i64> = MODULI[..LADDER_MODULI]
-                .iter()
-                .map(|&p| {
-                    (0..k).map(|h| residue(x[i * k + h], p) as i32 * residue(y[h * n + j], p) as i32).sum::<i32>()
-                        as i64
-                })
-                .collect();
-            c[i * n + j] = (reconstruct_f64(&residues) * 2f64.powi(ea[i] + eb[j] - 2 * bits)) as f32;
-        }
-    }
-    c
+    let element = |i: usize, j: usize| {
+        let v = product_by_residues(LADDER_MODULI, k, |h| x[i * k + h], |h| y[h * n + j]);
+        (v * 2f64.powi(ea[i] + eb[j] - 2 * bits)) as f32
+    };
+    (0..m * n).map(|e| element(e / n, e % n)).collect()
 }
 
 #[test]

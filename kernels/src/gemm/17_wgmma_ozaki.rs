@@ -20,10 +20,11 @@
 //!
 //! **The sequence** (the host's runner derives it from [`GEOMETRY`]'s
 //! feed): `gemm_maxima` finds the peak of each row of `A` and column of
-//! `B`; `gemm_pack` in its residue mode ([`super::pack::PACK_RESIDUES`])
-//! writes each operand's residues, K-major (`B` transposed), one plane of
-//! bytes a modulus, marking non-finite inputs; this kernel; `gemm_fixup`
-//! recomputes the rows and columns of `C` that the marks name.
+//! `B`; `gemm_residues`, the operand pass's residue mode
+//! ([`super::pack::PACK_RESIDUES`]), writes each operand's residues,
+//! K-major (`B` transposed), one plane of bytes a modulus, marking
+//! non-finite inputs; this kernel; `gemm_fixup` recomputes the rows and
+//! columns of `C` that the marks name.
 //!
 //! **This kernel** is step 12's: one producer thread issues TMA copies into
 //! a four-stage ring, two consumer warpgroups multiply (its warpgroup hands
@@ -51,6 +52,7 @@
 
 use super::ozaki::{self, LADDER_MODULI, Modulus};
 use super::ring::{Ring, acquire, produce};
+use super::scale::pow2_f64;
 use super::warpgroup::{ROW_BYTES, grouped_tile, k_major_128b, swizzle_base};
 use super::{DX3_MARKS_OFFSET, Problem, store_c_at};
 use crate::{TensorMap, ThreadCtx};
@@ -254,7 +256,7 @@ pub unsafe fn wgmma_ozaki<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c
                 let v = ozaki::garner(LADDER_MODULI, |l| (words[l] >> (8 * j)) & 0xff);
                 // `2^e` is a normal f64 (`e` within [-420, 256]): exact, and
                 // the one rounding is to f32.
-                let acc = (v * f64::from_bits(((e + 1023) as u64) << 52)) as f32;
+                let acc = (v * pow2_f64(e)) as f32;
                 // SAFETY: inside C (checked).
                 unsafe { store_c_at(c, row * n + col, acc, p.alpha, p.beta) };
             }

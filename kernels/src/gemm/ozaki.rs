@@ -242,6 +242,19 @@ pub fn garner(moduli: usize, residue: impl Fn(usize) -> u32) -> f64 {
     v
 }
 
+/// `sum_h x(h) y(h)` over `h < k` for integers of at most `2^alpha`
+/// ([`alpha`] of `moduli` and `k`), as the scheme computes it: for each
+/// modulus the `i32` sum of the residues' products (exact for `k` below
+/// `131072`), reduced, then rebuilt by [`garner`]. What step 17 computes for
+/// one element before it scales it back.
+pub fn product_by_residues(moduli: usize, k: usize, x: impl Fn(usize) -> i64, y: impl Fn(usize) -> i64) -> f64 {
+    garner(moduli, |l| {
+        let q = Modulus::of(l);
+        let p = q.p;
+        q.reduce((0..k).fold(0i32, |sum, h| sum.wrapping_add(residue(x(h), p) as i32 * residue(y(h), p) as i32)))
+    })
+}
+
 /// Modulus `l` of [`MODULI`] with its reciprocal `m = floor(2^32 / p)`:
 /// it reduces an `i32` in a few integer operations (Barrett's), where a
 /// modulus known only at run time would take a division.
@@ -418,6 +431,7 @@ mod tests {
                 .collect();
             assert_eq!(reconstruct(&residues), exact, "{moduli} moduli, k {k}, alpha {a}");
             assert_eq!(reconstruct_f64(&residues), exact as f64, "{moduli} moduli, k {k}, alpha {a}");
+            assert_eq!(product_by_residues(moduli, k, |h| x[h], |h| y[h]), exact as f64, "{moduli} moduli, k {k}");
         }
     }
 }

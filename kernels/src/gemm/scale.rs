@@ -190,7 +190,13 @@ pub fn pow2(e: i32) -> f32 {
 /// own would.
 #[inline(always)]
 pub fn unscale(x: f32, e: i32) -> f32 {
-    (x as f64 * f64::from_bits(((e + 1023) as u64) << 52)) as f32
+    (x as f64 * pow2_f64(e)) as f32
+}
+
+/// `2^e` in f64, for `e` in `[-1022, 1023]` (a normal f64), from its bits.
+#[inline(always)]
+pub fn pow2_f64(e: i32) -> f64 {
+    f64::from_bits(((e + 1023) as u64) << 52)
 }
 
 params_and_entry! {
