@@ -85,7 +85,7 @@
 
 use crate::common::*;
 use coalesce::gemm::{AlphaBeta, GemmShape, Precision, Split, Variant};
-use coalesce::kernels::gemm::ozaki;
+use coalesce::kernels::gemm::{ozaki, peak_and_sum, peaks_scale};
 use rand::Rng;
 use rand::rngs::StdRng;
 
@@ -174,14 +174,17 @@ pub fn reference(case: &Case, at: Option<&[(usize, usize)]>) -> (Vec<f64>, Vec<f
 
 /// The magnitude an Ozaki step's bound scales at element `(i, j)`:
 /// `|alpha| (max |a_i.| sum |b_.j| + sum |a_i.| max |b_.j|) + |beta c0|`
-/// ([`Variant::error_scale`]).
+/// ([`Variant::error_scale`]), from each row's and column's peak and sum,
+/// found once.
 pub fn peaks_magnitude(v: Variant, case: &Case) -> impl Fn((usize, usize)) -> f64 + '_ {
-    let (n, k) = (case.shape.n(), case.shape.k());
+    assert!(v.geometry().precision.bounds_peaks(), "{} bounds sum |a b|, not the peaks", v.name());
+    let (m, n, k) = (case.shape.m(), case.shape.n(), case.shape.k());
     let (alpha, beta) = (case.s.alpha.abs() as f64, case.s.beta as f64);
+    let rows: Vec<_> = (0..m).map(|i| peak_and_sum(case.a[i * k..][..k].iter().copied())).collect();
+    let columns: Vec<_> = (0..n).map(|j| peak_and_sum((0..k).map(|h| case.b[h * n + j]))).collect();
     move |(i, j)| {
-        let scale = v.error_scale(case.a[i * k..][..k].iter().copied(), (0..k).map(|h| case.b[h * n + j]));
         let old = if beta == 0.0 { 0.0 } else { (beta * case.c0[i * n + j] as f64).abs() };
-        alpha * scale + old
+        alpha * peaks_scale(rows[i], columns[j]) + old
     }
 }
 

@@ -386,16 +386,13 @@ impl Variant {
     /// What [`Variant::error_bound`]'s factor multiplies at one element of
     /// `C = A B`, from its row `a` of `A` and column `b` of `B`: `sum |a
     /// b|`, or for a bound on the peaks ([`Precision::bounds_peaks`]) `max
-    /// |a| sum |b| + sum |a| max |b|`.
+    /// |a| sum |b| + sum |a| max |b|` ([`peaks_scale`]).
     pub fn error_scale(self, a: impl Iterator<Item = f32>, b: impl Iterator<Item = f32>) -> f64 {
-        let (mut products, mut peaks, mut sums) = (0.0f64, [0.0f64; 2], [0.0f64; 2]);
-        for (x, y) in a.zip(b) {
-            let (x, y) = ((x as f64).abs(), (y as f64).abs());
-            products += x * y;
-            peaks = [peaks[0].max(x), peaks[1].max(y)];
-            sums = [sums[0] + x, sums[1] + y];
+        if self.geometry().precision.bounds_peaks() {
+            peaks_scale(peak_and_sum(a), peak_and_sum(b))
+        } else {
+            a.zip(b).map(|(x, y)| (x as f64 * y as f64).abs()).sum()
         }
-        if self.geometry().precision.bounds_peaks() { peaks[0] * sums[1] + sums[0] * peaks[1] } else { products }
     }
 
     /// The fastest FP32 version that every module has (step 7, FMA units
@@ -534,6 +531,23 @@ pub(crate) fn shared_tiles<C: ThreadCtx, T>(
 #[inline(always)]
 pub(crate) fn aligned16(a: *const f32, b: *const f32, c: *const f32) -> bool {
     (a as usize | b as usize | c as usize).is_multiple_of(16)
+}
+
+/// `[max |x|, sum |x|]` of a row of `A` or a column of `B`, in f64: what
+/// [`peaks_scale`] takes, once per row and column where a bound on the
+/// peaks is wanted at every element.
+pub fn peak_and_sum(xs: impl Iterator<Item = f32>) -> [f64; 2] {
+    xs.fold([0.0, 0.0], |[peak, sum], x| {
+        let x = (x as f64).abs();
+        [peak.max(x), sum + x]
+    })
+}
+
+/// The magnitude a bound on the peaks scales at one element of `C = A B`,
+/// from its row's and column's [`peak_and_sum`]: `max |a| sum |b| + sum |a|
+/// max |b|`.
+pub fn peaks_scale(a: [f64; 2], b: [f64; 2]) -> f64 {
+    a[0] * b[1] + a[1] * b[0]
 }
 
 /// A xorshift64 generator from `seed` (nonzero): the GEMM modules' unit

@@ -148,6 +148,23 @@ pub const fn residue(v: i64, p: u32) -> i8 {
     (if r >= (p as i64 + 1) / 2 { r - p as i64 } else { r }) as i8
 }
 
+/// [`residue`] for `|v| < 2^48`, in 32-bit arithmetic: `|v| = h 2^24 + l`
+/// and `h (2^24 mod p) + l < 2^32`, whose remainder by a constant `p` is a
+/// multiply-high and a subtraction. A GPU has no 64-bit divider, so the
+/// remainder of an `i64` by a constant is a chain of 32-bit multiplies, and
+/// the residue pass takes one per modulus and element.
+pub const fn residue_narrow(v: i64, p: u32) -> i8 {
+    let m = v.unsigned_abs();
+    let (h, l) = ((m >> 24) as u32, (m & 0xff_ffff) as u32);
+    let r = (h * ((1 << 24) % p) + l) % p;
+    let r = if v < 0 && r != 0 { p - r } else { r };
+    (if r >= p.div_ceil(2) { r as i32 - p as i32 } else { r as i32 }) as i8
+}
+
+/// The integers the residue pass writes, `|v| <= 2^alpha` for any depth,
+/// stay in [`residue_narrow`]'s range.
+const _: () = assert!(alpha(LADDER_MODULI, 1) < 48);
+
 /// The weight of modulus `l` among the first `moduli`: `w = (P / p_l)
 /// ((P / p_l)^-1 mod p_l)`, which is 1 modulo `p_l` and 0 modulo the others.
 pub const fn weight(l: usize, moduli: usize) -> u128 {
@@ -323,6 +340,13 @@ mod tests {
                 let (q, want) = (Modulus::of(l), (x as i64).rem_euclid(p as i64) as u32);
                 assert_eq!(q.reduce(x), want, "{x} mod {p}");
                 assert_eq!(q.add(want, p - 1), (want + p - 1) % p, "{want} + {} mod {p}", p - 1);
+            }
+        }
+        let narrow =
+            [-(1i64 << 48) + 1, -(1 << 35), -(1 << 24) - 1, -(1 << 24), -257, -1, 0, 1, 255, 1 << 24, (1 << 48) - 1];
+        for v in narrow.into_iter().chain((0..2000).map(|_| next() as i64 >> (16 + next() % 48))) {
+            for &p in &MODULI {
+                assert_eq!(residue_narrow(v, p), residue(v, p), "{v} mod {p}");
             }
         }
         assert_eq!(residue(128, 256), -128);

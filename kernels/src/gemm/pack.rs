@@ -260,7 +260,7 @@ unsafe fn pack_as<C: ThreadCtx, const RESIDUES: bool>(
                 unroll!(l < LADDER_MODULI, [0, 1, 2, 3, 4, 5, 6, 7, 8], {
                     // SAFETY: dr < drows, dc < stride (the host's rows hold
                     // the depth rounded up to 4): inside plane l.
-                    unsafe { bytes.store(l * plane + i, ozaki::residue(v, MODULI[l])) };
+                    unsafe { bytes.store(l * plane + i, ozaki::residue_narrow(v, MODULI[l])) };
                 });
             } else if split {
                 // Zero halves for a non-finite value: the product stays
