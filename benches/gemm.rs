@@ -72,7 +72,7 @@ fn bench_ladder(c: &mut Criterion<GpuTime>, stream: &Stream<'static>) {
         group.sampling_mode(SamplingMode::Flat);
         group.sample_size(10);
         group.warm_up_time(Duration::from_millis(200));
-        group.measurement_time(Duration::from_millis(if size > 4096 { 2000 } else { 1000 }));
+        group.measurement_time(Duration::from_millis(1000));
         for v in Variant::ALL {
             let mut checked = false;
             group.bench_function(BenchmarkId::from_parameter(v.name()), |bch| {
