@@ -161,7 +161,8 @@ pub struct Marks {
 /// Block `(32, 8)`, grid [`pack_dims`]: block `(x, y)` moves the source's
 /// tile at rows `32 y ..+32`, columns `32 x ..+32`; thread `(tx, ty)` loads
 /// rows `ty + 8 j` at column `tx`, and stores destination rows `ty + 8 j` of
-/// the tile at column `tx`.
+/// the tile at column `tx`; in the residue mode, thread `32 ty + tx` stores
+/// 4 columns of one destination row, a 4-byte word a plane.
 ///
 /// # Safety
 /// `src` holds `rows * cols` floats; `hi` (and `lo` when split) hold
@@ -213,7 +214,6 @@ unsafe fn pack_as<C: ThreadCtx, const RESIDUES: bool>(
     let dst_len = s.dst_len() as usize;
     let src = ctx.global(src, (s.rows, s.cols));
     let hi = ctx.global_mut(hi, if residues { 0 } else { dst_len });
-    let bytes = hi.cast::<i8>(if residues { dst_len } else { 0 });
     let lo = ctx.global_mut(lo, if split { dst_len } else { 0 });
     let any = ctx.global_mut(marks.any, if marked { 1usize } else { 0 });
     let lines = ctx.global_mut(marks.lines, if marked { s.dst_rows() } else { 0 });
@@ -235,7 +235,52 @@ unsafe fn pack_as<C: ThreadCtx, const RESIDUES: bool>(
     // Destination row `dr`, column `dc` of this tile, and where its value
     // sits in the tile: transposed, the tile is read down a column.
     let (dr0, dc0, drows, dcols) = if transpose { (c0, r0, cols, rows) } else { (r0, c0, rows, cols) };
-    let alpha = if residues { ozaki::alpha(LADDER_MODULI, dcols) as i32 } else { 0 };
+    if RESIDUES {
+        // Thread `t` (`32 ty + tx`) takes destination row `t / 8` of the
+        // tile and its 4 columns from `4 (t % 8)`: one 4-byte store a plane, and a row's
+        // bytes from its length up to a multiple of 4 are the zeros of
+        // its last quad. The tile's reads are conflict-free either way
+        // (row `r`, column `c` at bank `r + c` mod 32, the tile padded).
+        let alpha = ozaki::alpha(LADDER_MODULI, dcols) as i32;
+        let words = hi.cast::<u32>(dst_len / 4);
+        let thread = ty * T + tx;
+        let (r, q) = (thread / (T / 4), 4 * (thread % (T / 4)));
+        let (dr, dc) = (dr0 + r, dc0 + q);
+        if dr < drows && dc < dcols {
+            // SAFETY: dr < drows, the length of `peaks`.
+            let shift = alpha - ozaki::exponent(unsafe { peaks.load(dr) });
+            let mut v = [0i64; 4];
+            unroll!(i < 4, [0, 1, 2, 3], {
+                if dc + i < dcols {
+                    let at = if transpose { (q + i) * (T + 1) + r } else { r * (T + 1) + q + i };
+                    // SAFETY: inside the tile, loaded above (its source
+                    // element is inside the matrix) by a thread the
+                    // barrier orders before this.
+                    let x = unsafe { tile.load(at) };
+                    if !x.is_finite() {
+                        // SAFETY: dr < drows, the length of `lines`.
+                        unsafe {
+                            lines.raise_flag(dr);
+                            any.raise_flag(0);
+                        }
+                    }
+                    // Zero residues for a non-finite value
+                    // ([`ozaki::to_integer`]): the fix-up recomputes its
+                    // row or column of `C`.
+                    v[i] = ozaki::to_integer(x, shift);
+                }
+            });
+            let plane = s.dst_rows() as usize * s.stride as usize;
+            unroll!(l < LADDER_MODULI, [0, 1, 2, 3, 4, 5, 6, 7, 8], {
+                let p = MODULI[l];
+                let word = u32::from_le_bytes(v.map(|x| ozaki::residue_narrow(x, p) as u8));
+                // SAFETY: dr < drows and dc + 3 < dcols rounded up to 4
+                // <= stride, a multiple of 4: inside plane l, aligned.
+                unsafe { words.store((l * plane + dr * s.stride as usize + dc) / 4, word) };
+            });
+        }
+        return;
+    }
     unroll!(j < T / ROWS, [0, 1, 2, 3], {
         let (dr, dc) = (dr0 + ty + ROWS * j, dc0 + tx);
         if dr < drows && dc < dcols {
@@ -244,25 +289,7 @@ unsafe fn pack_as<C: ThreadCtx, const RESIDUES: bool>(
             // inside the matrix) by a thread the barrier orders before this.
             let x = unsafe { tile.load(at) };
             let i = dr * s.stride as usize + dc;
-            if residues {
-                if !x.is_finite() {
-                    // SAFETY: dr < drows, the length of `lines`.
-                    unsafe {
-                        lines.raise_flag(dr);
-                        any.raise_flag(0);
-                    }
-                }
-                // Zero residues for a non-finite value ([`ozaki::to_integer`]):
-                // the fix-up recomputes its row or column of `C`.
-                // SAFETY: dr < drows, the length of `peaks`.
-                let v = ozaki::to_integer(x, alpha - ozaki::exponent(unsafe { peaks.load(dr) }));
-                let plane = s.dst_rows() as usize * s.stride as usize;
-                unroll!(l < LADDER_MODULI, [0, 1, 2, 3, 4, 5, 6, 7, 8], {
-                    // SAFETY: dr < drows, dc < stride (the host's rows hold
-                    // the depth rounded up to 4): inside plane l.
-                    unsafe { bytes.store(l * plane + i, ozaki::residue_narrow(v, MODULI[l])) };
-                });
-            } else if split {
+            if split {
                 // Zero halves for a non-finite value: the product stays
                 // finite (inf - inf in the split, a NaN whose payload lies
                 // in the low 13 bits read as inf), and the fix-up
@@ -289,18 +316,6 @@ unsafe fn pack_as<C: ThreadCtx, const RESIDUES: bool>(
             }
         }
     });
-    // Residues fill each row with zeros up to a multiple of 4 bytes, in the
-    // tile of its last column (tiles start at multiples of 32).
-    if residues && dc0 < dcols && dcols.next_multiple_of(4) <= dc0 + T {
-        let (dr, dc) = (dr0 + tx, dcols + ty);
-        if ty < 4 && dr < drows && dc < dcols.next_multiple_of(4) {
-            let plane = s.dst_rows() as usize * s.stride as usize;
-            unroll!(l < LADDER_MODULI, [0, 1, 2, 3, 4, 5, 6, 7, 8], {
-                // SAFETY: dr < drows, dc < stride: inside plane l.
-                unsafe { bytes.store(l * plane + dr * s.stride as usize + dc, 0) };
-            });
-        }
-    }
 }
 
 /// A tensor map as a kernel parameter: the same 128 bytes, 8-byte aligned
