@@ -230,9 +230,10 @@ pub fn reconstruct_f64(residues: &[i64]) -> f64 {
 /// = (r_l - sum_(j<l) d_j p_0 .. p_(j-1)) (p_0 .. p_(l-1))^-1 mod p_l`: the
 /// sum of at most 14 products of a digit (below 2^7) and a place value
 /// (below 2^8) stays below `2^19` in `i32` with no reduction on the way,
-/// one reduction a digit. A value whose magnitude is small has zero digits
-/// above its own, so nothing cancels: each of the `L` steps of the f64 sum
-/// rounds once, relative error within `2 L 2^-53`, far below an f32's.
+/// and times the inverse below `2^27`: one reduction a digit. A value whose
+/// magnitude is small has zero digits above its own, so nothing cancels:
+/// each of the `L` steps of the f64 sum rounds once, relative error within
+/// `2 L 2^-53`, far below an f32's.
 #[inline(always)]
 pub fn garner(moduli: usize, residue: impl Fn(usize) -> u32) -> f64 {
     // Written out for every `l` and `j`, so that each digit is a register
@@ -240,12 +241,14 @@ pub fn garner(moduli: usize, residue: impl Fn(usize) -> u32) -> f64 {
     let mut digits = [0i32; MAX_MODULI];
     unroll!(l < MAX_MODULI, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14], {
         if l < moduli {
-            let p = MODULI[l] as i32;
+            let q = Modulus::of(l);
             let mut x = residue(l) as i32;
             unroll!(j < l, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], {
                 x -= digits[j] * RADICES[l][j] as i32;
             });
-            let x = x.rem_euclid(p) * RADICES[l][l] as i32 % p;
+            // |x| < 2^19 and the inverse is below 2^8: their product fits
+            // an i32, and one reduction gives the digit.
+            let (x, p) = (q.reduce(x * RADICES[l][l] as i32) as i32, q.p as i32);
             digits[l] = if x >= (p + 1) / 2 { x - p } else { x };
         }
     });
