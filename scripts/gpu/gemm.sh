@@ -34,10 +34,11 @@
 #   sanitizer.log          compute-sanitizer memcheck, then racecheck, over the GEMM GPU tests
 #   run.json               the run file (scripts/gpu/runfile.py): every figure above, and ncu's
 #                          of every step once at 4096^3, then cuBLAS SGEMM's kernel
-# Time: about 9 minutes of the call's 10. The parts on an H200 at 2068c91 and on an H100 at 7e7c92b
-# (2026-12-05, with step 17): tests 55 s, the machine 6, tensor-core timings 58 and 31-39 at 16384^3,
-# cuBLAS and errors 15, bench 209-217 (its 8192^3 group then at 2 s a step, now 1: about 17 s less), cuBLAS off the
-# tile 10, specials 19 and 6, ncu 22 and 8, memcheck 9, racecheck over 82 (73 at b74d7a5). Each part has a
+# Time: about 9 minutes of the call's 10. The parts on an H200 at 2068c91 and on an H100 at
+# 7e7c92b (2026-12-05, with step 17): tests 55 s, the machine 6, tensor-core timings 58 and 31-39
+# at 16384^3, cuBLAS and errors 15, bench 209-217 (its 8192^3 group then at 2 s a step, now 1:
+# about 17 s less), cuBLAS off the tile 10, specials 19 and 6, ncu 22 and 8, memcheck 9, racecheck
+# over 82 (73 at b74d7a5). Each part has a
 # time limit (scripts/gpu/lib.sh's `limit`: its own, and the call's BUDGET), so a hang shows
 # as that part's timeout and the run file is written in any case.
 set -uo pipefail

@@ -210,10 +210,10 @@ unsafe fn pack_as<C: ThreadCtx, const RESIDUES: bool>(
     }
     let (rows, cols) = (s.rows as usize, s.cols as usize);
     let (transpose, split) = (s.flags & PACK_TRANSPOSE != 0, s.flags & PACK_SPLIT != 0);
-    let (residues, marked) = (RESIDUES, split || RESIDUES);
+    let marked = split || RESIDUES;
     let dst_len = s.dst_len() as usize;
     let src = ctx.global(src, (s.rows, s.cols));
-    let hi = ctx.global_mut(hi, if residues { 0 } else { dst_len });
+    let hi = ctx.global_mut(hi, if RESIDUES { 0 } else { dst_len });
     let lo = ctx.global_mut(lo, if split { dst_len } else { 0 });
     let any = ctx.global_mut(marks.any, if marked { 1usize } else { 0 });
     let lines = ctx.global_mut(marks.lines, if marked { s.dst_rows() } else { 0 });
@@ -237,10 +237,11 @@ unsafe fn pack_as<C: ThreadCtx, const RESIDUES: bool>(
     let (dr0, dc0, drows, dcols) = if transpose { (c0, r0, cols, rows) } else { (r0, c0, rows, cols) };
     if RESIDUES {
         // Thread `t` (`32 ty + tx`) takes destination row `t / 8` of the
-        // tile and its 4 columns from `4 (t % 8)`: one 4-byte store a plane, and a row's
-        // bytes from its length up to a multiple of 4 are the zeros of
-        // its last quad. The tile's reads are conflict-free either way
-        // (row `r`, column `c` at bank `r + c` mod 32, the tile padded).
+        // tile and its 4 columns from `4 (t % 8)`: one 4-byte store a
+        // plane, and a row's bytes from its length up to a multiple of 4
+        // are the zeros of its last quad. The tile's reads are
+        // conflict-free either way (row `r`, column `c` at bank `r + c`
+        // mod 32, the tile padded).
         let alpha = ozaki::alpha(LADDER_MODULI, dcols) as i32;
         let words = hi.cast::<u32>(dst_len / 4);
         let thread = ty * T + tx;
