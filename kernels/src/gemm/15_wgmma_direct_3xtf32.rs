@@ -290,19 +290,27 @@ pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool, const SCALED: b
         for t in 0..tiles {
             let s = (g0 + t) % STAGES;
             ctx.wgmma_fence();
+            let hi = |kk: usize| [frag[4 * kk], frag[4 * kk + 1], frag[4 * kk + 2], frag[4 * kk + 3]];
+            let lo = |kk: usize| [frag[16 + 4 * kk], frag[17 + 4 * kk], frag[18 + 4 * kk], frag[19 + 4 * kk]];
+            let a_hi = |kk: usize| k_major_128b(base + (a_tile(s) + 32 * kk) as u32);
+            let a_lo = |kk: usize| k_major_128b(base + (lo_tile(s) + 32 * kk) as u32);
+            // The tensor cores truncate each sum they accumulate, an error
+            // of up to an ulp of the partial sum: the eight small products
+            // go first, while the sum is small, and the four `hi * hi`
+            // after them, so that four truncations happen at full size
+            // rather than ten.
+            // SAFETY: stage s holds its tiles and its A_lo: the copies and
+            // the splitter completed the phases waited for. The pass's
+            // first product starts the partial sum.
             unroll!(kk < 4, [0, 1, 2, 3], {
-                let hi = [frag[4 * kk], frag[4 * kk + 1], frag[4 * kk + 2], frag[4 * kk + 3]];
-                let lo = [frag[16 + 4 * kk], frag[17 + 4 * kk], frag[18 + 4 * kk], frag[19 + 4 * kk]];
-                let a_hi = k_major_128b(base + (a_tile(s) + 32 * kk) as u32);
-                let a_lo = k_major_128b(base + (lo_tile(s) + 32 * kk) as u32);
-                // SAFETY: stage s holds its tiles and its A_lo: the copies and
-                // the splitter completed the phases waited for. The pass's
-                // first product starts the partial sum.
                 unsafe {
-                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi, a_lo, kk != 0);
-                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, lo, a_hi, true);
-                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi, a_hi, true);
+                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi(kk), a_lo(kk), kk != 0);
+                    ctx.wgmma_m64n128k8_tf32_rs(&mut part, lo(kk), a_hi(kk), true);
                 }
+            });
+            // SAFETY: as above.
+            unroll!(kk < 4, [0, 1, 2, 3], {
+                unsafe { ctx.wgmma_m64n128k8_tf32_rs(&mut part, hi(kk), a_hi(kk), true) };
             });
             ctx.wgmma_commit();
             let next = if t + 1 < tiles {
