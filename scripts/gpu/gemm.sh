@@ -4,7 +4,7 @@
 #   1. here: bash scripts/gpu/build.sh   (release binaries and the PTX -> .gpu/; commit first: a -dirty build must not fill a page)
 #   2. run(command="bash scripts/gpu/gemm.sh", carry=[".gpu"], timeout_s=600)   (nvidia-h200; about 9 minutes;
 #      a call for nvidia-h200 may be given an H100: the reply's `device` says which, and an H100's figures
-#      do not fill this page)
+#      do not fill this page; a warm machine serves the next call, so give_back an H100 before asking again)
 #   3. here: mkdir docs/measurements/<date>-h200-gemm; copy $OUT's run.json into it (files_at/run.json)
 #      and write its README.md (what ran: this script at the commit in run.json; anything odd, such as a part
 #      that ran out of time: `== [Ns] part: FAILED (exit 124)` in the output);
