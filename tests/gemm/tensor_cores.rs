@@ -194,3 +194,38 @@ fn wgmma_direct_rounds_to_nearest_even_on_the_emulator() {
     gemm::emu::launch(Variant::WgmmaDirect, &shifted[1..], b, &mut c, *shape, AlphaBeta::PRODUCT).unwrap();
     check_rounding("A copied", &case, &c);
 }
+
+/// The tensor cores truncate each sum they accumulate, up to an ulp of the
+/// partial sum: steps 15 and 16 issue a pass's eight small products (`hi *
+/// lo`, `lo * hi`) before its four `hi * hi`, so that four truncations a
+/// pass happen at the partial sum's full size, where step 13, which issues
+/// each 8-deep slice's three in turn, has ten. On the emulator, which
+/// truncates as the tensor cores do, step 16's `||err|| / ||ref||` at `K =
+/// 1024` is half step 13's (0.51; 0.99 with step 13's order), and its
+/// scaling keeps a row of subnormals against `B x 1e3` as accurate (the
+/// subnormal class of docs/gemm.md).
+#[test]
+fn small_products_first_halve_the_truncation_error_on_the_emulator() {
+    let mut rng = rng("emulator gemm product order");
+    let norm = |case: &Case, v: Variant| {
+        let (want, _) = reference(case, None);
+        let mut c = case.c0.clone();
+        gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+        let err = c.iter().zip(&want).map(|(&g, &w)| (g as f64 - w).powi(2)).sum::<f64>();
+        (err / want.iter().map(|w| w * w).sum::<f64>()).sqrt()
+    };
+    let uniform = Case::new(&mut rng, (128, 256, 1024), AlphaBeta::PRODUCT);
+    let mut subnormal = Case::new(&mut rng, (128, 256, 1024), AlphaBeta::PRODUCT);
+    subnormal.a.iter_mut().for_each(|x| *x *= 1e-39);
+    subnormal.b.iter_mut().for_each(|x| *x *= 1e3);
+    let (interleaved, first) = (norm(&uniform, Variant::WgmmaTma3xTf32), norm(&uniform, Variant::WgmmaSplitA3xTf32));
+    let first_subnormal = norm(&subnormal, Variant::WgmmaSplitA3xTf32);
+    eprintln!(
+        "||err|| / ||ref||: step 13 {interleaved:.2e}, step 16 {first:.2e}, step 16 subnormal {first_subnormal:.2e}"
+    );
+    assert!(
+        first < 0.75 * interleaved,
+        "step 16 {first:.2e} against step 13's {interleaved:.2e}: no gain from the order"
+    );
+    assert!(first_subnormal < 1.25 * first, "step 16 on subnormal rows {first_subnormal:.2e}, uniform {first:.2e}");
+}
