@@ -285,6 +285,28 @@ fn the_direct_split_is_exact_to_2_pow_21() {
     assert_eq!(low_half(f32::from_bits(0x1000)).to_bits(), 0x2000, "2^-137 rounds up to 2^-136 (ties away)");
 }
 
+/// Step 16's power-of-two scaling rounds nothing: with `A` in `(-1, 1)`
+/// times `2^-20` (peaks below the window, scaled up) and `B` in `(-1, 1)`
+/// times `2^50` (above it, scaled down), `C` is the unscaled operands'
+/// `C` (peaks inside the window: the factor 1) times `2^30`, bit for bit.
+#[test]
+fn scaling_rounds_nothing_on_the_emulator() {
+    let mut rng = rng("emulator gemm scaling");
+    let plain = Case::new(&mut rng, (130, 260, 300), AlphaBeta::PRODUCT);
+    let mut scaled = Case::new(&mut rng, (130, 260, 300), AlphaBeta::PRODUCT);
+    scaled.a = plain.a.iter().map(|x| x * 2f32.powi(-20)).collect();
+    scaled.b = plain.b.iter().map(|x| x * 2f32.powi(50)).collect();
+    let run = |case: &Case| {
+        let mut c = case.c0.clone();
+        gemm::emu::launch(Variant::WgmmaSplitA3xTf32, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+        c
+    };
+    let (want, got) = (run(&plain), run(&scaled));
+    for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+        assert_eq!((w * 2f32.powi(30)).to_bits(), g.to_bits(), "element {i}: {w:e} x 2^30 against {g:e}");
+    }
+}
+
 /// `sgemm` and the versions it may run, on the GPU, with the special values
 /// of the emulator's test and at a large shape off the tile; each checked
 /// against FP32's non-finite pattern and the exact result.

@@ -37,7 +37,7 @@
 //!
 //! **Every finite input:** the product runs on `A` and `B` scaled by
 //! exact powers of two, each row of `A` and each column of `B` peaking in
-//! `[1, 2)`, and unscales each element of `C` before the store
+//! `[2^-8, 2^47)`, and unscales each element of `C` before the store
 //! ([`super::scale`]): subnormal rows, near-`FLT_MAX` rows and operands
 //! scaled by `1e-17` or `1e17` keep FP32's accuracy. `gemm_maxima` finds
 //! the peaks before the pass, the pass scales `A`'s rows as it splits them

@@ -61,7 +61,8 @@ pub const PACK_KEEP: u32 = 4;
 /// Scale (with [`PACK_SPLIT`], step 16's pass over `A`): each destination
 /// row is multiplied by `2^-e` before the split, `e` the [`exponent`] of
 /// its peak ([`Marks::peaks`], from `gemm_maxima`): exact, and every row's
-/// largest finite `|x|` then splits in `[1, 2)` ([`super::scale`]).
+/// largest finite `|x|` then splits inside the peaks' window
+/// ([`super::scale::PEAK_WINDOW`]).
 pub const PACK_SCALE: u32 = 8;
 
 /// Residues (step 17, Ozaki scheme II): each destination row (a row of

@@ -147,15 +147,20 @@ pub unsafe fn maxima<C: ThreadCtx>(ctx: &C, src: *const f32, (rows, cols): (u32,
     }
 }
 
-/// Where a row's (or column's) peak may lie unscaled: `[2^0, 2^46]`.
-/// A product of two peaks is then under `2^94`, and a sum of `K < 2^32`
-/// of them under `2^126`: no overflow. Above `2^46` a row is scaled down to
-/// peak in `[2^46, 2^47)`, as high as that allows, so that the rest of it
-/// stays as far above the subnormals as it can; below `2^0` it is scaled up
-/// to peak in `[1, 2)` (a subnormal peak to `2^-23` or more: `2^126` is the
-/// largest factor). Inside the window the factor is 1, and a power-of-two
-/// factor changes no rounding of normal values anyway.
-pub const PEAK_WINDOW: (i32, i32) = (0, 46);
+/// Where a row's (or column's) peak may lie unscaled: `[2^-8, 2^46]`.
+/// Values in `(-1, 1)` and near them, the common case, take the factor 1:
+/// the consumers skip their multiplies and the epilogue its unscaling. A
+/// product of two peaks then lies in `[2^-16, 2^94]`, and a sum of `K <
+/// 2^32` of them under `2^126`: no overflow. An element `2^-99` of its
+/// row's peak or more splits into halves whose products with a column's
+/// peak are normal (`2^-8 2^-99 2^-11 2^-8 = 2^-126`). Above `2^46` a row is
+/// scaled down to peak in `[2^46, 2^47)`, as high as that allows, so that
+/// the rest of it stays as far above the subnormals as it can; below
+/// `2^-8` it is scaled up to peak in `[2^-8, 2^-7)` (a subnormal peak to
+/// `2^-23` or more: `2^126` is the largest factor). A power-of-two factor
+/// changes no rounding of normal values: inside the window and out, `C`
+/// is the same wherever every half and product of halves is normal.
+pub const PEAK_WINDOW: (i32, i32) = (-8, 46);
 
 /// The scale exponent `e` of a row or column whose largest `|x|` has the
 /// bits `peak` (0 for a row of zeros): the row is multiplied by `2^-e`
@@ -213,15 +218,21 @@ mod tests {
 
     #[test]
     fn exponents_bring_every_peak_into_the_window() {
-        let (low, high) = (1.0f32, 2f32.powi(PEAK_WINDOW.1 + 1));
-        for peak in [f32::MIN_POSITIVE, 1e-39, 1.4e-45, 1e-20, 0.4, 1.0, 1.5, 3e10, 3.0e38, f32::MAX] {
+        let (low, high) = (2f32.powi(PEAK_WINDOW.0), 2f32.powi(PEAK_WINDOW.1 + 1));
+        for peak in
+            [f32::MIN_POSITIVE, 1e-39, 1.4e-45, 1e-20, 1e-3, 0.004, 0.4, 0.9999, 1.0, 1.5, 3e10, 3.0e38, f32::MAX]
+        {
             let e = exponent(peak.to_bits());
             let scaled = peak * pow2(-e);
             // The smallest subnormals reach 2^-23 (the largest factor is 2^126).
             let floor = if peak < 2f32.powi(-126) { 2f32.powi(-23) } else { low };
             assert!(scaled >= floor && scaled < high, "{peak:e}: e {e}, scaled {scaled:e}");
-            assert!(peak < 1.0 || peak >= 2f32.powi(PEAK_WINDOW.1 + 1) || e == 0, "{peak:e} is scaled");
+            assert!(peak < low || peak >= high || e == 0, "{peak:e} is scaled");
+            // Below the window a peak lands in its lowest binade.
+            assert!(peak >= low || peak < 2f32.powi(-126) || scaled < 2.0 * low, "{peak:e} lands at {scaled:e}");
         }
+        // uniform(-1, 1) data: its peaks lie in [0.5, 1), unscaled.
+        assert_eq!(exponent(0.5f32.to_bits()), 0);
         assert_eq!(exponent(0), 0);
     }
 
