@@ -297,8 +297,8 @@ pub(super) unsafe fn consume<C: ThreadCtx, const SPLITTER: bool, const SCALED: b
             // The tensor cores truncate each sum they accumulate, an error
             // of up to an ulp of the partial sum: the eight small products
             // go first, while the sum is small, and the four `hi * hi`
-            // after them, so that four truncations happen at full size
-            // rather than ten.
+            // after them, four truncations a pass at full size (each
+            // slice's three in turn would make ten).
             // SAFETY: stage s holds its tiles and its A_lo: the copies and
             // the splitter completed the phases waited for. The pass's
             // first product starts the partial sum.
