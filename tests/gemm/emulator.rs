@@ -43,8 +43,7 @@ fn every_variant_on_the_emulator_at_odd_shapes() {
 fn check_on_emulator(case: &Case, variants: &[Variant]) {
     let (want, bound) = reference(case, None);
     for &v in variants {
-        let mut c = case.c0.clone();
-        gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+        let c = case.on_emulator(v);
         let worst = check(v, case, None, &c, &want, &bound);
         eprintln!("emulator {:>16} {:>16}: max error / bound {worst:.2e}", v.name(), case.shape.to_string());
     }

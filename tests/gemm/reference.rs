@@ -109,6 +109,14 @@ impl Case {
         let c0 = if s.beta == 0.0 { poison(m * n) } else { uniform(m * n) };
         Case { shape, s, a, b, c0 }
     }
+
+    /// `C` as version `v` computes it on the emulator, from `C0` and the
+    /// case's own scalars.
+    pub fn on_emulator(&self, v: Variant) -> Vec<f32> {
+        let mut c = self.c0.clone();
+        coalesce::gemm::emu::launch(v, &self.a, &self.b, &mut c, self.shape, self.s).unwrap();
+        c
+    }
 }
 
 /// The factor of the error bound (module doc) for version `v` and depth `k`.

@@ -222,8 +222,7 @@ fn special_values_give_fp32_results_on_the_emulator() {
         for (kind, case) in special_cases(&mut rng, dims) {
             let r = special_reference(&case);
             for &v in &steps {
-                let mut c = case.c0.clone();
-                gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+                let c = case.on_emulator(v);
                 let (nan, inf, fin) = check_fp32_semantics(v, v.name(), &case, &r, &c);
                 eprintln!("emulator {:>16} {kind:>10} {}: {nan} NaN, {inf} inf, {fin} finite", v.name(), case.shape);
             }
@@ -296,12 +295,8 @@ fn scaling_rounds_nothing_on_the_emulator() {
     let mut scaled = Case::new(&mut rng, (130, 260, 300), AlphaBeta::PRODUCT);
     scaled.a = plain.a.iter().map(|x| x * 2f32.powi(-20)).collect();
     scaled.b = plain.b.iter().map(|x| x * 2f32.powi(50)).collect();
-    let run = |case: &Case| {
-        let mut c = case.c0.clone();
-        gemm::emu::launch(Variant::WgmmaSplitA3xTf32, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
-        c
-    };
-    let (want, got) = (run(&plain), run(&scaled));
+    let step = Variant::WgmmaSplitA3xTf32;
+    let (want, got) = (plain.on_emulator(step), scaled.on_emulator(step));
     for (i, (w, g)) in want.iter().zip(&got).enumerate() {
         assert_eq!((w * 2f32.powi(30)).to_bits(), g.to_bits(), "element {i}: {w:e} x 2^30 against {g:e}");
     }

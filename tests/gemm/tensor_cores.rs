@@ -18,8 +18,7 @@ fn wgmma_3xtf32_is_fp32_accurate_on_the_emulator() {
     let (want, mag) = reference(&case, None);
     let fp32 = Variant::DoubleBuffered.error_bound(512);
     let worst = |v: Variant| {
-        let mut c = case.c0.clone();
-        gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+        let c = case.on_emulator(v);
         c.iter().zip(&want).zip(&mag).map(|((&g, &w), &m)| (g as f64 - w).abs() / (fp32 * m)).fold(0.0, f64::max)
     };
     let (x3, tf32) = (worst(Variant::Wgmma3xTf32), worst(Variant::Wgmma));
@@ -47,8 +46,7 @@ fn tensor_core_truncation_drifts_with_k_unless_promoted_on_the_emulator() {
         let ref_max = want.iter().fold(0.0f64, |m, w| m.max(w.abs()));
         let ref_norm = want.iter().map(|w| w * w).sum::<f64>().sqrt();
         let errs = steps.map(|v| {
-            let mut c = case.c0.clone();
-            gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
+            let c = case.on_emulator(v);
             let err: Vec<f64> = c.iter().zip(&want).map(|(&g, &w)| g as f64 - w).collect();
             let max = err.iter().fold(0.0f64, |m, e| m.max(e.abs()));
             let norm = err.iter().map(|e| e * e).sum::<f64>().sqrt();
@@ -209,9 +207,7 @@ fn small_products_first_halve_the_truncation_error_on_the_emulator() {
     let mut rng = rng("emulator gemm product order");
     let norm = |case: &Case, v: Variant| {
         let (want, _) = reference(case, None);
-        let mut c = case.c0.clone();
-        gemm::emu::launch(v, &case.a, &case.b, &mut c, case.shape, case.s).unwrap();
-        let err = c.iter().zip(&want).map(|(&g, &w)| (g as f64 - w).powi(2)).sum::<f64>();
+        let err = case.on_emulator(v).iter().zip(&want).map(|(&g, &w)| (g as f64 - w).powi(2)).sum::<f64>();
         (err / want.iter().map(|w| w * w).sum::<f64>()).sqrt()
     };
     let uniform = Case::new(&mut rng, (128, 256, 1024), AlphaBeta::PRODUCT);
