@@ -151,8 +151,8 @@ pub unsafe fn maxima<C: ThreadCtx>(ctx: &C, src: *const f32, (rows, cols): (u32,
 /// Values in `(-1, 1)` and near them, the common case, take the factor 1:
 /// the consumers skip their multiplies and the epilogue its unscaling. A
 /// product of two peaks then lies in `[2^-16, 2^94]`, and a sum of `K <
-/// 2^32` of them under `2^126`: no overflow. An element `2^-99` of its
-/// row's peak or more splits into halves whose products with a column's
+/// 2^32` of them under `2^126`: no overflow. An element at least `2^-99`
+/// times its row's peak splits into halves whose products with a column's
 /// peak are normal (`2^-8 2^-99 2^-11 2^-8 = 2^-126`). Above `2^46` a row is
 /// scaled down to peak in `[2^46, 2^47)`, as high as that allows, so that
 /// the rest of it stays as far above the subnormals as it can; below
