@@ -118,8 +118,8 @@ impl Device for Emulated {
         // addresses as integers: they run on every emulated thread, and raw
         // pointers are not `Sync`.
         match launch {
-            Launch::Maxima { src, rows, cols, out, by_rows } => emu::launch(dims, |ctx| unsafe {
-                maxima(ctx, src as *const f32, (rows, cols), out as *mut u32, by_rows)
+            Launch::Maxima { a, b, p, out } => emu::launch(dims, |ctx| unsafe {
+                maxima(ctx, (a as *const f32, b as *const f32), (p.m, p.k, p.n), out as *mut u32)
             })?,
             Launch::Pack { src, shape, to: [hi, lo], maps: (maps, words), marks: [any, lines, peaks] } => {
                 emu::launch(dims, |ctx| unsafe {

@@ -87,8 +87,8 @@ impl Device for OnStream<'_> {
         // else uses; each kernel is queued after those that write what it
         // reads; a live stream.
         match launch {
-            Launch::Maxima { src, rows, cols, out, by_rows } => {
-                let args: Args<MaximaParams> = (ptr(src), rows, cols, ptr(out), u32::from(by_rows));
+            Launch::Maxima { a, b, p, out } => {
+                let args: Args<MaximaParams> = (ptr(a), ptr(b), p.m, p.k, p.n, ptr(out));
                 unsafe { stream.launch(entry, dims, args) }
             }
             Launch::Pack { src, shape: s, to: [hi, lo], maps: (at, words), marks } => {

@@ -40,13 +40,13 @@ pub(crate) struct Tensor2d {
 
 /// One kernel of a TMA product's sequence, its addresses absolute.
 // A pass carries its two 128-byte maps by value, as `gemm_pack` takes
-// them; a sequence is at most seven launches, so the size is no cost.
+// them; a sequence is at most six launches, so the size is no cost.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Launch {
-    /// `gemm_maxima`: the peaks of `src`'s rows (`by_rows`) or columns,
-    /// raised into `out`.
-    Maxima { src: u64, rows: u32, cols: u32, out: u64, by_rows: bool },
+    /// `gemm_maxima`: the peaks of `A`'s `m` rows, then of `B`'s `n`
+    /// columns, raised into the `m + n` words at `out`.
+    Maxima { a: u64, b: u64, p: Problem, out: u64 },
     /// `gemm_pack`: `src` copied into `to`, its halves `hi` and `lo` (0:
     /// none), as `shape` says; the pair of encoded maps written at
     /// `maps.0` (0: none); a split pass marks the non-finite values at
@@ -70,7 +70,7 @@ impl Launch {
         use coalesce_kernels::gemm::split_k::sum_splits_dims;
         use coalesce_kernels::gemm::{fixup::fixup_dims, pack::pack_dims, pack::pack_entry, scale::maxima_dims};
         match *self {
-            Launch::Maxima { rows, cols, by_rows, .. } => ("gemm_maxima", maxima_dims(rows, cols, by_rows)),
+            Launch::Maxima { p, .. } => ("gemm_maxima", maxima_dims(p.m, p.k, p.n)),
             Launch::Pack { shape, .. } => (pack_entry(shape.flags), pack_dims(shape.rows, shape.cols)),
             Launch::Product { variant, dims, .. } => (variant.entry_point(), dims),
             Launch::SumSplits { p, .. } => ("gemm_sum_splits", sum_splits_dims(p.m, p.n)),
@@ -116,11 +116,10 @@ impl Sequence {
         let scratch = ozaki.then(|| take(u64::from(dims.grid.x) * u64::from(dims.grid.y) * OZ_SCRATCH_WORDS as u64));
         debug_assert!(scratch.is_none_or(|at| at == base + oz_scratch_offset(m as usize, n as usize) as u64));
 
+        let p = shape.problem(scalars);
         let mut launches = Vec::new();
         if feed.scaled {
-            let (m, n, k) = (m as u32, n as u32, k as u32);
-            launches.push(Launch::Maxima { src: a, rows: m, cols: k, out: peaks, by_rows: true });
-            launches.push(Launch::Maxima { src: b, rows: k, cols: n, out: peaks + 4 * m as u64, by_rows: false });
+            launches.push(Launch::Maxima { a, b, p, out: peaks });
         }
         let (mut tensors, mut passes) = (Vec::new(), Vec::new());
         for (is_b, src, operand) in [(false, a, feed.a), (true, b, feed.b)] {
@@ -192,7 +191,6 @@ impl Sequence {
 
         let splits = dims.grid.z;
         let parts = (splits > 1).then(|| take(u64::from(splits) * m * n));
-        let p = shape.problem(scalars);
         let (into, product) = parts.map_or((c, p), |parts| (parts, shape.problem(AlphaBeta::PRODUCT)));
         let b_maps = base + maps_of(feed.a) as u64 * MAP;
         launches.push(Launch::Product { variant, dims, a: base, b: b_maps, c: into, p: product });

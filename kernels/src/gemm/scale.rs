@@ -19,8 +19,8 @@
 //! overflows. The one rounding of the unscaling ([`unscale`], in f64) is
 //! the rounding an FP32 result takes anyway.
 //!
-//! The exponents come from [`maxima`], one pass over each operand before
-//! the product: the largest finite `|x|` of each row of `A` (or column of
+//! The exponents come from [`maxima`], one launch over both operands
+//! before the product: the largest finite `|x|` of each row of `A` (or column of
 //! `B`), as its bits (the bits of non-negative floats order as integers),
 //! raised atomically into words the host zeroed. Non-finite values are left
 //! out: the fix-up recomputes their rows and columns
@@ -32,8 +32,8 @@ use crate::{Dim3, LaunchDims, ThreadCtx};
 /// The pass in the registry (a utility of step 16).
 pub const MAXIMA_STEPS: &[Step] = utilities! {
     op: "gemm";
-    /// the largest finite `|x|` of each row (or column) of a GEMM operand, for step 16's exact power-of-two scaling
-    maxima => "gemm_maxima" in "gemm/scale.rs", geometry "maxima_dims(rows, cols, by_rows)";
+    /// the largest finite `|x|` of each row of `A` and each column of `B`, in one launch, for step 16's exact power-of-two scaling
+    maxima => "gemm_maxima" in "gemm/scale.rs", geometry "maxima_dims(m, k, n)";
 };
 
 /// Block of the pass: 32 columns by 8 rows of threads.
@@ -44,34 +44,78 @@ const H: usize = 8;
 /// or `512 x 32` elements and raises each of its words once per thread
 /// that read it.
 const SPAN: u32 = 16;
+/// Spans a thread loads at once: with its four rows (by rows) or four
+/// rows of a span (by columns), 16 loads in flight a thread.
+const AT_ONCE: usize = 4;
 /// The fewest blocks the pass gives an operand that has the elements for
 /// them (a span of a block, 32 x 32 elements, each): 8 an SM of a 132-SM
 /// GPU. At the full span a 1024^2 operand takes 64 blocks, and an H200
 /// read it at 150 GB/s (27.9 us, `ncu` in the GEMM run at b74d7a5).
 const FEW_BLOCKS: u64 = 1024;
 
-/// Grid and block for a `rows x cols` operand: by rows, blocks of 32 rows
-/// by `32 s` columns; by columns, of `32 s` rows by 32 columns. The span
-/// `s` is the largest up to 16 that leaves the operand [`FEW_BLOCKS`]
-/// blocks, 1 for an operand too small for that; the kernel reads `s` back
-/// from the grid.
-pub const fn maxima_dims(rows: u32, cols: u32, by_rows: bool) -> LaunchDims {
-    let blocks_of_one_span = (rows as u64).div_ceil(W as u64) * (cols as u64).div_ceil(W as u64);
-    let wide = blocks_of_one_span / FEW_BLOCKS;
-    let span = if wide < 1 {
-        1
-    } else if wide > SPAN as u64 {
-        SPAN
-    } else {
-        wide as u32
-    };
-    let long = W as u32 * span;
-    let grid = if by_rows {
-        Dim3::xy(cols.div_ceil(long), rows.div_ceil(W as u32))
-    } else {
-        Dim3::xy(cols.div_ceil(W as u32), rows.div_ceil(long))
-    };
-    LaunchDims { grid, block: Dim3::xy(W as u32, H as u32), shared_bytes: 0 }
+/// How the pass covers one `rows x cols` operand, by rows (`A`) or by
+/// columns (`B`): blocks of 32 lines by `32 span` elements along them,
+/// `grid` of them (`x` along the rows, `y` down the columns). The span is
+/// the largest up to 16 that leaves the operand [`FEW_BLOCKS`] blocks, 1
+/// for an operand too small for that.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cover {
+    pub rows: u32,
+    pub cols: u32,
+    pub by_rows: bool,
+    pub span: u32,
+}
+
+impl Cover {
+    /// The cover of a `rows x cols` operand.
+    pub const fn of(rows: u32, cols: u32, by_rows: bool) -> Cover {
+        let blocks_of_one_span = (rows as u64).div_ceil(W as u64) * (cols as u64).div_ceil(W as u64);
+        let wide = blocks_of_one_span / FEW_BLOCKS;
+        let span = if wide < 1 {
+            1
+        } else if wide > SPAN as u64 {
+            SPAN
+        } else {
+            wide as u32
+        };
+        Cover { rows, cols, by_rows, span }
+    }
+
+    /// Blocks along the rows and down the columns.
+    pub const fn grid(self) -> (u32, u32) {
+        let long = W as u32 * self.span();
+        if self.by_rows {
+            (self.cols.div_ceil(long), self.rows.div_ceil(W as u32))
+        } else {
+            (self.cols.div_ceil(W as u32), self.rows.div_ceil(long))
+        }
+    }
+
+    /// The span, in `[1, 16]` whatever the field holds.
+    pub const fn span(self) -> u32 {
+        if self.span < 1 {
+            1
+        } else if self.span > SPAN {
+            SPAN
+        } else {
+            self.span
+        }
+    }
+
+    /// Blocks in all.
+    pub const fn blocks(self) -> u64 {
+        let (x, y) = self.grid();
+        x as u64 * y as u64
+    }
+}
+
+/// Grid and block of the pass over `A` (`m x k`, by rows) and `B` (`k x
+/// n`, by columns) in one launch: `A`'s blocks, then `B`'s, along `x`
+/// (a grid too long for the GPU fails the launch's check).
+pub const fn maxima_dims(m: u32, k: u32, n: u32) -> LaunchDims {
+    let blocks = Cover::of(m, k, true).blocks() + Cover::of(k, n, false).blocks();
+    let x = if blocks > u32::MAX as u64 { u32::MAX } else { blocks as u32 };
+    LaunchDims { grid: Dim3::xy(x, 1), block: Dim3::xy(W as u32, H as u32), shared_bytes: 0 }
 }
 
 /// The bits of `|x|` for a finite `x`, 0 for inf and NaN.
@@ -80,42 +124,74 @@ fn magnitude(x: f32) -> u32 {
     if x.is_finite() { x.to_bits() & 0x7fff_ffff } else { 0 }
 }
 
-/// Raises `out[r]` (by rows) or `out[c]` (by columns) to the bits of the
-/// largest finite `|x|` of row `r` (column `c`) of the `rows x cols`
-/// row-major `src`.
-///
-/// # Thread mapping
-/// Block `(32, 8)`, grid [`maxima_dims`], whose blocks cover the operand
-/// in `s` spans of 32 (`s` read back from the grid: the fewest that reach
-/// across it). By rows: block `(x, y)` reads rows `32 y..+32`, columns
-/// `32 s x..+32 s`; warp `ty` takes rows `32 y + ty + 8 j` (`j < 4`), lane
-/// `tx` columns `tx + 32 i` (`i < s`); the warp reduces each row with
-/// shuffles and lane 0 raises its word. By columns: block `(x, y)` reads
-/// columns `32 x..+32`, rows `32 s y..+32 s`; thread `(tx, ty)` takes
-/// column `32 x + tx`, rows `ty + 8 i` (`i < 4 s`), and raises its word.
+/// Raises `out[i]` to the bits of the largest finite `|x|` of row `i` of
+/// `A` (`m x k`, row-major) for `i < m`, and `out[m + j]` to that of
+/// column `j` of `B` (`k x n`) for `j < n`: one launch on the grid
+/// [`maxima_dims`], its first blocks over `A` ([`peaks`] by rows), the
+/// rest over `B` (by columns).
 ///
 /// # Safety
-/// `src` holds `rows * cols` floats and `out` one word per row (by rows)
-/// or per column, which nothing else uses during the pass.
+/// `a` holds `m k` floats, `b` `k n`, and `out` `m + n` words, which
+/// nothing else uses during the pass.
 #[inline(always)]
-pub unsafe fn maxima<C: ThreadCtx>(ctx: &C, src: *const f32, (rows, cols): (u32, u32), out: *mut u32, by_rows: bool) {
-    let (r_len, c_len) = (rows as usize, cols as usize);
+pub unsafe fn maxima<C: ThreadCtx>(
+    ctx: &C, (a, b): (*const f32, *const f32), (m, k, n): (u32, u32, u32), out: *mut u32,
+) {
+    let (of_a, of_b) = (Cover::of(m, k, true), Cover::of(k, n, false));
+    let (block, of_a_blocks) = (ctx.block_idx().x as u64, of_a.blocks());
+    // SAFETY: forwarded from the caller; `B`'s words follow `A`'s `m`.
+    unsafe {
+        if block < of_a_blocks {
+            peaks(ctx, of_a, block as u32, a, out)
+        } else {
+            peaks(ctx, of_b, (block - of_a_blocks) as u32, b, out.add(m as usize))
+        }
+    }
+}
+
+/// Block `block` of `cover`'s grid (`x` first) over `src`, raising `out`'s
+/// word of each line it reads.
+///
+/// # Thread mapping
+/// Block `(32, 8)`; block `(x, y)` of the cover's grid. By rows: it reads
+/// rows `32 y..+32`, columns `32 s x..+32 s` (`s` the span); warp `ty`
+/// takes rows `32 y + ty + 8 j` (`j < 4`), lane `tx` columns `tx + 32 i`
+/// (`i < s`); the warp reduces each row with shuffles and lane 0 raises
+/// its word. By columns: it reads columns `32 x..+32`, rows `32 s y..+32
+/// s`; thread `(tx, ty)` takes column `32 x + tx`, rows `ty + 8 i` (`i < 4
+/// s`), and raises its word. Each thread has [`AT_ONCE`] spans' loads in
+/// flight.
+///
+/// # Safety
+/// `src` holds the cover's `rows * cols` floats and `out` one word per row
+/// (by rows) or per column, which nothing else uses during the pass.
+#[inline(always)]
+pub unsafe fn peaks<C: ThreadCtx>(ctx: &C, cover: Cover, block: u32, src: *const f32, out: *mut u32) {
+    let Cover { rows, cols, by_rows, .. } = cover;
+    let (r_len, c_len, span) = (rows as usize, cols as usize, cover.span() as usize);
     let src = ctx.global(src, (rows, cols));
     let out = ctx.global_mut(out, if by_rows { rows } else { cols });
-    let (b, t, grid) = (ctx.block_idx(), ctx.thread_idx(), ctx.grid_dim());
+    // At least 1: a block of an empty operand's grid reads nothing.
+    let gx = cover.grid().0.max(1);
+    let (bx, by) = ((block % gx) as usize, (block / gx) as usize);
+    let t = ctx.thread_idx();
     let (tx, ty) = (t.x as usize, t.y as usize);
     let load = |r: usize, c: usize| {
         // SAFETY: inside the source (checked by the caller of the closure).
         if r < r_len && c < c_len { magnitude(unsafe { src.load(r * c_len + c) }) } else { 0 }
     };
+    let mut peak = [0u32; W / H];
     if by_rows {
-        let span = c_len.div_ceil(W * grid.x as usize);
-        let (r0, c0) = (b.y as usize * W, b.x as usize * W * span);
-        let mut peak = [0u32; W / H];
-        for i in 0..span {
-            // Four independent loads a step, one per row.
-            unroll!(j < W / H, [0, 1, 2, 3], {
-                peak[j] = peak[j].max(load(r0 + ty + H * j, c0 + tx + W * i));
+        let (r0, c0) = (by * W, bx * W * span);
+        for i in (0..span).step_by(AT_ONCE) {
+            unroll!(u < AT_ONCE, [0, 1, 2, 3], {
+                let c = c0 + tx + W * (i + u);
+                // One load a row: four rows of a span at once.
+                unroll!(j < W / H, [0, 1, 2, 3], {
+                    if i + u < span {
+                        peak[j] = peak[j].max(load(r0 + ty + H * j, c));
+                    }
+                });
             });
         }
         unroll!(j < W / H, [0, 1, 2, 3], {
@@ -131,12 +207,14 @@ pub unsafe fn maxima<C: ThreadCtx>(ctx: &C, src: *const f32, (rows, cols): (u32,
             }
         });
     } else {
-        let span = r_len.div_ceil(W * grid.y as usize);
-        let (r0, c) = (b.y as usize * W * span, b.x as usize * W + tx);
-        let mut peak = [0u32; 4];
-        for i in 0..span {
-            unroll!(j < 4, [0, 1, 2, 3], {
-                peak[j] = peak[j].max(load(r0 + ty + H * (4 * i + j), c));
+        let (r0, c) = (by * W * span, bx * W + tx);
+        for i in (0..span).step_by(AT_ONCE) {
+            unroll!(u < AT_ONCE, [0, 1, 2, 3], {
+                unroll!(j < 4, [0, 1, 2, 3], {
+                    if i + u < span {
+                        peak[j] = peak[j].max(load(r0 + ty + H * (4 * (i + u) + j), c));
+                    }
+                });
             });
         }
         let x = peak[0].max(peak[1]).max(peak[2].max(peak[3]));
@@ -206,9 +284,9 @@ pub fn pow2_f64(e: i32) -> f64 {
 
 params_and_entry! {
     /// `gemm_maxima`'s parameters, in order.
-    MaximaParams => gemm_maxima(src: *const f32, rows: u32, cols: u32, out: *mut u32, by_rows: u32) {
+    MaximaParams => gemm_maxima(a: *const f32, b: *const f32, m: u32, k: u32, n: u32, out: *mut u32) {
         // SAFETY: the host launcher checked the lengths and the geometry.
-        unsafe { maxima(&crate::gpu::Gpu, src, (rows, cols), out, by_rows != 0) }
+        unsafe { maxima(&crate::gpu::Gpu, (a, b), (m, k, n), out) }
     }
 }
 
@@ -236,67 +314,90 @@ mod tests {
         assert_eq!(exponent(0), 0);
     }
 
-    /// The pass on the emulator against the peaks computed here: each
-    /// operand by rows and by columns, on the grid `maxima_dims` gives and
-    /// on grids of other spans (the kernel reads its span from the grid),
-    /// with subnormals, infinities and NaNs among the values.
+    /// The peaks of `src` (`rows x cols`) computed here, by rows or by columns.
+    fn peaks_here(src: &[f32], (rows, cols): (usize, usize), by_rows: bool) -> std::vec::Vec<u32> {
+        let lines = if by_rows { rows } else { cols };
+        let line = |w: usize, i: usize| if by_rows { src[w * cols + i] } else { src[i * cols + w] };
+        (0..lines)
+            .map(|w| (0..if by_rows { cols } else { rows }).map(|i| magnitude(line(w, i))).max().unwrap())
+            .collect()
+    }
+
+    /// Values with subnormals, infinities and NaNs among them.
+    fn values(len: usize, next: &mut impl FnMut() -> u64) -> std::vec::Vec<f32> {
+        (0..len)
+            .map(|_| match next() % 50 {
+                0 => f32::INFINITY,
+                1 => f32::NAN,
+                2 => -1e-40,
+                _ => (next() % 2001) as f32 / 1000.0 - 1.0,
+            })
+            .collect()
+    }
+
+    /// One cover's blocks on the emulator against the peaks computed here:
+    /// each operand by rows and by columns, at the span `Cover::of` gives
+    /// and at others, spans short of, at and past a multiple of
+    /// `AT_ONCE`.
     #[test]
-    fn maxima_finds_every_peak_on_any_span() {
+    fn peaks_finds_every_peak_on_any_span() {
         use crate::emu::{SyncMutPtr, SyncPtr, launch};
-        use std::{vec, vec::Vec};
+        use std::vec;
         let mut next = super::super::xorshift(0x2545_f491_4f6c_dd1du64);
         for (rows, cols) in [(1, 1), (70, 45), (33, 1000), (1000, 33), (300, 290)] {
-            let src: Vec<f32> = (0..rows * cols)
-                .map(|_| match next() % 50 {
-                    0 => f32::INFINITY,
-                    1 => f32::NAN,
-                    2 => -1e-40,
-                    _ => (next() % 2001) as f32 / 1000.0 - 1.0,
-                })
-                .collect();
+            let src = values(rows * cols, &mut next);
             for by_rows in [true, false] {
-                let words = if by_rows { rows } else { cols };
-                let want: Vec<u32> = (0..words)
-                    .map(|w| {
-                        let line = |i: usize| if by_rows { src[w * cols + i] } else { src[i * cols + w] };
-                        (0..if by_rows { cols } else { rows }).map(|i| magnitude(line(i))).max().unwrap()
-                    })
-                    .collect();
-                let own = maxima_dims(rows as u32, cols as u32, by_rows);
-                for span in [0, 1, 2, 3, 16] {
-                    let mut dims = own;
-                    if span > 0 {
-                        let long = (W * span) as u32;
-                        dims.grid = if by_rows {
-                            Dim3::xy((cols as u32).div_ceil(long), (rows as u32).div_ceil(W as u32))
-                        } else {
-                            Dim3::xy((cols as u32).div_ceil(W as u32), (rows as u32).div_ceil(long))
-                        };
-                    }
-                    let mut out = vec![0u32; words];
+                let want = peaks_here(&src, (rows, cols), by_rows);
+                let own = Cover::of(rows as u32, cols as u32, by_rows);
+                for span in [own.span, 1, 2, 3, 4, 5, 16] {
+                    let cover = Cover { span, ..own };
+                    let dims = LaunchDims { grid: Dim3::xy(cover.blocks() as u32, 1), ..maxima_dims(1, 1, 1) };
+                    let mut out = vec![0u32; want.len()];
                     let (s, o) = (SyncPtr::new(&src), SyncMutPtr::new(&mut out));
                     launch(dims, |ctx| {
                         // SAFETY: `src` holds rows * cols floats, `out` a word per line.
-                        unsafe { maxima(ctx, s.get(), (rows as u32, cols as u32), o.get(), by_rows) }
+                        unsafe { peaks(ctx, cover, ctx.block_idx().x, s.get(), o.get()) }
                     })
                     .unwrap();
-                    assert_eq!(out, want, "{rows}x{cols}, by rows {by_rows}, span {span} ({:?})", dims.grid);
+                    assert_eq!(out, want, "{rows}x{cols}, by rows {by_rows}, span {span}");
                 }
             }
+        }
+    }
+
+    /// The launch over both operands: `A`'s row peaks, then `B`'s column
+    /// peaks, in one grid.
+    #[test]
+    fn maxima_finds_both_operands_peaks_in_one_launch() {
+        use crate::emu::{SyncMutPtr, SyncPtr, launch};
+        use std::{vec, vec::Vec};
+        let mut next = super::super::xorshift(0x9e37_79b9_7f4a_7c15u64);
+        for (m, k, n) in [(1, 1, 1), (70, 45, 33), (33, 1000, 5), (200, 7, 1100)] {
+            let (a, b) = (values(m * k, &mut next), values(k * n, &mut next));
+            let want: Vec<u32> = [peaks_here(&a, (m, k), true), peaks_here(&b, (k, n), false)].concat();
+            let mut out = vec![0u32; m + n];
+            let (pa, pb, o) = (SyncPtr::new(&a), SyncPtr::new(&b), SyncMutPtr::new(&mut out));
+            let shape = (m as u32, k as u32, n as u32);
+            launch(maxima_dims(shape.0, shape.1, shape.2), |ctx| {
+                // SAFETY: `a` holds m k floats, `b` k n, `out` m + n words.
+                unsafe { maxima(ctx, (pa.get(), pb.get()), shape, o.get()) }
+            })
+            .unwrap();
+            assert_eq!(out, want, "{m}x{k}x{n}");
         }
     }
 
     #[test]
     fn maxima_fills_the_gpu_where_the_operand_can() {
         // A 1024^2 operand: 1024 blocks of one span, not 64 of 16.
-        let d = maxima_dims(1024, 1024, true);
-        assert_eq!(d.grid.x * d.grid.y, 1024);
+        assert_eq!(Cover::of(1024, 1024, true).blocks(), 1024);
         // Large operands keep the full span: 32 x 512 elements a block.
-        let d = maxima_dims(16384, 16384, false);
-        assert_eq!((d.grid.x, d.grid.y), (512, 32));
+        assert_eq!(Cover::of(16384, 16384, false).grid(), (512, 32));
         // In between, the span that leaves at least FEW_BLOCKS blocks.
-        let d = maxima_dims(4096, 2048, true);
-        assert!(d.grid.x * d.grid.y >= FEW_BLOCKS as u32 && d.grid.x * d.grid.y < 2 * FEW_BLOCKS as u32);
+        let blocks = Cover::of(4096, 2048, true).blocks();
+        assert!((FEW_BLOCKS..2 * FEW_BLOCKS).contains(&blocks));
+        // Both operands in one grid.
+        assert_eq!(maxima_dims(1024, 1024, 1024).grid.x, 2048);
     }
 
     #[test]
