@@ -48,10 +48,14 @@ const SPAN: u32 = 16;
 /// rows of a span (by columns), 16 loads in flight a thread.
 const AT_ONCE: usize = 4;
 /// The fewest blocks the pass gives an operand that has the elements for
-/// them (a span of a block, 32 x 32 elements, each): 8 an SM of a 132-SM
-/// GPU. At the full span a 1024^2 operand takes 64 blocks, and an H200
-/// read it at 150 GB/s (27.9 us, `ncu` in the GEMM run at b74d7a5).
-const FEW_BLOCKS: u64 = 1024;
+/// them (a span of a block, 32 x 32 elements, each): 2 an SM of a 132-SM
+/// GPU, so that `A`'s and `B`'s blocks of a 1024^3 product fill it once
+/// (4 blocks an SM at the pass's registers) at span 4, each thread's 16
+/// loads in flight. At the full span a 1024^2 operand took 64 blocks, and
+/// an H200 read it at 150 GB/s (27.9 us, `ncu` in the GEMM run at
+/// b74d7a5); at span 1, 1024 blocks, an H100 read both operands in 17.9
+/// us, 470 GB/s (docs/measurements/2026-12-05-h100-gemm-short-shapes).
+const FEW_BLOCKS: u64 = 256;
 
 /// How the pass covers one `rows x cols` operand, by rows (`A`) or by
 /// columns (`B`): blocks of 32 lines by `32 span` elements along them,
@@ -176,47 +180,50 @@ pub unsafe fn peaks<C: ThreadCtx>(ctx: &C, cover: Cover, block: u32, src: *const
     let (bx, by) = ((block % gx) as usize, (block / gx) as usize);
     let t = ctx.thread_idx();
     let (tx, ty) = (t.x as usize, t.y as usize);
-    let load = |r: usize, c: usize| {
-        // SAFETY: inside the source (checked by the caller of the closure).
-        if r < r_len && c < c_len { magnitude(unsafe { src.load(r * c_len + c) }) } else { 0 }
+    // The value at `(r, c)` of span `i`, and whether it counts: inside
+    // the source and the block's spans. Every load is made, from the
+    // nearest element where it would fall outside, so that none sits
+    // behind a branch or behind a select of its address: ptxas then
+    // issues a batch's 16 loads before their maxima, where it otherwise
+    // waits for each load before the next and a thread has one in flight.
+    let fetch = |r: usize, c: usize, i: usize| {
+        let inside = i < span && r < r_len && c < c_len;
+        // SAFETY: inside the source, which has an element (the cover of
+        // an empty operand has no blocks).
+        (unsafe { src.load(r.min(r_len - 1) * c_len + c.min(c_len - 1)) }, inside)
     };
-    let mut peak = [0u32; W / H];
+    // Load `(u, j)` of a batch from span `i`: row `r0 + 8 j + dr (i + u)`,
+    // column `c0 + dc (i + u)`. By rows a thread's four rows, a span of
+    // 32 columns apart; by columns a span's four rows of the thread's.
+    let (r0, dr, c0, dc) =
+        if by_rows { (by * W + ty, 0, bx * W * span + tx, W) } else { (by * W * span + ty, 4 * H, bx * W + tx, 0) };
+    let mut peak = [0u32; 4];
+    for i in (0..span).step_by(AT_ONCE) {
+        let mut batch = [(0f32, false); 4 * AT_ONCE];
+        unroll!(q < 4 * AT_ONCE, {
+            let (u, j) = (q / 4, q % 4);
+            batch[q] = fetch(r0 + H * j + dr * (i + u), c0 + dc * (i + u), i + u);
+        });
+        unroll!(q < 4 * AT_ONCE, {
+            let (x, inside) = batch[q];
+            peak[q % 4] = peak[q % 4].max(if inside { magnitude(x) } else { 0 });
+        });
+    }
     if by_rows {
-        let (r0, c0) = (by * W, bx * W * span);
-        for i in (0..span).step_by(AT_ONCE) {
-            unroll!(u < AT_ONCE, [0, 1, 2, 3], {
-                let c = c0 + tx + W * (i + u);
-                // One load a row: four rows of a span at once.
-                unroll!(j < W / H, [0, 1, 2, 3], {
-                    if i + u < span {
-                        peak[j] = peak[j].max(load(r0 + ty + H * j, c));
-                    }
-                });
-            });
-        }
         unroll!(j < W / H, [0, 1, 2, 3], {
             // Non-negative floats: their f32 maximum is their bits' maximum.
             let mut x = f32::from_bits(peak[j]);
             unroll!(s < 32, [16, 8, 4, 2, 1], {
                 x = x.max(ctx.shfl_xor_f32(x, s as u32));
             });
-            let r = r0 + ty + H * j;
+            let r = r0 + H * j;
             if tx == 0 && r < r_len && x != 0.0 {
                 // SAFETY: r < rows, the length of `out`.
                 unsafe { out.raise_to(r, x.to_bits()) };
             }
         });
     } else {
-        let (r0, c) = (by * W * span, bx * W + tx);
-        for i in (0..span).step_by(AT_ONCE) {
-            unroll!(u < AT_ONCE, [0, 1, 2, 3], {
-                unroll!(j < 4, [0, 1, 2, 3], {
-                    if i + u < span {
-                        peak[j] = peak[j].max(load(r0 + ty + H * (4 * (i + u) + j), c));
-                    }
-                });
-            });
-        }
+        let c = c0;
         let x = peak[0].max(peak[1]).max(peak[2].max(peak[3]));
         if c < c_len && x != 0 {
             // SAFETY: c < cols, the length of `out`.
@@ -389,15 +396,15 @@ mod tests {
 
     #[test]
     fn maxima_fills_the_gpu_where_the_operand_can() {
-        // A 1024^2 operand: 1024 blocks of one span, not 64 of 16.
-        assert_eq!(Cover::of(1024, 1024, true).blocks(), 1024);
+        // A 1024^2 operand: 256 blocks of four spans, not 64 of 16.
+        assert_eq!(Cover::of(1024, 1024, true).blocks(), 256);
         // Large operands keep the full span: 32 x 512 elements a block.
         assert_eq!(Cover::of(16384, 16384, false).grid(), (512, 32));
         // In between, the span that leaves at least FEW_BLOCKS blocks.
-        let blocks = Cover::of(4096, 2048, true).blocks();
+        let blocks = Cover::of(1000, 1500, true).blocks();
         assert!((FEW_BLOCKS..2 * FEW_BLOCKS).contains(&blocks));
         // Both operands in one grid.
-        assert_eq!(maxima_dims(1024, 1024, 1024).grid.x, 2048);
+        assert_eq!(maxima_dims(1024, 1024, 1024).grid.x, 512);
     }
 
     #[test]
