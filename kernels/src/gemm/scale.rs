@@ -54,7 +54,8 @@ const AT_ONCE: usize = 4;
 /// loads in flight. At the full span a 1024^2 operand took 64 blocks, and
 /// an H200 read it at 150 GB/s (27.9 us, `ncu` in the GEMM run at
 /// b74d7a5); at span 1, 1024 blocks, an H100 read both operands in 17.9
-/// us, 470 GB/s (docs/measurements/2026-12-05-h100-gemm-short-shapes).
+/// us, 470 GB/s (`ncu`, in
+/// docs/measurements/2026-12-05-h100-gemm-short-shapes at commit ce46891).
 const FEW_BLOCKS: u64 = 256;
 
 /// How the pass covers one `rows x cols` operand, by rows (`A`) or by
