@@ -49,9 +49,9 @@ const SPAN: u32 = 16;
 const AT_ONCE: usize = 4;
 /// The fewest blocks the pass gives an operand that has the elements for
 /// them (a span of a block, 32 x 32 elements, each): 2 an SM of a 132-SM
-/// GPU, so that `A`'s and `B`'s blocks of a 1024^3 product fill it once
-/// (4 blocks an SM at the pass's registers) at span 4, each thread's 16
-/// loads in flight. At the full span a 1024^2 operand took 64 blocks, and
+/// GPU, so that `A`'s and `B`'s 512 blocks of a 1024^3 product fit on it
+/// at once (5 blocks an SM at the pass's 48 registers) at span 4, each
+/// thread's 16 loads in flight. At the full span a 1024^2 operand took 64 blocks, and
 /// an H200 read it at 150 GB/s (27.9 us, `ncu` in the GEMM run at
 /// b74d7a5); at span 1, 1024 blocks, an H100 read both operands in 17.9
 /// us, 470 GB/s (`ncu`, in
