@@ -75,14 +75,7 @@ impl Cover {
     /// The cover of a `rows x cols` operand.
     pub const fn of(rows: u32, cols: u32, by_rows: bool) -> Cover {
         let blocks_of_one_span = (rows as u64).div_ceil(W as u64) * (cols as u64).div_ceil(W as u64);
-        let wide = blocks_of_one_span / FEW_BLOCKS;
-        let span = if wide < 1 {
-            1
-        } else if wide > SPAN as u64 {
-            SPAN
-        } else {
-            wide as u32
-        };
+        let span = in_span_range(blocks_of_one_span / FEW_BLOCKS);
         Cover { rows, cols, by_rows, span }
     }
 
@@ -98,19 +91,24 @@ impl Cover {
 
     /// The span, in `[1, 16]` whatever the field holds.
     pub const fn span(self) -> u32 {
-        if self.span < 1 {
-            1
-        } else if self.span > SPAN {
-            SPAN
-        } else {
-            self.span
-        }
+        in_span_range(self.span as u64)
     }
 
     /// Blocks in all.
     pub const fn blocks(self) -> u64 {
         let (x, y) = self.grid();
         x as u64 * y as u64
+    }
+}
+
+/// `s` brought into `[1, SPAN]`.
+const fn in_span_range(s: u64) -> u32 {
+    if s < 1 {
+        1
+    } else if s > SPAN as u64 {
+        SPAN
+    } else {
+        s as u32
     }
 }
 
@@ -224,11 +222,11 @@ pub unsafe fn peaks<C: ThreadCtx>(ctx: &C, cover: Cover, block: u32, src: *const
             }
         });
     } else {
-        let c = c0;
+        // The thread's column.
         let x = peak[0].max(peak[1]).max(peak[2].max(peak[3]));
-        if c < c_len && x != 0 {
-            // SAFETY: c < cols, the length of `out`.
-            unsafe { out.raise_to(c, x) };
+        if c0 < c_len && x != 0 {
+            // SAFETY: c0 < cols, the length of `out`.
+            unsafe { out.raise_to(c0, x) };
         }
     }
 }
