@@ -225,6 +225,21 @@ unsafe fn pack_as<C: ThreadCtx, const RESIDUES: bool>(
     let (tx, ty) = (t.x as usize, t.y as usize);
     let (r0, c0) = (b.y as usize * T, b.x as usize * T);
 
+    // Destination row `dr`, column `dc` of this tile, and where its value
+    // sits in the tile: transposed, the tile is read down a column.
+    let (dr0, dc0, drows, dcols) = if transpose { (c0, r0, cols, rows) } else { (r0, c0, rows, cols) };
+    // A scaled split's factors for the thread's four destination rows,
+    // loaded first and outside any row's branch, so that their four loads
+    // and the tile's are in flight together (a load behind a row's branch
+    // makes ptxas wait for it there). A row past the end loads the last
+    // row's peak, from a clamped address; nothing is stored for it.
+    let mut row_peaks = [0u32; T / ROWS];
+    if !RESIDUES && scaled && drows > 0 {
+        unroll!(j < T / ROWS, [0, 1, 2, 3], {
+            // SAFETY: the index is below drows, the length of `peaks`.
+            row_peaks[j] = unsafe { peaks.load((dr0 + ty + ROWS * j).min(drows - 1)) };
+        });
+    }
     unroll!(j < T / ROWS, [0, 1, 2, 3], {
         let (r, c) = (r0 + ty + ROWS * j, c0 + tx);
         if r < rows && c < cols {
@@ -233,9 +248,6 @@ unsafe fn pack_as<C: ThreadCtx, const RESIDUES: bool>(
         }
     });
     ctx.sync_threads();
-    // Destination row `dr`, column `dc` of this tile, and where its value
-    // sits in the tile: transposed, the tile is read down a column.
-    let (dr0, dc0, drows, dcols) = if transpose { (c0, r0, cols, rows) } else { (r0, c0, rows, cols) };
     if RESIDUES {
         // Thread `t` (`32 ty + tx`) takes destination row `t / 8` of the
         // tile and its 4 columns from `4 (t % 8)`: one 4-byte store a
@@ -296,8 +308,7 @@ unsafe fn pack_as<C: ThreadCtx, const RESIDUES: bool>(
                 // finite (inf - inf in the split, a NaN whose payload lies
                 // in the low 13 bits read as inf), and the fix-up
                 // recomputes its row or column of `C` from the source.
-                // SAFETY: dr < drows, the length of `peaks` when scaled.
-                let x = if scaled { x * pow2(-exponent(unsafe { peaks.load(dr) })) } else { x };
+                let x = if scaled { x * pow2(-exponent(row_peaks[j])) } else { x };
                 let (h, l) = if x.is_finite() { self::split(x) } else { (0.0, 0.0) };
                 // SAFETY: dr < drows, dc < dcols <= stride: inside both.
                 unsafe {
