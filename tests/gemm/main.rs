@@ -95,6 +95,11 @@ fn split_k_steps() -> Vec<Variant> {
     steps(|v| v.geometry().splits_k)
 }
 
+/// The steps whose blocks walk tiles where `C` has many tiles of few passes.
+fn walking_steps() -> Vec<Variant> {
+    steps(|v| v.geometry().walks_tiles > 0)
+}
+
 /// What `sgemm` may run, step 7 ([`Variant::BEST`], every module) and the
 /// FP32-accurate steps fed by the TMA (`sm_90a`), and step 17: the steps
 /// that rebuild the elements of non-finite inputs after their product
