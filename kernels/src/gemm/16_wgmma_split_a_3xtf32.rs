@@ -28,9 +28,7 @@
 //! would fill zeros: they are rows of `C` past `m`, which the store skips.
 //!
 //! Where `C` has too few tiles for the SMs, the block takes run
-//! `blockIdx.z` of `K` as step 15 does ([`super::split_k`]); where it has
-//! more tiles than SMs, each of few passes, a grid of one block an SM walks
-//! them, as step 15's does.
+//! `blockIdx.z` of `K` as step 15 does ([`super::split_k`]).
 //!
 //! **Non-finite inputs:** the pass writes zero halves for a non-finite `a`
 //! and marks its row of `A` (as for step 13); the consumers zero a
@@ -61,10 +59,15 @@ use super::{Feed, Geometry, Operand, Problem};
 use crate::{TensorMap, ThreadCtx};
 
 /// How this step is launched: `launch_dims` reads it. Step 15's precision,
-/// block, stages, split `K` and walk, with `A` split by a pass first and
-/// the operands scaled.
-pub const GEOMETRY: Geometry =
-    super::wgmma_direct_3xtf32::GEOMETRY.fed_by(Feed { a: Operand::Stacked, b: Operand::AsItIs, scaled: true });
+/// block, stages and split `K`, with `A` split by a pass first and the
+/// operands scaled. Its blocks do not walk tiles: walking as step 15's do
+/// measured 3.8% slower at 8192x8192x256 on an H100, and the second copy
+/// of the code it takes cost the unwalked 1024^3 3.6%
+/// (docs/measurements/2026-12-05-h100-gemm-pack-walk, `43d888f-walk/`).
+pub const GEOMETRY: Geometry = Geometry {
+    walks_tiles: 0,
+    ..super::wgmma_direct_3xtf32::GEOMETRY.fed_by(Feed { a: Operand::Stacked, b: Operand::AsItIs, scaled: true })
+};
 
 const STAGES: usize = DX3_STAGES as usize;
 const BM: usize = DX3_BM as usize;
@@ -88,12 +91,11 @@ const BK: usize = DX3_BK as usize;
 /// Shared memory: [`DX3_SHARED_BYTES`] (193 KiB, an opt-in size).
 ///
 /// # Thread mapping
-/// 384 threads (1D), grid `ceil(n/128) x ceil(m/128) x S` (or `G x 1`
-/// blocks walking tiles); the block computes the tile [`grouped_tile_at`]
-/// names for its index, over run `blockIdx.z` of the `S` runs of `K`
-/// ([`run_of`]; `S = 1`: all of it), or, one of `G` blocks, fewer than the
-/// tiles, `S = 1`, tiles `i, i + G, ..` from its index `i`, as step 15.
-/// Threads `0..256` consume as step 15's; thread 256 issues the copies.
+/// 384 threads (1D), grid `ceil(n/128) x ceil(m/128) x S`; the block
+/// computes the tile [`grouped_tile_at`] names for its index, over run
+/// `blockIdx.z` of the `S` runs of `K` ([`run_of`]; `S = 1`: all of it),
+/// as step 15. Threads `0..256` consume as step 15's; thread 256 issues
+/// the copies.
 ///
 /// # Safety
 /// The tensor maps and the marks are as above; `c` holds the `m * n`
@@ -105,27 +107,6 @@ const BK: usize = DX3_BK as usize;
 pub unsafe fn wgmma_split_a_3xtf32<C: ThreadCtx>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     // ptxas fits the launch to 384 threads ([`DX3_REGS`]).
     ctx.launch_bound::<DX3_THREADS>();
-    // A grid of fewer blocks than `C` has tiles walks them: two copies of
-    // the code, as in step 15, so that a block of one tile keeps the loops
-    // of a kernel without walking.
-    let grid = ctx.grid_dim();
-    // SAFETY: the caller's contract.
-    unsafe {
-        if grid.x * grid.y < p.n.div_ceil(DX3_BN) * p.m.div_ceil(DX3_BM) {
-            tiles_of::<C, true>(ctx, a, b, c, p)
-        } else {
-            tiles_of::<C, false>(ctx, a, b, c, p)
-        }
-    }
-}
-
-/// The block's tiles of `C`: its own (`WALK` false), or every tile
-/// `i, i + G, ..` from its index `i` among the grid's `G` blocks.
-///
-/// # Safety
-/// As [`wgmma_split_a_3xtf32`].
-#[inline(always)]
-unsafe fn tiles_of<C: ThreadCtx, const WALK: bool>(ctx: &C, a: *const f32, b: *const f32, c: *mut f32, p: Problem) {
     let (map_a, map_b) = (a.cast::<TensorMap>(), b.cast::<TensorMap>());
     let (m, n) = (p.m as usize, p.n as usize);
     // The marks, then the rows' and the columns' peaks.
@@ -137,17 +118,9 @@ unsafe fn tiles_of<C: ThreadCtx, const WALK: bool>(ctx: &C, a: *const f32, b: *c
     let (first, tiles) = (first as usize, tiles as usize);
     let c = ctx.global_mut(c.wrapping_add(z as usize * m * n), (p.m, p.n));
     let tid = ctx.thread_idx().x as usize;
-    // The tiles of `C` this block computes, in the grouped order: its own
-    // index `me` among the grid's blocks, then every `blocks`-th after it.
     let (blk, grid) = (ctx.block_idx(), ctx.grid_dim());
-    let (me, blocks) = ((blk.y * grid.x + blk.x) as usize, (grid.x * grid.y) as usize);
-    let tile_grid = if WALK { (p.n.div_ceil(DX3_BN), p.m.div_ceil(DX3_BM)) } else { (grid.x, grid.y) };
-    let units = if WALK { (tile_grid.0 as usize * tile_grid.1 as usize - me).div_ceil(blocks.max(1)) } else { 1 };
-    // The origin in `C` of this block's `j`-th tile.
-    let origin = |j: usize| {
-        let (tile_m, tile_n) = grouped_tile_at::<TMA_GROUP_ROWS>((me + j * blocks) as u32, tile_grid);
-        (tile_m as usize * BM, tile_n as usize * BN)
-    };
+    let (tile_m, tile_n) = grouped_tile_at::<TMA_GROUP_ROWS>(blk.y * grid.x + blk.x, (grid.x, grid.y));
+    let (m0, n0) = (tile_m as usize * BM, tile_n as usize * BN);
 
     let (smem, base) = swizzle_base(ctx, DX3_SHARED_BYTES);
     if tid == 0 {
@@ -167,15 +140,12 @@ unsafe fn tiles_of<C: ThreadCtx, const WALK: bool>(ctx: &C, a: *const f32, b: *c
                 ctx.tensormap_acquire(map_a);
                 ctx.tensormap_acquire(map_b);
             }
-            // Pass `g` of the block is pass `t` of its tile at `(m0, n0)`:
-            // counters, so that a pass costs the thread no division.
-            let (mut t, mut unit, (mut m0, mut n0)) = (0usize, 0usize, origin(0));
-            for g in 0..units * tiles {
-                let s = g % STAGES;
-                // The g-th fill of stage s waits for its (g/4 - 1)-th
+            for t in 0..tiles {
+                let s = t % STAGES;
+                // The t-th fill of stage s waits for its (t/4 - 1)-th
                 // release; the first four pass at once.
-                if g >= STAGES {
-                    ctx.mbarrier_wait(empty(base, s), parity(g) ^ 1);
+                if t >= STAGES {
+                    ctx.mbarrier_wait(empty(base, s), parity(t) ^ 1);
                 }
                 ctx.mbarrier_arrive_expect_tx(full(base, s), DX3_STAGE_BYTES);
                 let k0 = ((first + t) * BK) as i32;
@@ -190,11 +160,6 @@ unsafe fn tiles_of<C: ThreadCtx, const WALK: bool>(ctx: &C, a: *const f32, b: *c
                         ctx.tma_load_2d(base + b_box(s, j) as u32, map_b, (x, k0), full(base, s));
                     }
                 }
-                t += 1;
-                if WALK && t == tiles {
-                    (t, unit) = (0, unit + 1);
-                    (m0, n0) = origin(unit);
-                }
             }
         }
         return;
@@ -203,7 +168,7 @@ unsafe fn tiles_of<C: ThreadCtx, const WALK: bool>(ctx: &C, a: *const f32, b: *c
     ctx.setmaxnreg_inc::<{ DX3_REGS.1 }>();
     // SAFETY: the caller's contract; the copies of each stage bring A_hi,
     // A_lo and B (`full`), and the consumers release it (`empty`).
-    unsafe { consume::<C, false, true>(ctx, (smem, base), marks, c, p, (units, tiles), origin, tid) }
+    unsafe { consume::<C, false, true>(ctx, (smem, base), marks, c, p, (1, tiles), |_| (m0, n0), tid) }
 }
 
 const _: () = assert!(A_BYTES * 2 + (BN * BK * 4) == DX3_STAGE_BYTES as usize);
