@@ -62,8 +62,8 @@ use crate::{TensorMap, ThreadCtx};
 /// block, stages and split `K`, with `A` split by a pass first and the
 /// operands scaled. Its blocks do not walk tiles: walking as step 15's do
 /// measured 3.8% slower at 8192x8192x256 on an H100, and the second copy
-/// of the code it takes cost the unwalked 1024^3 3.6%
-/// (docs/measurements/2026-12-05-h100-gemm-pack-walk, `43d888f-walk/`).
+/// of the code it takes cost the unwalked 1024^3 3.6% (`43d888f-walk/` in
+/// docs/measurements/2026-12-05-h100-gemm-pack-walk at commit 8510382).
 pub const GEOMETRY: Geometry = Geometry {
     walks_tiles: 0,
     ..super::wgmma_direct_3xtf32::GEOMETRY.fed_by(Feed { a: Operand::Stacked, b: Operand::AsItIs, scaled: true })
