@@ -2,7 +2,7 @@
 # The run docs/gemm.md is generated from, in one device call on the GPU
 # machine (no Rust there). Next session, with an H200 lent:
 #   1. here: bash scripts/gpu/build.sh   (release binaries and the PTX -> .gpu/; commit first: a -dirty build must not fill a page)
-#   2. run(command="bash scripts/gpu/gemm.sh", carry=[".gpu"], timeout_s=600)   (nvidia-h200; about 9 minutes;
+#   2. run(command="ONLY_ON=H200 bash scripts/gpu/gemm.sh", carry=[".gpu"], timeout_s=600)   (nvidia-h200; about 9 minutes;
 #      a call for nvidia-h200 may be given an H100: the reply's `device` says which, and an H100's figures
 #      do not fill this page; a warm machine serves the next call, so give_back an H100 before asking again)
 #   3. here: mkdir docs/measurements/<date>-h200-gemm; copy $OUT's run.json into it (files_at/run.json)

@@ -17,6 +17,14 @@ rm -rf "$RUN" && mkdir -p "$RUN"
 
 status() { [[ $1 == 0 ]] && echo ok || echo "FAILED (exit $1)"; }
 
+# ONLY_ON=H200: stop at once (exit 3) where the GPU's name lacks it, so that
+# a page's run that is given another card costs the call its start only
+# (a call for nvidia-h200 may run on an H100, whose figures fill no page).
+if [[ -n ${ONLY_ON:-} ]]; then
+    gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -1)
+    [[ $gpu_name == *"$ONLY_ON"* ]] || { echo "not an $ONLY_ON but '$gpu_name': nothing run"; exit 3; }
+fi
+
 # limit SECONDS: the part's time limit, SECONDS or what is left of the
 # call's BUDGET (seconds, 590 by default: a device call runs 600) less 8
 # for the run file and the summary (2 s on an H100 in 2026-12), whichever

@@ -18,7 +18,7 @@
 #
 # docs/transpose.md's run, in one device call. Next session, with an H200 lent:
 #   1. here: bash scripts/gpu/build.sh   (commit first: a -dirty build must not fill a page)
-#   2. run(command="SKIP=tests,stress,sanitizer,consumer,examples BENCHES=transpose REPORT_OPS=transpose bash scripts/gpu/run.sh",
+#   2. run(command="ONLY_ON=H200 SKIP=tests,stress,sanitizer,consumer,examples BENCHES=transpose REPORT_OPS=transpose bash scripts/gpu/run.sh",
 #          carry=[".gpu"], timeout_s=600)   (nvidia-h200, alone in its call: about 6 minutes: PyTorch's peers 2.5, the report
 #          at four shapes 1, criterion's 42 transposes 2, ncu 0.5)
 #   3. here: mkdir docs/measurements/<date>-h200-transpose; copy $OUT's run.json into it (files_at/run.json)

@@ -2,7 +2,7 @@
 # The run docs/softmax.md is generated from, in one device call on the GPU
 # machine (no Rust there). Next session, with an H200 lent:
 #   1. here: bash scripts/gpu/build.sh   (release binaries and the PTX -> .gpu/; commit first: a -dirty build must not fill a page)
-#   2. run(command="bash scripts/gpu/softmax.sh", carry=[".gpu"], timeout_s=600)   (nvidia-h200; about 7 minutes)
+#   2. run(command="ONLY_ON=H200 bash scripts/gpu/softmax.sh", carry=[".gpu"], timeout_s=600)   (nvidia-h200; about 7 minutes)
 #   3. here: mkdir docs/measurements/<date>-h200-softmax; copy $OUT's run.json into it (files_at/run.json)
 #      and write its README.md (what ran: this script at the commit in run.json; anything odd);
 #      then python3 scripts/docs/pages.py --dry docs/measurements/<date>-h200-softmax/run.json softmax
