@@ -1,7 +1,8 @@
-//! Blocks that walk tiles (steps 15 and 16 where `C` has more tiles than
-//! the GPU has SMs): one block an SM, each computing tiles `i, i + G, ..` with its
-//! passes over `K` as one sequence, its stages' phases running on from
-//! tile to tile. Against the f64 reference and FP32's non-finite pattern,
+//! Blocks that walk tiles (the steps whose geometry says so,
+//! `Geometry::walks_tiles`, where `C` has more tiles than the GPU has SMs):
+//! one block an SM, each computing tiles `i, i + G, ..` with its passes
+//! over `K` as one sequence, its stages' phases running on from tile to
+//! tile. Against the f64 reference and FP32's non-finite pattern,
 //! on the emulator with few SMs and on the GPU past 132 tiles.
 
 use crate::common::*;

@@ -228,7 +228,7 @@ unsafe fn pack_as<C: ThreadCtx, const RESIDUES: bool>(
     // Destination row `dr`, column `dc` of this tile, and where its value
     // sits in the tile: transposed, the tile is read down a column.
     let (dr0, dc0, drows, dcols) = if transpose { (c0, r0, cols, rows) } else { (r0, c0, rows, cols) };
-    // A scaled split's factors for the thread's four destination rows,
+    // A scaled split's peaks for the thread's four destination rows,
     // loaded first and outside any row's branch, so that their four loads
     // and the tile's are in flight together (a load behind a row's branch
     // makes ptxas wait for it there). A row past the end loads the last
